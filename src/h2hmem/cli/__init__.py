@@ -1,0 +1,14 @@
+"""The ``h2hmem`` command line. Each command is a thin wrapper over one public function."""
+
+from __future__ import annotations
+
+from ._app import app
+from . import _data  # noqa: F401  (registers commands)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()
+
+
+__all__ = ["app", "main"]

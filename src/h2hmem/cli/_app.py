@@ -1,0 +1,22 @@
+"""The typer application; command modules attach their commands to ``app`` and its sub-apps."""
+
+from __future__ import annotations
+
+import typer
+from rich.console import Console
+
+app = typer.Typer(
+    name="h2hmem",
+    help="H2HMem benchmark: data, captions, memory methods, runs, metrics, reports, leaderboard.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+console = Console()
+err_console = Console(stderr=True)
+
+
+def fail(message: str, code: int = 2) -> "typer.Exit":
+    """Print ``message`` as an error (no traceback) and return the Exit to raise."""
+    err_console.print(f"[bold red]error:[/] {message}", highlight=False, markup=True)
+    return typer.Exit(code)

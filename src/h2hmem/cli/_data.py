@@ -1,0 +1,95 @@
+"""``h2hmem data …``: validate, describe, download and synthesise datasets."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from ..data import SPLITS, TaskType
+from ..data._validate import validate_dataset
+from ._app import app, console, fail
+
+data_app = typer.Typer(help="Validate, describe, download and synthesise H2HMem datasets.", no_args_is_help=True)
+app.add_typer(data_app, name="data")
+
+SplitOpt = typer.Option("all", "--split", help="dyadic, multi-party or all.")
+
+
+@data_app.command("validate")
+def validate_cmd(
+    root: Path = typer.Argument(..., help="Dataset root (holds dyadic/ and multi-party/)."),
+    split: str = SplitOpt,
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of tables."),
+    show: int = typer.Option(20, help="How many issues of each severity to list."),
+) -> None:
+    """Check a dataset: errors and warnings with counts; exit 1 only when there are errors."""
+    try:
+        log, stats = validate_dataset(root, split)
+    except (FileNotFoundError, ValueError) as e:
+        raise fail(str(e))
+    n_err, n_warn = len(log.errors), len(log.warnings)
+    if as_json:
+        print(json.dumps({
+            "root": str(root), "ok": n_err == 0, "errors": n_err, "warnings": n_warn,
+            "counts": log.counts(), "stats": stats,
+            "issues": [i.model_dump() for i in log.issues],
+        }, ensure_ascii=False, indent=1))
+    else:
+        for sev, items in (("error", log.errors), ("warning", log.warnings)):
+            counts = log.counts()[sev]
+            if not counts:
+                continue
+            t = Table(title=f"{sev}s ({len(items)})", title_justify="left")
+            t.add_column("code")
+            t.add_column("n", justify="right")
+            for code, n in counts.items():
+                t.add_row(code, str(n))
+            console.print(t)
+            for i in items[:show]:
+                console.print(f"  {i}", highlight=False, markup=False, soft_wrap=True)
+            if len(items) > show:
+                console.print(f"  … {len(items) - show} more (use --json for all)")
+        verdict = "[green]OK[/]" if n_err == 0 else "[red]INVALID[/]"
+        console.print(f"{verdict}: {n_err} error(s), {n_warn} warning(s); "
+                      f"{stats['splits']['all']['questions']} questions, "
+                      f"{stats['unvalidated_questions']} marked validated=false")
+    raise typer.Exit(1 if n_err else 0)
+
+
+@data_app.command("stats")
+def stats_cmd(
+    root: Path = typer.Argument(..., help="Dataset root."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Dataset overview: dialogues, sessions, turns, image turns, questions; counts per task type."""
+    try:
+        log, stats = validate_dataset(root)
+    except (FileNotFoundError, ValueError) as e:
+        raise fail(str(e))
+    if as_json:
+        stats["errors"] = len(log.errors)
+        stats["warnings"] = len(log.warnings)
+        print(json.dumps(stats, ensure_ascii=False, indent=1))
+        return
+    t = Table(title="H2HMem dataset", title_justify="left")
+    t.add_column("split")
+    cols = ["dialogues", "sessions", "absent_sessions", "turns", "image_turns", "questions"]
+    for c in cols:
+        t.add_column(c.replace("_", " "), justify="right")
+    for sp in (*SPLITS, "all"):
+        t.add_row(sp, *(str(stats["splits"][sp][c]) for c in cols))
+    console.print(t)
+    q = Table(title="Questions per task type", title_justify="left")
+    for c in ("main category", "abbr", "sub-type", *SPLITS, "all"):
+        q.add_column(c, justify="right" if c in (*SPLITS, "all") else "left")
+    for tt in TaskType:
+        q.add_row(tt.main_category.value, tt.abbr, tt.value,
+                  *(str(stats["task_types_by_split"][sp][tt.abbr]) for sp in SPLITS), str(stats["task_types"][tt.abbr]))
+    console.print(q)
+    console.print("By main category: " + ", ".join(f"{k} {v}" for k, v in stats["main_categories"].items()))
+    console.print("By difficulty: " + ", ".join(f"{k} {v}" for k, v in stats["difficulty"].items()))
+    if log.errors:
+        console.print(f"[red]{len(log.errors)} error(s)[/]: run `h2hmem data validate {root}`")

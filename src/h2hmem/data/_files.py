@@ -1,0 +1,61 @@
+"""Safe reading of dataset files: UTF-8 JSON with errors that name the file, line and column."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ._issues import IssueLog
+
+MAX_JSON_BYTES = 64 * 1024 * 1024
+"""Refuse JSON files above 64 MiB: no genuine H2HMem file comes close (largest ≈ 200 kB)."""
+
+
+def rel(path: Path, root: Path) -> str:
+    """``path`` relative to ``root`` as a POSIX string (the path itself when outside)."""
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def read_json(path: Path, root: Path, log: IssueLog) -> Any | None:
+    """Parse ``path``; on failure log an error naming file (and line/column) and return None."""
+    name = rel(path, root)
+    try:
+        size = path.stat().st_size
+        if size > MAX_JSON_BYTES:
+            log.error("file-too-large", name, f"{size} bytes exceeds the {MAX_JSON_BYTES}-byte limit")
+            return None
+        data = path.read_bytes()
+    except OSError as e:
+        log.error("unreadable-file", name, f"cannot read file: {e.strerror or e}")
+        return None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        log.error("not-utf8", name, f"not valid UTF-8 (byte {e.start}: {data[e.start:e.start + 1]!r})")
+        return None
+    if not text.strip():
+        log.error("invalid-json", name, "file is empty")
+        return None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        log.error("invalid-json", name, f"invalid JSON: {e.msg}", field=f"line {e.lineno}, column {e.colno}")
+        return None
+    except RecursionError:
+        log.error("invalid-json", name, "invalid JSON: nesting too deep")
+        return None
+
+
+def loc_to_path(prefix: str, loc: tuple[Any, ...]) -> str:
+    """Turn a pydantic error location into a JSON path: ``("dialogue", 3, "role")`` → ``dialogue[3].role``."""
+    out = prefix
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out

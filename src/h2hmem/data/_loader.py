@@ -1,0 +1,342 @@
+"""Load an H2HMem dataset folder into :class:`Dataset`, collecting every problem as an :class:`Issue`.
+
+Rules (``shared/spec/dataset.md``):
+- sessions sort numerically (``session10`` after ``session9``);
+- ``session0`` has no ``session.json``: it is the pool of cross-session questions;
+- a missing ``session.json`` elsewhere makes the session *absent* (a warning, not fatal);
+- a missing image is a warning; invalid JSON or an unknown task type is an error naming the file
+  (and line / question index).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections import defaultdict
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from ._files import loc_to_path, read_json, rel
+from ._issues import DatasetError, IssueLog
+from ._raw import RawQuestion, RawQuestionsFile, RawSession
+from ._schema import SPLITS, Dataset, Dialogue, ImageRef, Question, Session, Turn
+from ._taxonomy import TaskType, UnknownLabelError, parse_difficulty, parse_main_category
+
+_DIALOGUE_DIR = re.compile(r"^dialogue(\d+)$")
+_SESSION_DIR = re.compile(r"^session(\d+)$")
+_DATE = re.compile(r"^\s*(\d{4})-(\d{1,2})-(\d{1,2})")
+_QUALIFIED_IMAGE = re.compile(r"^(session\d+)/([^/\\]+)$")
+_SESSION_LABEL = re.compile(r"^S(\d+)-(\d+)$")
+MAX_TEXT_CHARS = 20_000
+"""Texts longer than this are reported (a warning): genuine turns are at most a few hundred words."""
+
+
+def find_root(root: str | Path) -> Path:
+    """The folder holding ``dyadic/`` and/or ``multi-party/``: ``root`` itself or ``root/dataset``.
+
+    Raises:
+        FileNotFoundError: neither holds a split folder.
+    """
+    root = Path(root)
+    for cand in (root, root / "dataset"):
+        if any((cand / s).is_dir() for s in SPLITS):
+            return cand
+    if not root.exists():
+        raise FileNotFoundError(f"dataset root {root} does not exist")
+    raise FileNotFoundError(f"{root}: no 'dyadic/' or 'multi-party/' folder (nor under {root / 'dataset'})")
+
+
+def load_dataset(root: str | Path, split: str = "all", *, strict: bool = True, log: IssueLog | None = None) -> Dataset:
+    """Read every dialogue of ``split`` (``"dyadic"``, ``"multi-party"`` or ``"all"``) under ``root``.
+
+    Args:
+        root: dataset root (or its parent holding ``dataset/``).
+        split: which split(s) to load.
+        strict: raise :class:`DatasetError` when any error was found (after reading everything,
+            so the message lists all of them). With ``strict=False`` the bad files/questions are
+            skipped and the errors stay in ``log``.
+        log: where issues are collected (a new one when omitted).
+
+    Raises:
+        FileNotFoundError: no split folder under ``root``.
+        DatasetError: ``strict`` and at least one error.
+        ValueError: unknown ``split``.
+    """
+    if split not in (*SPLITS, "all"):
+        raise ValueError(f"unknown split {split!r}; expected dyadic, multi-party or all")
+    base = find_root(root)
+    log = log if log is not None else IssueLog()
+    dialogues: list[Dialogue] = []
+    for sp in SPLITS:
+        if split not in ("all", sp):
+            continue
+        sdir = base / sp
+        if not sdir.is_dir():
+            if split == sp:
+                log.error("missing-split", sp, f"split folder {sp}/ not found under {base}")
+            continue
+        for number, ddir in _numbered_dirs(sdir, _DIALOGUE_DIR, base, log, "dialogue"):
+            d = _load_dialogue(base, sp, ddir, number, log)
+            if d is not None:
+                dialogues.append(d)
+    if strict and log.errors:
+        raise DatasetError(log.errors)
+    return Dataset(root=base.resolve(), dialogues=tuple(dialogues))
+
+
+def _numbered_dirs(parent: Path, pattern: re.Pattern[str], root: Path, log: IssueLog, kind: str) -> list[tuple[int, Path]]:
+    found: dict[int, Path] = {}
+    for child in sorted(parent.iterdir()):
+        if not child.is_dir():
+            continue
+        m = pattern.match(child.name)
+        if not m:
+            log.warning(f"unexpected-{kind}-folder", rel(child, root), f"folder name is not '{kind}<number>'; ignored")
+            continue
+        n = int(m.group(1))
+        if n in found:
+            log.error(f"duplicate-{kind}-number", rel(child, root),
+                      f"{kind} number {n} also used by {found[n].name}; both ignored is unsafe, keeping {found[n].name}")
+            continue
+        found[n] = child
+    return sorted(found.items())
+
+
+def _load_dialogue(root: Path, split: str, ddir: Path, number: int, log: IssueLog) -> Dialogue | None:
+    scenes = ddir / "scenes"
+    if not scenes.is_dir():
+        log.error("missing-scenes", rel(ddir, root), "no scenes/ folder")
+        return None
+    sessions: list[Session] = []
+    question_files: list[tuple[str, Path]] = []
+    for k, sdir in _numbered_dirs(scenes, _SESSION_DIR, root, log, "session"):
+        qf = sdir / "questions.json"
+        if qf.is_file():
+            question_files.append((sdir.name, qf))
+        if k == 0:
+            continue
+        sessions.append(_load_session(root, sdir, k, log))
+        if not qf.is_file():
+            log.warning("missing-questions", rel(sdir, root), "no questions.json")
+    if not sessions:
+        log.error("empty-dialogue", rel(ddir, root), "dialogue has no sessions")
+    _check_dates(root, ddir, sessions, log)
+    _check_speakers(root, ddir, sessions, log)
+    by_label = {s.label: s.name for s in sessions if s.label}
+    names = {s.name: s for s in sessions}
+    questions: list[Question] = []
+    for sname, qf in question_files:
+        questions.extend(_load_questions(root, split, ddir.name, scenes, sname, qf, names, by_label, log))
+    return Dialogue(split=split, name=ddir.name, number=number, sessions=tuple(sessions), questions=tuple(questions))
+
+
+def parse_date(raw: str | None) -> dt.date | None:
+    """Leading ``YYYY-MM-DD`` of a ``timeline_date`` ("2025-01-01 上午" → 2025-01-01), else None."""
+    if not raw:
+        return None
+    m = _DATE.match(raw)
+    if not m:
+        return None
+    try:
+        return dt.date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+    except ValueError:
+        return None
+
+
+def _load_session(root: Path, sdir: Path, k: int, log: IssueLog) -> Session:
+    sf = sdir / "session.json"
+    name = sdir.name
+    if not sf.is_file():
+        log.warning("absent-session", rel(sdir, root), "no session.json: session is absent (its turns are unknown)")
+        return Session(name=name, number=k, absent=True)
+    data = read_json(sf, root, log)
+    if data is None:
+        return Session(name=name, number=k, absent=True)
+    fname = rel(sf, root)
+    try:
+        raw = RawSession.model_validate(data)
+    except ValidationError as e:
+        for err in e.errors():
+            log.error("invalid-field", fname, err["msg"], field=loc_to_path("", err["loc"]) or None)
+        return Session(name=name, number=k, absent=True)
+    date = parse_date(raw.timeline_date)
+    if raw.timeline_date is None:
+        log.warning("missing-date", fname, "no timeline_date", field="timeline_date")
+    elif date is None:
+        log.warning("bad-date", fname, f"timeline_date {raw.timeline_date!r} does not start with YYYY-MM-DD", field="timeline_date")
+    elif raw.timeline_date != _DATE.match(raw.timeline_date).group(0):
+        log.warning("odd-date", fname, f"timeline_date {raw.timeline_date!r} has extra text; using {date}", field="timeline_date")
+    turns: list[Turn] = []
+    if not raw.dialogue:
+        log.warning("empty-session", fname, "session has no turns", field="dialogue")
+    for i, t in enumerate(raw.dialogue):
+        field = f"dialogue[{i}]"
+        image = None
+        if t.content.image:
+            image = resolve_image(root, sdir.parent, name, t.content.image, log, fname, f"{field}.content.image")
+        if not t.content.text.strip() and image is None:
+            log.warning("empty-text", fname, "turn has neither text nor image", field=f"{field}.content.text")
+        if len(t.content.text) > MAX_TEXT_CHARS:
+            log.warning("huge-text", fname, f"text has {len(t.content.text)} characters", field=f"{field}.content.text")
+        if not t.role.strip():
+            log.warning("empty-speaker", fname, "turn has an empty role", field=f"{field}.role")
+        turns.append(Turn(index=i, speaker=t.role, text=t.content.text, image=image))
+    label = None if raw.session_id is None else str(raw.session_id)
+    return Session(name=name, number=k, label=label, date=date, raw_date=raw.timeline_date,
+                   title=raw.session_title, turns=tuple(turns))
+
+
+def resolve_image(root: Path, scenes: Path, own_session: str, value: str, log: IssueLog, file: str, field: str) -> ImageRef | None:
+    """Resolve one image name in any of its forms to an :class:`ImageRef`.
+
+    Forms: a bare file name (``"1.png"``: an image of ``own_session``) or ``"sessionK/<file>"``
+    (used by ``session0`` questions to name another session's image). Names that are absolute,
+    contain ``..`` or lead outside the dataset root through a symlink are errors (returns None).
+    A file that does not exist is a warning; the returned reference then has ``path=None``.
+    """
+    value = value.strip()
+    if not value:
+        return None
+    if value.startswith(("/", "\\")) or ".." in re.split(r"[/\\]", value) or re.match(r"^[A-Za-z]:", value):
+        log.error("unsafe-image-path", file, f"image name {value!r} is absolute or contains '..'", field=field)
+        return None
+    m = _QUALIFIED_IMAGE.match(value)
+    if m:
+        session, fname = m.group(1), m.group(2)
+    elif "/" in value or "\\" in value:
+        log.error("bad-image-name", file, f"image name {value!r} is neither '<file>' nor 'sessionK/<file>'", field=field)
+        return None
+    else:
+        session, fname = own_session, value
+    path = scenes / session / "image" / fname
+    if not path.is_file():
+        log.warning("missing-image", file, f"image {session}/{fname} not found", field=field)
+        return ImageRef(session=session, file=fname)
+    real = path.resolve()
+    if not real.is_relative_to(root.resolve()):
+        log.error("unsafe-image-path", file, f"image {session}/{fname} is a link to {real}, outside the dataset root", field=field)
+        return ImageRef(session=session, file=fname)
+    if path.stat().st_size == 0:
+        log.warning("empty-image", file, f"image {session}/{fname} is a zero-byte file", field=field)
+        return ImageRef(session=session, file=fname)
+    return ImageRef(session=session, file=fname, path=real)
+
+
+def _load_questions(root: Path, split: str, dialogue: str, scenes: Path, sname: str, qf: Path,
+                    sessions: dict[str, Session], by_label: dict[str, str], log: IssueLog) -> list[Question]:
+    data = read_json(qf, root, log)
+    if data is None:
+        return []
+    fname = rel(qf, root)
+    try:
+        raw_file = RawQuestionsFile.model_validate(data)
+    except ValidationError as e:
+        for err in e.errors():
+            log.error("invalid-field", fname, err["msg"], field=loc_to_path("", err["loc"]) or None)
+        return []
+    out: list[Question] = []
+    for idx, item in enumerate(raw_file.questions):
+        field = f"questions[{idx}]"
+        try:
+            rq = RawQuestion.model_validate(item)
+        except ValidationError as e:
+            for err in e.errors():
+                log.error("invalid-field", fname, err["msg"], field=loc_to_path(field, err["loc"]))
+            continue
+        try:
+            task = TaskType.parse(rq.question_type.sub_type)
+        except UnknownLabelError as e:
+            log.error("unknown-task-type", fname, f"question {idx}: {e}", field=f"{field}.question_type.sub_type")
+            continue
+        if rq.question_type.main_type is not None:
+            try:
+                main = parse_main_category(rq.question_type.main_type)
+                if main != task.main_category:
+                    log.warning("category-mismatch", fname,
+                                f"main_type {rq.question_type.main_type!r} disagrees with sub-type {task.value} "
+                                f"({task.main_category.value}); using the sub-type's", field=f"{field}.question_type.main_type")
+            except UnknownLabelError as e:
+                log.error("unknown-main-category", fname, f"question {idx}: {e}", field=f"{field}.question_type.main_type")
+                continue
+        try:
+            difficulty = parse_difficulty(rq.difficulty)
+        except UnknownLabelError as e:
+            log.warning("unknown-difficulty", fname, f"question {idx}: {e}; counted as unknown", field=f"{field}.difficulty")
+            difficulty = "unknown"
+        if not rq.question.text.strip():
+            log.warning("empty-text", fname, f"question {idx} has empty text", field=f"{field}.question.text")
+        if not rq.original_answer.strip():
+            log.warning("empty-gold", fname, f"question {idx} has an empty original_answer", field=f"{field}.original_answer")
+        if rq.validated is False:
+            log.warning("unvalidated-question", fname, f"question {idx} is marked validated: false (kept)", field=f"{field}.validated")
+        images = _question_images(root, scenes, sname, rq.question.image, log, fname, f"{field}.question.image")
+        raw_sessions = (rq.answer_session,) if isinstance(rq.answer_session, str) else tuple(rq.answer_session)
+        resolved = _answer_sessions(raw_sessions, sessions, by_label, log, fname, f"{field}.answer_session")
+        out.append(Question(
+            id=f"{split}/{dialogue}/{sname}/q{idx}", split=split, dialogue=dialogue, session=sname, index=idx,
+            text=rq.question.text, images=tuple(images), gold=rq.original_answer,
+            answer_sessions=tuple(resolved), raw_answer_sessions=raw_sessions, task_type=task,
+            main_category=task.main_category, difficulty=difficulty, validated=rq.validated,
+            original_question_id=rq.original_question_id,
+        ))
+    return out
+
+
+def _question_images(root: Path, scenes: Path, sname: str, value: str | list[str] | None, log: IssueLog,
+                     file: str, field: str) -> list[ImageRef]:
+    if not value:
+        return []
+    parts = value if isinstance(value, list) else value.split(",")
+    refs = []
+    for p in parts:
+        ref = resolve_image(root, scenes, sname, p, log, file, field)
+        if ref is not None:
+            refs.append(ref)
+    return refs
+
+
+def _answer_sessions(raw: tuple[str, ...], sessions: dict[str, Session], by_label: dict[str, str],
+                     log: IssueLog, file: str, field: str) -> list[str]:
+    """Map ``answer_session`` entries to session folder names; ``session0`` names no evidence."""
+    out: list[str] = []
+    for label in raw:
+        label = label.strip()
+        if label == "session0" or not label:
+            continue
+        name = label if _SESSION_DIR.match(label) else by_label.get(label)
+        if name is None and (m := _SESSION_LABEL.match(label)):
+            name = f"session{int(m.group(2))}"
+        if name is None or name not in sessions:
+            log.warning("unknown-answer-session", file, f"answer_session {label!r} names no session of this dialogue", field=field)
+            continue
+        if sessions[name].absent:
+            log.warning("absent-answer-session", file, f"answer_session {label!r} is absent (no session.json)", field=field)
+        if name not in out:
+            out.append(name)
+    return out
+
+
+def _check_dates(root: Path, ddir: Path, sessions: list[Session], log: IssueLog) -> None:
+    prev: Session | None = None
+    for s in sessions:
+        if s.date is None:
+            continue
+        if prev is not None and prev.date is not None and s.date < prev.date:
+            log.warning("date-order", rel(ddir, root), f"{s.name} ({s.date}) is dated before {prev.name} ({prev.date})")
+        prev = s
+
+
+def _speaker_key(name: str) -> str:
+    name = re.sub(r"^[A-Z]_", "", name.strip())
+    return re.sub(r"[^0-9a-z]", "", name.lower())
+
+
+def _check_speakers(root: Path, ddir: Path, sessions: list[Session], log: IssueLog) -> None:
+    variants: dict[str, set[str]] = defaultdict(set)
+    for s in sessions:
+        for t in s.turns:
+            variants[_speaker_key(t.speaker)].add(t.speaker)
+    for names in variants.values():
+        if len(names) > 1:
+            log.warning("speaker-variants", rel(ddir, root), f"speaker names that look like one person: {sorted(names)}")

@@ -1,0 +1,98 @@
+"""Message, content-part and result types shared by every model backend and caller.
+
+A message's content is a string or a list of parts; an :class:`ImagePart` refers to an image
+file on disk (sent as a data URL by the OpenAI-compatible backend, or replaced by
+``[Image <name>: <caption>]`` by text-only backends).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict
+
+Stage = Literal["caption", "memory_build", "answer", "judge", "other"]
+"""Accounting buckets for tokens, calls and cost (issue: usage per stage in the manifest)."""
+
+
+class TextPart(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    type: Literal["text"] = "text"
+    text: str
+
+
+class ImagePart(BaseModel):
+    """An image given to the model. ``path`` may be ``None`` when the file is missing."""
+
+    model_config = ConfigDict(frozen=True)
+    type: Literal["image"] = "image"
+    name: str
+    """Human-readable name shown to text-only models, e.g. ``"session3/1.png"``."""
+    path: Path | None = None
+    caption: str | None = None
+    """Caption used when the backend cannot see pixels (or the file is missing)."""
+
+
+ContentPart = TextPart | ImagePart
+
+
+class Message(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    role: Literal["system", "user", "assistant"]
+    content: str | list[ContentPart]
+
+
+class GenerationConfig(BaseModel):
+    """Generation parameters. Part of the cache key (unlike concurrency or retry settings)."""
+
+    model_config = ConfigDict(frozen=True)
+    temperature: float = 0.1
+    """Paper's answer temperature (spec/baselines.md)."""
+    max_tokens: int = 1024
+    json_mode: bool = False
+    seed: int | None = None
+
+
+class Usage(BaseModel):
+    """Tokens, calls and cost. ``+`` adds two usages."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    calls: int = 0
+    """Model calls actually sent (cache hits excluded)."""
+    cached_calls: int = 0
+    cost_usd: float = 0.0
+    latency_s: float = 0.0
+    """Summed wall time of the calls (seconds)."""
+
+    def __add__(self, other: "Usage") -> "Usage":
+        return Usage(**{k: getattr(self, k) + getattr(other, k) for k in Usage.model_fields})
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+class ChatResult(BaseModel):
+    text: str
+    model: str
+    usage: Usage
+    latency_s: float
+    cached: bool = False
+    finish_reason: str | None = None
+    images_substituted: int = 0
+    """Image parts replaced by text because the backend cannot see pixels."""
+
+
+@runtime_checkable
+class ChatModel(Protocol):
+    """Chat completion with text and image parts. Implementations own cache, retries,
+    concurrency and usage accounting, so callers just ``await model.chat(...)``."""
+
+    spec: str
+    """The model spec string it was built from, e.g. ``"openai:gpt-4o-mini"``."""
+    supports_images: bool
+
+    async def chat(self, messages: list[Message], config: GenerationConfig | None = None,
+                   *, stage: Stage = "answer") -> ChatResult: ...

@@ -1,0 +1,89 @@
+"""The :class:`MemorySystem` protocol every baseline and plugin implements.
+
+One instance per dialogue. The runner calls ``observe(session)`` for every session in time
+order, then ``answer(question)`` (protocol ``full``), or interleaves them (protocol ``online``).
+Methods never read files: everything they see comes through these calls and :class:`MemoryContext`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, ClassVar, Protocol, runtime_checkable
+
+from pydantic import BaseModel
+
+from ..data import ImageRef, Question, Session
+from ..llm._types import ChatModel, Usage
+
+
+class Evidence(BaseModel):
+    """One memory unit an answer used: a turn (``turn`` set) or a whole session."""
+
+    session: str
+    """Session folder name, e.g. ``"session3"``."""
+    turn: int | None = None
+    """Turn index in that session, or None when a whole session was used."""
+    score: float | None = None
+    """Retriever score (cosine, fused score…) when there is one."""
+
+
+class Answer(BaseModel):
+    """What ``answer`` returns."""
+
+    text: str
+    evidence: list[Evidence] = []
+    """Memory units in the order the method ranked them (for evidence recall@k)."""
+    usage: Usage = Usage()
+    cached: bool = False
+    """True when every model call behind this answer was a cache hit."""
+    details: dict[str, Any] = {}
+    """Method-specific facts worth keeping: context tokens, what was cut or dropped…"""
+
+
+CaptionLookup = Callable[[ImageRef], "str | None"]
+
+
+@dataclass
+class MemoryContext:
+    """What the runner gives a memory system when it builds one for a dialogue."""
+
+    dialogue_id: str
+    """``"dyadic/dialogue5"``."""
+    chat: ChatModel
+    """Model used to answer (and, unless ``build_chat`` is set, to build memory)."""
+    captions: CaptionLookup = lambda ref: None
+    """Caption of an image, or None when there is none."""
+    state_dir: Path | None = None
+    """Per-dialogue folder in the run directory for stores that must survive a restart."""
+    embedder_factory: Callable[[], Any] | None = None
+    """Builds the shared text :class:`~h2hmem.embed.Embedder` on first use."""
+    build_chat: ChatModel | None = None
+    """Separate model for memory construction (A-Mem's note writer); defaults to ``chat``."""
+    extras: dict[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class MemorySystem(Protocol):
+    """A memory for one dialogue.
+
+    Example::
+
+        class RecencyMemory:
+            name = "recency"
+            def __init__(self, ctx: MemoryContext, window: int = 50): ...
+            async def observe(self, session: Session) -> None: ...
+            async def answer(self, question: Question) -> Answer: ...
+    """
+
+    name: ClassVar[str]
+
+    async def observe(self, session: Session) -> None:
+        """Take in one session (turns in order, with its date). Sessions arrive in time order."""
+        ...
+
+    async def answer(self, question: Question) -> Answer:
+        """Answer ``question`` from memory. Raise on failure: the runner records the error."""
+        ...
+
+
