@@ -6,6 +6,7 @@ A failed question is a record with ``error`` set and ``answer`` null — never d
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
@@ -40,3 +41,31 @@ class Prediction(BaseModel):
     @property
     def failed(self) -> bool:
         return self.error is not None
+
+
+def read_predictions(path: str | Path) -> list[Prediction]:
+    """Read ``predictions.jsonl`` (or a run directory holding it).
+
+    A torn last line (a crash during a write) is ignored; a later duplicate of a question id
+    replaces the earlier record (``--retry-failed`` appends the redone answers).
+
+    Raises:
+        FileNotFoundError: no predictions file.
+        ValueError: a line other than the last is not a valid record (names file and line).
+    """
+    p = Path(path)
+    if p.is_dir():
+        p = p / "predictions.jsonl"
+    lines = p.read_bytes().split(b"\n")
+    by_id: dict[str, Prediction] = {}
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            rec = Prediction.model_validate_json(line)
+        except ValueError as e:
+            if n >= len(lines) - 1 and not line.endswith(b"}"):
+                break  # torn final write
+            raise ValueError(f"{p}: line {n} is not a prediction record: {e}") from None
+        by_id[rec.question_id] = rec
+    return list(by_id.values())
