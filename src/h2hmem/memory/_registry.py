@@ -1,0 +1,68 @@
+"""Registry of memory methods: name → ``"module:Class"``, loaded lazily.
+
+Built-in baselines are listed here; plugins join through the entry-point group ``h2hmem.memory``
+or are named directly as ``"my_pkg.module:MyMemory"``. Unknown names get a did-you-mean message.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+from importlib.metadata import entry_points
+from typing import Any
+
+BUILTIN: dict[str, str] = {
+    "full-text": "h2hmem.memory._full_text:FullTextMemory",
+    "naive-rag": "h2hmem.memory._naive_rag:NaiveRAGMemory",
+    "a-mem": "h2hmem.memory._amem:AMemMemory",
+    "full-mm": "h2hmem.memory._full_mm:FullMMMemory",
+    "murag": "h2hmem.memory._murag:MuRAGMemory",
+    "ngm": "h2hmem.memory._ngm:NGMMemory",
+}
+ENTRY_POINT_GROUP = "h2hmem.memory"
+
+
+class UnknownMethodError(LookupError):
+    """A method name that is neither built in, nor a plugin, nor ``module:Class``."""
+
+
+def available_methods() -> dict[str, str]:
+    """Every known method name → its ``"module:attr"`` target (built-ins, then entry points).
+
+    Raises:
+        ValueError: a plugin registers a name that is already taken.
+    """
+    out = dict(BUILTIN)
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        if ep.name in out and out[ep.name] != ep.value:
+            raise ValueError(f"plugin method name {ep.name!r} ({ep.value}) clashes with {out[ep.name]}")
+        out[ep.name] = ep.value
+    return out
+
+
+def resolve_method(name: str) -> type[Any]:
+    """The class behind a method name or a ``"module:Class"`` spec.
+
+    Raises:
+        UnknownMethodError: unknown name (with close matches), or a spec that cannot be imported.
+    """
+    methods = available_methods()
+    target = methods.get(name)
+    if target is None and ":" in name:
+        target = name
+    if target is None:
+        close = difflib.get_close_matches(name, list(methods), n=3)
+        hint = f" Did you mean {', '.join(close)}?" if close else ""
+        raise UnknownMethodError(f"unknown method {name!r}.{hint} Known: {', '.join(methods)}; "
+                                 "or give a plugin as 'package.module:Class'.")
+    module, _, attr = target.partition(":")
+    try:
+        obj: Any = importlib.import_module(module)
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError) as e:
+        raise UnknownMethodError(f"cannot load method {name!r} from {target!r}: {e}") from e
+    for required in ("observe", "answer"):
+        if not callable(getattr(obj, required, None)):
+            raise UnknownMethodError(f"{target!r} is not a MemorySystem: it has no {required}() method")
+    return obj
