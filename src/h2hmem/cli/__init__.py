@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ._app import app
-from . import _data  # noqa: F401  (registers commands)
+from . import _data, _run  # noqa: F401  (register commands)
 
 
 def main() -> None:

@@ -1,0 +1,106 @@
+"""``h2hmem run`` and ``h2hmem export``: answer the benchmark's questions with a memory method."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+
+from ._app import app, console, fail
+
+
+def parse_params(items: list[str]) -> dict[str, Any]:
+    """``["top_k=5", "follow_links=true"]`` → ``{"top_k": 5, "follow_links": True}`` (values parsed as JSON
+    when they are JSON, else kept as strings); the method's constructor validates them."""
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--param {item!r}: expected KEY=VALUE")
+        try:
+            out[key.strip().replace("-", "_")] = json.loads(raw)
+        except json.JSONDecodeError:
+            out[key.strip().replace("-", "_")] = raw
+    return out
+
+
+@app.command("run")
+def run_cmd(
+    data: Path = typer.Option(..., "--data", help="Dataset root (holds dyadic/ and multi-party/)."),
+    split: str = typer.Option("all", help="dyadic, multi-party or all."),
+    method: str = typer.Option("naive-rag", help="Method name (see `h2hmem methods`) or plugin 'pkg.module:Class'."),
+    model: str = typer.Option("local:smollm2", help="Answer model: openai:<model> or local:smollm2."),
+    base_url: Optional[list[str]] = typer.Option(None, "--base-url", help="OpenAI-compatible server URL (repeat for round-robin); default $OPENAI_BASE_URL."),
+    build_model: Optional[str] = typer.Option(None, help="Separate memory-construction model (A-Mem notes)."),
+    embedder: str = typer.Option("minilm", help="Text embedder: minilm or openai:<model>."),
+    top_k: Optional[int] = typer.Option(None, "--top-k", help="Retrieved units per question (published: 5)."),
+    param: Optional[list[str]] = typer.Option(None, "--param", help="Method parameter KEY=VALUE (repeatable)."),
+    protocol: str = typer.Option("full", help="full (observe all, then ask; official) or online."),
+    out: Path = typer.Option(Path("runs"), "--out", help="Folder holding run directories."),
+    run_id: Optional[str] = typer.Option(None, help="Run directory name (default: derived from the settings)."),
+    limit: Optional[int] = typer.Option(None, help="Answer only the first N questions."),
+    concurrency: int = typer.Option(8, help="Model calls / questions in flight."),
+    captions_dir: Optional[Path] = typer.Option(None, help="Folder of captions written by `h2hmem caption --captions-dir`."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the request cache."),
+    refresh_cache: bool = typer.Option(False, "--refresh-cache", help="Ignore cached replies (still store new ones)."),
+    retry_failed: bool = typer.Option(False, "--retry-failed", help="Redo only the questions recorded with an error."),
+    cache_path: Optional[Path] = typer.Option(None, help="Request cache file (default ~/.cache/h2hmem/requests.sqlite or $H2HMEM_CACHE_DIR)."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
+) -> None:
+    """Answer every question with a memory method; resumes when the run directory exists."""
+    from ..data import DatasetError
+    from ..memory import UnknownMethodError
+    from ..run import RunConfig, RunConflictError, run_benchmark
+
+    try:
+        params = parse_params(param or [])
+        if top_k is not None:
+            params["top_k"] = top_k
+        config = RunConfig(data_root=data, split=split, method=method, method_params=params, model=model,
+                           base_url=base_url or None, build_model=build_model, embedder=embedder, protocol=protocol,
+                           out_dir=out, run_id=run_id, limit=limit, concurrency=concurrency,
+                           captions_dir=captions_dir, use_cache=not no_cache, refresh_cache=refresh_cache,
+                           retry_failed=retry_failed, cache_path=cache_path)
+    except ValueError as e:
+        raise fail(str(e))
+    console.print(f"run [bold]{config.resolved_run_id}[/] → {config.run_dir}")
+    try:
+        summary = run_benchmark(config, progress=not quiet)
+    except (DatasetError, RunConflictError, UnknownMethodError, FileNotFoundError) as e:
+        raise fail(str(e))
+    tokens = sum(u.total_tokens for u in summary.usage.values())
+    calls = sum(u.calls for u in summary.usage.values())
+    console.print(f"{summary.questions} questions: {summary.answered_now} answered now, {summary.skipped} already "
+                  f"recorded, {summary.failed} failed · {calls} model calls · {tokens:,} tokens")
+    console.print(f"predictions: {summary.run_dir / 'predictions.jsonl'}\nnext: h2hmem evaluate {summary.run_dir}")
+    if summary.failed:
+        console.print(f"[yellow]{summary.failed} failed questions[/]: fix the cause, then rerun with --retry-failed")
+
+
+@app.command("methods")
+def methods_cmd() -> None:
+    """List the memory methods (built-in baselines and installed plugins)."""
+    from ..memory import available_methods
+
+    for name, target in available_methods().items():
+        console.print(f"{name:12s} {target}", highlight=False)
+
+
+@app.command("export")
+def export_cmd(
+    run_dir: Path = typer.Argument(..., help="A run directory (runs/<run-id>)."),
+    format: str = typer.Option("official", "--format", help="official: per-session results_<method>.json files."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Output folder (default RUN_DIR/official)."),
+) -> None:
+    """Export predictions in the official per-session layout for the original scripts."""
+    from ..run._export import export_official
+
+    if format != "official":
+        raise fail(f"unknown format {format!r}; supported: official (for leaderboard files use `h2hmem submission export`)")
+    try:
+        paths = export_official(run_dir, out)
+    except (FileNotFoundError, ValueError) as e:
+        raise fail(str(e))
+    console.print(f"wrote {len(paths)} per-session files under {paths[0].parents[4] if paths else out}")

@@ -1,0 +1,92 @@
+"""Naive RAG: dense retrieval over single turns, images as captions (spec/baselines.md).
+
+- chunk = 1 turn; its text carries the session, date, speaker, text and ``[Image …: caption]``
+  (role and date in every chunk);
+- embedder: all-MiniLM-L6-v2 (384-d), cosine similarity;
+- query = question text (+ the question image's caption); top-k 5; hits with similarity ≤ 0.1 dropped;
+- context = the retrieved turns with session, date and speaker, ordered by similarity.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from ..data import Question, Session
+from ._prompt import ANSWER_CONFIG, build_answer_messages
+from ._protocol import Answer, Evidence, MemoryContext
+from ._render import image_text, render_turn
+
+TOP_K = 5
+"""Published top-k."""
+MIN_SIMILARITY = 0.1
+"""Official threshold: hits with cosine ≤ 0.1 are dropped."""
+
+
+class NaiveRAGMemory:
+    """Caption-based dense retrieval baseline.
+
+    Args:
+        ctx: run context (answer model, captions, shared text embedder).
+        top_k: turns retrieved per question (published: 5).
+        min_similarity: cosine threshold; hits at or below it are dropped (published: 0.1).
+    """
+
+    name: ClassVar[str] = "naive-rag"
+    modality: ClassVar[str] = "caption"
+
+    def __init__(self, ctx: MemoryContext, top_k: int = TOP_K, min_similarity: float = MIN_SIMILARITY):
+        if ctx.embedder_factory is None:
+            raise ValueError("naive-rag needs a text embedder (MemoryContext.embedder_factory)")
+        if top_k < 1:
+            raise ValueError("top_k must be at least 1")
+        from ..embed import VectorIndex
+
+        self.ctx = ctx
+        self.top_k = top_k
+        self.min_similarity = min_similarity
+        self.embedder = ctx.embedder_factory()
+        self.index = VectorIndex()
+        self._chunks: dict[str, tuple[str, int, str]] = {}
+        self._captions_missing = 0
+
+    def describe(self) -> dict[str, Any]:
+        return {"method": self.name, "modality": self.modality, "top_k": self.top_k,
+                "min_similarity": self.min_similarity, "embedder": getattr(self.embedder, "name", "?"),
+                "chunk": "1 turn: [date] speaker: text [Image <file> in <session>: caption]",
+                "images": "captions; file name only when no caption"}
+
+    async def observe(self, session: Session) -> None:
+        if session.absent or not session.turns:
+            return
+        ids, texts = [], []
+        for turn in session.turns:
+            if turn.image is not None and not self.ctx.captions(turn.image):
+                self._captions_missing += 1
+            text = f"({session.name}) " + render_turn(session, turn, self.ctx.captions)
+            cid = f"{session.name}/t{turn.index}"
+            self._chunks[cid] = (session.name, turn.index, text)
+            ids.append(cid)
+            texts.append(text)
+        self.index.add(ids, await self.embedder.embed(texts))
+
+    async def answer(self, question: Question) -> Answer:
+        query = question.text.strip()
+        q_caps = [image_text(ref, self.ctx.captions) for ref in question.images]
+        if q_caps:
+            query += " " + " ".join(q_caps)
+        hits: list[tuple[str, float]] = []
+        if len(self.index):
+            qvec = (await self.embedder.embed([query]))[0]
+            hits = [(cid, s) for cid, s in self.index.search(qvec, self.top_k)[0] if s > self.min_similarity]
+        lines = [self._chunks[cid][2] for cid, _ in hits]
+        memory = "\n".join(lines) if lines else "(nothing relevant was retrieved)"
+        if q_caps:
+            memory += "\n\nImage attached to the question: " + " ".join(q_caps)
+        result = await self.ctx.chat.chat(build_answer_messages(question, memory), ANSWER_CONFIG, stage="answer")
+        return Answer(
+            text=result.text.strip(),
+            evidence=[Evidence(session=self._chunks[cid][0], turn=self._chunks[cid][1], score=round(s, 6)) for cid, s in hits],
+            usage=result.usage,
+            cached=result.cached,
+            details={"retrieved": len(hits), "captions_missing": self._captions_missing},
+        )

@@ -1,0 +1,86 @@
+"""Run configuration: everything that decides what a run computes (recorded in the manifest)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, field_validator
+
+Protocol = Literal["full", "online"]
+
+
+class RunConfig(BaseModel):
+    """Settings of one ``h2hmem run``.
+
+    Defaults are the published settings where one exists (top-k 5 lives in the methods;
+    protocol ``full`` = observe every session, then ask — the official protocol).
+    """
+
+    data_root: Path
+    split: Literal["dyadic", "multi-party", "all"] = "all"
+    method: str = "naive-rag"
+    method_params: dict[str, Any] = Field(default_factory=dict)
+    """Keyword arguments of the method's constructor (e.g. ``{"top_k": 5}``)."""
+    model: str = "local:smollm2"
+    """Answer model spec: ``openai:<model>`` or ``local:smollm2``."""
+    base_url: list[str] | None = None
+    """OpenAI-compatible server(s); several are served round-robin."""
+    build_model: str | None = None
+    """Separate memory-construction model (A-Mem's note writer); defaults to ``model``."""
+    embedder: str = "minilm"
+    protocol: Protocol = "full"
+    out_dir: Path = Path("runs")
+    run_id: str | None = None
+    limit: int | None = None
+    """Answer only the first N questions (dataset order) — for smoke tests."""
+    concurrency: int = 8
+    """Maximum model calls in flight (and questions answered at once)."""
+    dialogue_concurrency: int = 4
+    """Dialogues whose memory is built at the same time."""
+    cache_path: Path | None = None
+    """Request cache file; ``None`` = the default location."""
+    use_cache: bool = True
+    refresh_cache: bool = False
+    captions_dir: Path | None = None
+    """Extra folder with captions written by ``h2hmem caption --captions-dir``."""
+    retry_failed: bool = False
+    """Redo only questions whose recorded prediction has an error."""
+    timeout_s: float = 120.0
+    max_retries: int = 5
+
+    @field_validator("limit")
+    @classmethod
+    def _positive(cls, v: int | None) -> int | None:
+        if v is not None and v < 1:
+            raise ValueError("limit must be at least 1")
+        return v
+
+    @field_validator("concurrency", "dialogue_concurrency")
+    @classmethod
+    def _at_least_one(cls, v: int) -> int:
+        if v < 1:
+            raise ValueError("concurrency must be at least 1")
+        return v
+
+    def default_run_id(self) -> str:
+        """Deterministic id from what defines the run, so re-running the same command resumes it."""
+        parts = [self.method, self.model, self.split, self.protocol]
+        if self.limit:
+            parts.append(f"limit{self.limit}")
+        return re.sub(r"[^A-Za-z0-9._-]+", "-", "_".join(parts)).strip("-")
+
+    @property
+    def resolved_run_id(self) -> str:
+        return self.run_id or self.default_run_id()
+
+    @property
+    def run_dir(self) -> Path:
+        return self.out_dir / self.resolved_run_id
+
+    def identity(self) -> dict[str, Any]:
+        """The settings a resumed run must share with the original (else it is a different run)."""
+        return {"split": self.split, "method": self.method, "method_params": self.method_params,
+                "model": self.model, "build_model": self.build_model, "embedder": self.embedder,
+                "protocol": self.protocol, "limit": self.limit}

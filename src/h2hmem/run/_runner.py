@@ -1,0 +1,329 @@
+"""The runner: one memory per dialogue, sessions in time order, every answer recorded at once.
+
+Protocols (a setting, recorded in the manifest):
+- ``full`` (default, the official protocol): observe every session of a dialogue, then ask all
+  its questions — including questions about earlier sessions (official pitfall 5 made explicit);
+- ``online``: answer each session's questions right after observing it; ``session0`` (the
+  cross-session pool) at the end.
+
+Dialogues run in parallel (``dialogue_concurrency``), questions in parallel (``concurrency``),
+and the model layer bounds calls in flight. Each prediction is appended to
+``predictions.jsonl`` and flushed the moment it exists; a rerun skips answered ids, and the
+request cache makes every model call already paid for free.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from .. import __version__
+from ..data import Dataset, Dialogue, Question, load_dataset
+from ..llm._types import ChatModel, Usage
+from ..memory import MemoryContext, prompt_hash, resolve_method
+from ._config import RunConfig
+from ._records import Prediction
+from ._store import RunStore, command_line, dataset_fingerprint, now_iso
+
+
+class RunConflictError(ValueError):
+    """The run directory holds a run with different settings (use another ``--run-id``)."""
+
+
+class RunSummary(BaseModel):
+    run_dir: Path
+    questions: int
+    """Questions selected for this run (after ``--limit``)."""
+    answered_now: int
+    skipped: int
+    """Already recorded and not redone (resume)."""
+    failed: int
+    """Questions whose latest record has an error."""
+    usage: dict[str, Usage]
+
+
+def run_benchmark(config: RunConfig, *, chat_model: ChatModel | None = None, build_model: ChatModel | None = None,
+                  embedder: Any = None, progress: bool = True) -> RunSummary:
+    """Run ``config.method`` over the dataset and write ``runs/<run-id>/`` (sync entry point).
+
+    Args:
+        config: what to run.
+        chat_model / build_model / embedder: ready objects to use instead of building them from
+            the config (notebooks and tests).
+        progress: show a rich progress bar.
+
+    Returns:
+        Counts and usage of this invocation.
+
+    Raises:
+        DatasetError: the dataset has errors (every one named).
+        RunConflictError: the run directory belongs to a run with other settings.
+        UnknownMethodError: unknown method name or plugin spec.
+    """
+    return asyncio.run(arun_benchmark(config, chat_model=chat_model, build_model=build_model,
+                                      embedder=embedder, progress=progress))
+
+
+def select_questions(ds: Dataset, limit: int | None) -> list[Question]:
+    """Questions in dataset order (dialogue, session number, index), the first ``limit`` when set."""
+    qs = [q for d in ds.dialogues for q in sorted(d.questions, key=lambda q: (_session_number(q.session), q.index))]
+    return qs[:limit] if limit else qs
+
+
+def _session_number(name: str) -> int:
+    return int(name.removeprefix("session")) if name.removeprefix("session").isdigit() else 0
+
+
+async def arun_benchmark(config: RunConfig, *, chat_model: ChatModel | None = None,
+                         build_model: ChatModel | None = None, embedder: Any = None,
+                         progress: bool = True) -> RunSummary:
+    """Async form of :func:`run_benchmark` (for notebooks that already run an event loop)."""
+    method_cls = resolve_method(config.method)
+    ds = load_dataset(config.data_root, config.split)
+    questions = select_questions(ds, config.limit)
+    store = RunStore(config.run_dir)
+    manifest = _open_manifest(store, config, ds)
+    torn = store.repair()
+    if torn:
+        manifest.setdefault("repairs", []).append({"at": now_iso(), "torn_bytes_removed": torn})
+    recorded = {p.question_id: p for p in store.predictions()}
+    pending = [q for q in questions if q.id not in recorded or (config.retry_failed and recorded[q.id].failed)]
+    skipped = len(questions) - len(pending)
+
+    chat = chat_model or _load_chat(config, config.model)
+    builder = build_model or (_load_chat(config, config.build_model) if config.build_model else None)
+    embed_factory = _shared(lambda: embedder if embedder is not None else _load_embedder(config))
+    captions = _caption_lookup(config)
+    manifest["models"] = {"answer": getattr(chat, "spec", config.model),
+                          "build": getattr(builder, "spec", None) if builder else None, "embedder": config.embedder}
+    store.write_manifest(manifest)
+
+    by_dialogue: dict[str, list[Question]] = defaultdict(list)
+    for q in pending:
+        by_dialogue[f"{q.split}/{q.dialogue}"].append(q)
+    dialogues = [d for d in ds.dialogues if d.id in by_dialogue]
+    state = _RunState(store=store, method=config.method)
+    question_sem = asyncio.Semaphore(config.concurrency)
+    dialogue_sem = asyncio.Semaphore(config.dialogue_concurrency)
+    descriptions: dict[str, Any] = {}
+
+    async def run_dialogue(d: Dialogue) -> None:
+        async with dialogue_sem:
+            ctx = MemoryContext(dialogue_id=d.id, chat=chat, build_chat=builder,
+                                captions=captions(d.split, d.name),
+                                state_dir=store.dir / "state" / d.split / d.name,
+                                embedder_factory=embed_factory)
+            qs = by_dialogue[d.id]
+            try:
+                memory = method_cls(ctx, **config.method_params)
+                if not descriptions and hasattr(memory, "describe"):
+                    descriptions.update(memory.describe())
+            except Exception as e:  # a bad parameter fails every question of the dialogue, named
+                for q in qs:
+                    state.record(_failed(q, config.method, f"method setup failed: {_err(e)}"))
+                return
+            await _drive(d, memory, qs, config.protocol, question_sem, state)
+
+    store.open()
+    state.start(total=len(pending), progress=progress, label=f"{config.method} · {config.split}")
+    try:
+        await asyncio.gather(*(run_dialogue(d) for d in dialogues))
+    finally:
+        state.stop()
+        store.close()
+        usage = _merge_usage(manifest.get("usage", {}), _usage_of(chat, builder))
+        final = {p.question_id: p for p in store.predictions()}
+        failed = sum(1 for q in questions if q.id in final and final[q.id].failed)
+        manifest.update({
+            "finished_at": now_iso(), "status": "complete" if len(final) >= len(questions) else "incomplete",
+            "method_description": descriptions or manifest.get("method_description", {}),
+            "usage": {k: v.model_dump() for k, v in usage.items()},
+            "counts": {"questions": len(questions), "recorded": sum(1 for q in questions if q.id in final),
+                       "failed": failed, "answered_this_invocation": state.done,
+                       "skipped_already_recorded": skipped},
+            "images_without_caption": state.captions_missing_max(),
+        })
+        store.write_manifest(manifest)
+    return RunSummary(run_dir=store.dir, questions=len(questions), answered_now=state.done, skipped=skipped,
+                      failed=failed, usage=usage)
+
+
+async def _drive(d: Dialogue, memory: Any, qs: list[Question], protocol: str, sem: asyncio.Semaphore,
+                 state: "_RunState") -> None:
+    async def ask(batch: list[Question]) -> None:
+        async def one(q: Question) -> None:
+            async with sem:
+                state.record(await _answer(memory, q, state.method))
+        await asyncio.gather(*(one(q) for q in batch))
+
+    by_session: dict[str, list[Question]] = defaultdict(list)
+    for q in qs:
+        by_session[q.session].append(q)
+    try:
+        for s in d.sessions:
+            await memory.observe(s)
+            if protocol == "online" and by_session.get(s.name):
+                await ask(by_session.pop(s.name))
+    except Exception as e:
+        err = f"memory build failed: {_err(e)}"
+        for q in (q for batch in by_session.values() for q in batch):
+            state.record(_failed(q, state.method, err))
+        return
+    await ask([q for batch in by_session.values() for q in batch])
+
+
+async def _answer(memory: Any, q: Question, method: str) -> Prediction:
+    t0 = time.perf_counter()
+    try:
+        ans = await memory.answer(q)
+    except Exception as e:
+        return _failed(q, method, _err(e), latency=time.perf_counter() - t0)
+    details = dict(ans.details)
+    details["answer_sessions"] = list(q.answer_sessions)
+    return Prediction(**_question_fields(q), answer=ans.text, evidence=ans.evidence,
+                      latency_s=round(time.perf_counter() - t0, 4), usage=ans.usage, cached=ans.cached,
+                      method=method, details=details)
+
+
+def _question_fields(q: Question) -> dict[str, Any]:
+    return {"question_id": q.id, "split": q.split, "dialogue": q.dialogue, "session": q.session,
+            "task_type": q.task_type.abbr, "main_category": q.main_category.value, "difficulty": q.difficulty,
+            "question": q.text, "question_images": [i.key for i in q.images], "gold": q.gold}
+
+
+def _failed(q: Question, method: str, error: str, latency: float = 0.0) -> Prediction:
+    return Prediction(**_question_fields(q), answer=None, error=error, method=method, latency_s=round(latency, 4),
+                      details={"answer_sessions": list(q.answer_sessions)})
+
+
+def _err(e: BaseException) -> str:
+    return f"{type(e).__name__}: {e}"
+
+
+class _RunState:
+    """Progress and counters shared by the tasks of one invocation (single event loop: no locks)."""
+
+    def __init__(self, store: RunStore, method: str):
+        self.store = store
+        self.method = method
+        self.done = 0
+        self.errors = 0
+        self.tokens = 0
+        self.cached = 0
+        self._captions_missing: dict[str, int] = {}
+        self._progress: Progress | None = None
+        self._task: Any = None
+
+    def start(self, total: int, progress: bool, label: str) -> None:
+        if not progress:
+            return
+        self._progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                  TextColumn("{task.fields[info]}"), TimeElapsedColumn(), TimeRemainingColumn())
+        self._task = self._progress.add_task(label, total=total, info="")
+        self._progress.start()
+
+    def record(self, pred: Prediction) -> None:
+        self.store.append(pred)
+        self.done += 1
+        self.errors += pred.failed
+        self.cached += pred.cached
+        self.tokens += pred.usage.total_tokens
+        if "captions_missing" in pred.details:
+            key = f"{pred.split}/{pred.dialogue}"
+            self._captions_missing[key] = max(self._captions_missing.get(key, 0), int(pred.details["captions_missing"]))
+        if self._progress is not None:
+            self._progress.update(self._task, advance=1,
+                                  info=f"errors {self.errors} · cached {self.cached} · tokens {self.tokens:,}")
+
+    def captions_missing_max(self) -> int:
+        return sum(self._captions_missing.values())
+
+    def stop(self) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+
+
+def _open_manifest(store: RunStore, config: RunConfig, ds: Dataset) -> dict[str, Any]:
+    splits = ["dyadic", "multi-party"] if config.split == "all" else [config.split]
+    fingerprint = dataset_fingerprint(ds.root, splits)
+    identity = config.identity()
+    old = store.read_manifest()
+    if old:
+        if old.get("identity") != identity:
+            raise RunConflictError(f"{store.dir} holds a run with other settings ({old.get('identity')}); "
+                                   "choose another --run-id or --out")
+        if old.get("dataset_fingerprint") != fingerprint:
+            raise RunConflictError(f"{store.dir} was run on a different dataset (fingerprint "
+                                   f"{str(old.get('dataset_fingerprint'))[:12]}… ≠ {fingerprint[:12]}…)")
+        old["resumes"] = int(old.get("resumes", 0)) + 1
+        old.setdefault("invocations", []).append({"started_at": now_iso(), "command": command_line(),
+                                                  "retry_failed": config.retry_failed})
+        return old
+    return {
+        "run_id": config.resolved_run_id, "package": "h2hmem", "version": __version__,
+        "command": command_line(), "started_at": now_iso(), "resumes": 0,
+        "invocations": [{"started_at": now_iso(), "command": command_line(), "retry_failed": config.retry_failed}],
+        "config": config.model_dump(mode="json"), "identity": identity, "method": config.method,
+        "model": config.model, "protocol": config.protocol, "split": config.split,
+        "data_root": str(ds.root), "dataset_fingerprint": fingerprint,
+        "prompt_hashes": {"answer": prompt_hash()},
+    }
+
+
+def _shared(factory):
+    box: list[Any] = []
+
+    def get():
+        if not box:
+            box.append(factory())
+        return box[0]
+    return get
+
+
+def _load_chat(config: RunConfig, spec: str) -> ChatModel:
+    from ..llm import load_chat_model
+
+    cache: Any = None
+    if config.use_cache:
+        from ..llm import default_cache_path
+        cache = config.cache_path or default_cache_path()
+    return load_chat_model(spec, base_url=config.base_url, cache=cache, concurrency=config.concurrency,
+                           timeout_s=config.timeout_s, max_retries=config.max_retries, refresh=config.refresh_cache)
+
+
+def _load_embedder(config: RunConfig) -> Any:
+    from ..embed import load_embedder
+
+    return load_embedder(config.embedder)
+
+
+def _caption_lookup(config: RunConfig):
+    from ..caption._store import CaptionStore
+
+    store = CaptionStore(config.data_root, captions_dir=config.captions_dir)
+    return store.for_dialogue
+
+
+def _usage_of(*models: Any) -> dict[str, Usage]:
+    out: dict[str, Usage] = {}
+    seen: set[int] = set()
+    for m in models:
+        if m is None or id(m) in seen or not hasattr(m, "usage_by_stage"):
+            continue
+        seen.add(id(m))
+        for stage, u in m.usage_by_stage().items():
+            out[stage] = out.get(stage, Usage()) + u
+    return out
+
+
+def _merge_usage(old: dict[str, Any], new: dict[str, Usage]) -> dict[str, Usage]:
+    out = {k: Usage(**v) for k, v in old.items()}
+    for k, v in new.items():
+        out[k] = out.get(k, Usage()) + v
+    return out

@@ -1,0 +1,123 @@
+"""The run directory: ``manifest.json`` and the append-only ``predictions.jsonl``.
+
+Every prediction is appended and flushed the moment it exists, so a crash loses at most the
+line being written; that torn line is detected and cut off when the run resumes.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+import sys
+from pathlib import Path
+from typing import IO, Any
+
+from ._records import Prediction, read_predictions
+
+MANIFEST = "manifest.json"
+PREDICTIONS = "predictions.jsonl"
+
+
+def now_iso() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def dataset_fingerprint(root: Path, splits: list[str]) -> str:
+    """SHA-256 over the relative paths and bytes of every JSON file of ``splits`` under ``root``."""
+    h = hashlib.sha256()
+    for sp in splits:
+        base = root / sp
+        if not base.is_dir():
+            continue
+        for p in sorted(base.rglob("*.json")):
+            if "caption" in p.parent.name:
+                continue  # captions are an input of their own, not the dataset
+            h.update(p.relative_to(root).as_posix().encode() + b"\0")
+            h.update(p.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+class RunStore:
+    """Reads and writes one run directory (``runs/<run-id>/``)."""
+
+    def __init__(self, run_dir: Path):
+        self.dir = Path(run_dir)
+        self.manifest_path = self.dir / MANIFEST
+        self.predictions_path = self.dir / PREDICTIONS
+        self._fh: IO[bytes] | None = None
+
+    @property
+    def exists(self) -> bool:
+        return self.manifest_path.is_file()
+
+    def read_manifest(self) -> dict[str, Any]:
+        """The manifest as a dict; ``{}`` when there is none.
+
+        Raises:
+            ValueError: the manifest is not valid JSON (names the file).
+        """
+        if not self.manifest_path.is_file():
+            return {}
+        try:
+            return json.loads(self.manifest_path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            raise ValueError(f"{self.manifest_path}: not a valid manifest ({e})") from None
+
+    def write_manifest(self, manifest: dict[str, Any]) -> None:
+        """Atomic replace (write a temporary file, fsync, rename): never a half-written manifest."""
+        self.dir.mkdir(parents=True, exist_ok=True)
+        tmp = self.manifest_path.with_suffix(".json.tmp")
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(manifest, f, ensure_ascii=False, indent=1, default=str)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, self.manifest_path)
+
+    def repair(self) -> int:
+        """Cut a torn last line off ``predictions.jsonl``; returns the number of bytes removed."""
+        p = self.predictions_path
+        if not p.is_file():
+            return 0
+        data = p.read_bytes()
+        if not data or data.endswith(b"\n"):
+            return 0
+        cut = data.rfind(b"\n") + 1
+        last = data[cut:]
+        try:
+            Prediction.model_validate_json(last)
+            with open(p, "ab") as f:  # complete record missing only its newline
+                f.write(b"\n")
+            return 0
+        except ValueError:
+            with open(p, "r+b") as f:
+                f.truncate(cut)
+            return len(last)
+
+    def predictions(self) -> list[Prediction]:
+        """Recorded predictions (last record per question id wins)."""
+        if not self.predictions_path.is_file():
+            return []
+        return read_predictions(self.predictions_path)
+
+    def open(self) -> None:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self._fh = open(self.predictions_path, "ab")
+
+    def append(self, pred: Prediction) -> None:
+        """Write one record as a single line and flush it to the OS."""
+        assert self._fh is not None, "RunStore.open() first"
+        self._fh.write(pred.model_dump_json().encode("utf-8") + b"\n")
+        self._fh.flush()
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
+            self._fh.close()
+            self._fh = None
+
+
+def command_line() -> str:
+    return " ".join(sys.argv)

@@ -1,0 +1,52 @@
+"""In-process fakes for runner tests: a scripted ChatModel and a memory that records call order."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from h2hmem.llm import ChatResult, GenerationConfig, Message, Usage
+from h2hmem.memory import Answer, Evidence, MemoryContext
+
+
+class FakeChat:
+    """Answers ``"A:<first 8 chars of the question line>"``; fails for questions containing ``fail_on``."""
+
+    spec = "fake:scripted"
+    supports_images = False
+
+    def __init__(self, fail_on: str | None = None):
+        self.fail_on = fail_on
+        self.calls = 0
+        self._usage = Usage()
+
+    async def chat(self, messages: list[Message], config: GenerationConfig | None = None, *, stage="answer") -> ChatResult:
+        self.calls += 1
+        text = messages[-1].content if isinstance(messages[-1].content, str) else ""
+        question = next((l for l in text.splitlines() if l.startswith("Question: ")), "Question: ?")
+        if self.fail_on and self.fail_on in question:
+            raise RuntimeError(f"scripted failure for {question[:40]!r}")
+        u = Usage(prompt_tokens=len(text) // 4, completion_tokens=3, calls=1)
+        self._usage = self._usage + u
+        return ChatResult(text=f"A:{question[10:18]}", model=self.spec, usage=u, latency_s=0.0)
+
+    def usage_by_stage(self):
+        return {"answer": self._usage}
+
+
+class RecorderMemory:
+    """Records the order of observe/answer calls in a class-level log."""
+
+    name: ClassVar[str] = "recorder"
+    log: ClassVar[list[str]] = []
+
+    def __init__(self, ctx: MemoryContext):
+        self.ctx = ctx
+        self.seen: list[str] = []
+
+    async def observe(self, session) -> None:
+        self.seen.append(session.name)
+        RecorderMemory.log.append(f"observe {self.ctx.dialogue_id}/{session.name}")
+
+    async def answer(self, question) -> Answer:
+        RecorderMemory.log.append(f"answer {question.id}")
+        return Answer(text=f"seen {len(self.seen)}", evidence=[Evidence(session=s) for s in self.seen[-1:]])

@@ -1,0 +1,112 @@
+"""Runner: one record per question, resume, torn-line repair, retry-failed, protocols, manifest."""
+
+import json
+
+import pytest
+
+from h2hmem.data import load_dataset
+from h2hmem.run import RunConfig, RunConflictError, RunStore, read_predictions, run_benchmark
+
+from fakes import FakeChat, RecorderMemory
+
+
+def _config(sample_root, tmp_path, **kw):
+    base = dict(data_root=sample_root, split="multi-party", method="full-text", out_dir=tmp_path / "runs",
+                use_cache=False)
+    base.update(kw)
+    return RunConfig(**base)
+
+
+def test_full_text_answers_every_question_once(sample_root, tmp_path):
+    chat = FakeChat()
+    cfg = _config(sample_root, tmp_path)
+    summary = run_benchmark(cfg, chat_model=chat, progress=False)
+    preds = read_predictions(summary.run_dir)
+    expected = {q.id for q in load_dataset(sample_root, "multi-party").questions}
+    assert len(expected) == 152
+    assert {p.question_id for p in preds} == expected
+    assert summary.answered_now == 152 and summary.failed == 0 and chat.calls == 152
+    lines = (summary.run_dir / "predictions.jsonl").read_text().splitlines()
+    assert len(lines) == 152
+    m = json.loads((summary.run_dir / "manifest.json").read_text())
+    assert m["method"] == "full-text" and m["protocol"] == "full" and len(m["dataset_fingerprint"]) == 64
+    assert m["counts"]["recorded"] == 152 and m["status"] == "complete"
+    assert m["prompt_hashes"]["answer"] and m["method_description"]["truncation"] == "keep most recent turns"
+    assert m["usage"]["answer"]["calls"] == 152
+    # questions about absent sessions are still answered, with the memory that exists
+    absent = [p for p in preds if p.details["answer_sessions"] and p.details["answer_sessions"][0] in ("session2",)]
+    assert absent and all(p.answer and p.error is None for p in absent)
+    # full-text reports the sessions it showed as evidence; dialogue2 has no session.json at all
+    assert all(p.evidence for p in preds if p.dialogue != "dialogue2")
+    assert not any(p.evidence for p in preds if p.dialogue == "dialogue2")
+
+    # rerun: resumes, nothing asked again
+    again = run_benchmark(cfg, chat_model=chat, progress=False)
+    assert again.answered_now == 0 and again.skipped == 152 and chat.calls == 152
+    assert json.loads((summary.run_dir / "manifest.json").read_text())["resumes"] == 1
+
+
+def test_torn_line_is_repaired_and_question_redone(sample_root, tmp_path):
+    cfg = _config(sample_root, tmp_path, limit=10)
+    run_benchmark(cfg, chat_model=FakeChat(), progress=False)
+    path = cfg.run_dir / "predictions.jsonl"
+    lines = path.read_bytes().splitlines(keepends=True)
+    torn_id = json.loads(lines[-1])["question_id"]
+    path.write_bytes(b"".join(lines[:-1]) + lines[-1][: len(lines[-1]) // 2])  # crash mid-write
+    chat = FakeChat()
+    s = run_benchmark(cfg, chat_model=chat, progress=False)
+    assert s.answered_now == 1 and chat.calls == 1
+    preds = read_predictions(cfg.run_dir)
+    assert len(preds) == 10 and torn_id in {p.question_id for p in preds}
+    assert len(path.read_text().splitlines()) == 10
+    assert json.loads((cfg.run_dir / "manifest.json").read_text())["repairs"][0]["torn_bytes_removed"] > 0
+
+
+def test_failures_are_recorded_and_retry_failed_redoes_only_them(sample_root, tmp_path):
+    cfg = _config(sample_root, tmp_path, limit=20)
+    s = run_benchmark(cfg, chat_model=FakeChat(fail_on="?"), progress=False)
+    preds = read_predictions(cfg.run_dir)
+    failed = [p for p in preds if p.failed]
+    assert len(preds) == 20 and failed and s.failed == len(failed)
+    assert all(p.answer is None and "scripted failure" in p.error for p in failed)
+    # a plain resume does not redo them
+    chat = FakeChat()
+    assert run_benchmark(cfg, chat_model=chat, progress=False).answered_now == 0 and chat.calls == 0
+    # --retry-failed redoes exactly the failed ones
+    s2 = run_benchmark(cfg.model_copy(update={"retry_failed": True}), chat_model=chat, progress=False)
+    assert s2.answered_now == len(failed) and chat.calls == len(failed) and s2.failed == 0
+    assert all(not p.failed for p in read_predictions(cfg.run_dir))
+
+
+def test_online_protocol_answers_after_each_session(sample_root, tmp_path):
+    RecorderMemory.log.clear()
+    cfg = _config(sample_root, tmp_path, method="fakes:RecorderMemory", protocol="online")
+    run_benchmark(cfg, chat_model=FakeChat(), progress=False)
+    log = [l for l in RecorderMemory.log if "dialogue4/" in l]
+    first_s2_answer = log.index(next(l for l in log if l.startswith("answer") and "/session2/" in l))
+    assert "observe multi-party/dialogue4/session2" in log[:first_s2_answer]
+    assert "observe multi-party/dialogue4/session3" not in log[:first_s2_answer]
+    # session0 questions come after every session was observed
+    first_pool = log.index(next(l for l in log if l.startswith("answer") and "/session0/" in l))
+    assert "observe multi-party/dialogue4/session5" in log[:first_pool]
+
+
+def test_full_protocol_observes_everything_first(sample_root, tmp_path):
+    RecorderMemory.log.clear()
+    cfg = _config(sample_root, tmp_path, method="fakes:RecorderMemory", split="dyadic", limit=30)
+    run_benchmark(cfg, chat_model=FakeChat(), progress=False)
+    preds = read_predictions(cfg.run_dir)
+    assert {p.answer for p in preds if p.dialogue == "dialogue5"} == {"seen 14"}
+
+
+def test_conflicting_settings_refused(sample_root, tmp_path):
+    cfg = _config(sample_root, tmp_path, limit=3, run_id="fixed")
+    run_benchmark(cfg, chat_model=FakeChat(), progress=False)
+    with pytest.raises(RunConflictError, match="other settings"):
+        run_benchmark(cfg.model_copy(update={"method": "naive-rag"}), chat_model=FakeChat(), progress=False)
+
+
+def test_store_repair_keeps_complete_record_without_newline(tmp_path):
+    store = RunStore(tmp_path)
+    (tmp_path / "predictions.jsonl").write_text('{"a": 1}\n')
+    assert store.repair() == 0
