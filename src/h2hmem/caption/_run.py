@@ -1,0 +1,314 @@
+"""Caption every image of a dataset: deduplicated, concurrent, resumable, never aborted by one image.
+
+Official step 1 of the caption-based baselines (Full (Text), Naive RAG, A-Mem). The official
+captioner had no cache, no resume, no concurrency and stopped at the first API error
+(``shared/spec/official-pitfalls.md`` #15); here each caption is written the moment it exists,
+a rerun skips images whose caption has the same cache key, and failures are recorded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import json
+import stat
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from .. import __version__
+from ..data import ImageRef, IssueLog, load_dataset
+from ..llm._images import file_sha256
+from ..llm._tokens import count_tokens, truncate_tokens
+from ..llm._types import ChatModel, Usage
+from ._protocol import CaptionError, Captioner
+from ._settings import OCR_MODEL, CaptionSettings, cache_key
+from ._store import CaptionRecord, CaptionStore, ImageId, TokenStats
+
+FAILURES_FILE = "caption_failures.json"
+"""Written into the captions folder after every run: failed and missing images with reasons."""
+
+TOKEN_ENCODING = "cl100k_base"
+"""Captions are measured and cut with tiktoken ``cl100k_base`` (official captioner)."""
+
+
+class CaptionFailure(BaseModel):
+    """One image that has no caption after this run."""
+
+    image: str
+    """``"dyadic/dialogue5/session3/1.png"``."""
+    reason: str
+
+
+class CaptionSummary(BaseModel):
+    """What a captioning run did. Counts are images (after deduplication)."""
+
+    root: str
+    captions_dir: str
+    """Where new captions and ``caption_failures.json`` were written."""
+    model: str
+    images: int = 0
+    """Distinct images named by turns and questions."""
+    captioned: int = 0
+    """Captions made in this run."""
+    cached: int = 0
+    """Skipped: a caption with the same cache key was already on disk."""
+    failed: int = 0
+    missing: int = 0
+    """Image files named by the dataset but absent from disk (reported, not an error)."""
+    truncated: int = 0
+    """Captions (new or cached) cut to ``max_tokens``."""
+    caption_tokens: int = 0
+    """cl100k tokens of the new captions, after the cut."""
+    usage: Usage = Usage()
+    """Model usage of this run: tokens, calls sent, request-cache hits, cost (USD)."""
+    elapsed_s: float = 0.0
+    failures: list[CaptionFailure] = []
+    missing_images: list[str] = []
+    dataset_errors: int = 0
+    """Errors the loader found (their questions/sessions were skipped, their images not seen)."""
+
+    @property
+    def ok(self) -> bool:
+        """True when every image present on disk has a caption."""
+        return self.failed == 0
+
+
+@dataclass
+class _Job:
+    image: ImageId
+    ref: ImageRef
+
+
+def dataset_images(root: str | Path, split: str = "all", log: IssueLog | None = None) -> tuple[Path, list[_Job]]:
+    """Distinct images named by turns and questions of ``split``, in dialogue/session order.
+
+    Returns ``(dataset_root, jobs)``. Loading is lenient: files with errors are skipped and the
+    errors go to ``log``.
+    """
+    ds = load_dataset(root, split, strict=False, log=log)
+    seen: dict[ImageId, _Job] = {}
+    for d in ds.dialogues:
+        refs = [t.image for s in d.sessions for t in s.turns if t.image is not None]
+        refs += [img for q in d.questions for img in q.images]
+        for ref in refs:
+            key = ImageId(d.split, d.name, ref.session, ref.file)
+            if key not in seen or (seen[key].ref.path is None and ref.path is not None):
+                seen[key] = _Job(key, ref)
+    return ds.root, list(seen.values())
+
+
+def make_captioner(model: ChatModel | str, *, concurrency: int = 8, base_url: str | None = None,
+                   use_cache: bool = True) -> tuple[Captioner, bool]:
+    """A captioner for ``model`` (a ChatModel, ``"ocr"`` or a model spec) and whether we own it
+    (built here, so it must be closed here). A model built from a spec uses the shared request
+    cache (``h2hmem.llm.default_cache_path()``) unless ``use_cache`` is false."""
+    from ._ocr import OCRCaptioner
+    from ._vlm import VLMCaptioner
+
+    if isinstance(model, str) and model.strip().lower() == OCR_MODEL:
+        return OCRCaptioner(concurrency), True
+    if isinstance(model, str):
+        from ..llm import default_cache_path, load_chat_model  # imported lazily: only VLM runs need it
+
+        cache = default_cache_path() if use_cache else None
+        return VLMCaptioner(load_chat_model(model, base_url=base_url, concurrency=concurrency, cache=cache),
+                            owned=True), True
+    return VLMCaptioner(model), False
+
+
+def caption_dataset(root: str | Path, model: ChatModel | str = "ocr", *, out_dir: str | Path | None = None,
+                    max_tokens: int = 256, concurrency: int = 8, split: str = "all", prompt: str | None = None,
+                    temperature: float = 0.7, max_new_tokens: int = 1200, use_cache: bool = True,
+                    base_url: str | None = None, progress: bool = True) -> CaptionSummary:
+    """Caption every image of the dataset at ``root``; the sync entry point of :func:`acaption_dataset`."""
+    return asyncio.run(acaption_dataset(
+        root, model, out_dir=out_dir, max_tokens=max_tokens, concurrency=concurrency, split=split, prompt=prompt,
+        temperature=temperature, max_new_tokens=max_new_tokens, use_cache=use_cache, base_url=base_url,
+        progress=progress))
+
+
+async def acaption_dataset(root: str | Path, model: ChatModel | str = "ocr", *, out_dir: str | Path | None = None,
+                           max_tokens: int = 256, concurrency: int = 8, split: str = "all",
+                           prompt: str | None = None, temperature: float = 0.7, max_new_tokens: int = 1200,
+                           use_cache: bool = True, base_url: str | None = None,
+                           progress: bool = True) -> CaptionSummary:
+    """Caption every image named by the turns and questions of ``split``.
+
+    Image identity is ``(split, dialogue, session, file)``; an image named by several turns or
+    questions is captioned once. Each caption is written as soon as it exists (official layout,
+    see :class:`CaptionStore`), so an interrupted run loses nothing; a rerun skips images whose
+    caption file carries the same cache key (image SHA-256, model, prompt, limits) and so retries
+    only failed and new ones.
+
+    Args:
+        root: dataset root (or its parent holding ``dataset/``).
+        model: a :class:`~h2hmem.llm.ChatModel` that sees images, a model spec for
+            ``load_chat_model`` (paper: ``"openai:gpt-4o"``), or ``"ocr"`` (Pillow + Tesseract, offline).
+        out_dir: captions folder mirroring the dataset layout; default: the dataset root itself.
+        max_tokens: caption limit in cl100k tokens; longer captions are cut and marked (paper: 256).
+        concurrency: images in flight at once (also the model's/OCR pool's concurrency).
+        split: ``"dyadic"``, ``"multi-party"`` or ``"all"``.
+        prompt: prompt template (``{max_tokens}`` is filled in); default :data:`DEFAULT_PROMPT`.
+        temperature: caption temperature (official: 0.7).
+        max_new_tokens: generation limit before the cut (official: 1,200).
+        use_cache: False recaptions everything (and disables the model's request cache when the
+            model is built here from a spec).
+        base_url: OpenAI-compatible endpoint for a model spec.
+        progress: show a rich progress bar.
+
+    Returns:
+        A :class:`CaptionSummary`; failures and missing files are listed there and in
+        ``<out_dir>/caption_failures.json``. Per-image problems never raise.
+
+    Raises:
+        FileNotFoundError: ``root`` holds no split folder.
+        ValueError: bad ``split``, ``max_tokens`` or ``concurrency``, or a model that cannot see images.
+        PermissionError: the captions folder cannot be written (a read-only dataset root needs ``out_dir``).
+        OCRSetupError: ``"ocr"`` without Tesseract installed.
+    """
+    if concurrency < 1:
+        raise ValueError(f"concurrency must be >= 1, got {concurrency}")
+    settings = CaptionSettings(max_tokens=max_tokens, temperature=temperature, max_new_tokens=max_new_tokens,
+                               **({"prompt": prompt} if prompt is not None else {}))
+    started = time.perf_counter()
+    log = IssueLog()
+    base, jobs = dataset_images(root, split, log)
+    store = CaptionStore(base, out_dir)
+    _check_writable(store.write_dir, out_dir is None)
+    captioner, owned = make_captioner(model, concurrency=concurrency, base_url=base_url, use_cache=use_cache)
+    summary = CaptionSummary(root=str(base), captions_dir=str(store.write_dir), model=captioner.spec,
+                             images=len(jobs), dataset_errors=len(log.errors))
+    try:
+        await _run_jobs(jobs, store, captioner, settings, summary, use_cache, concurrency, progress)
+    finally:
+        if owned:
+            await captioner.aclose()
+    summary.failures.sort(key=lambda f: f.image)
+    summary.missing_images.sort()
+    summary.elapsed_s = round(time.perf_counter() - started, 3)
+    _write_failures(store.write_dir, summary)
+    return summary
+
+
+async def _run_jobs(jobs: list[_Job], store: CaptionStore, captioner: Captioner, settings: CaptionSettings,
+                    summary: CaptionSummary, use_cache: bool, concurrency: int, show: bool) -> None:
+    sem = asyncio.Semaphore(concurrency)
+    with Progress(TextColumn("[bold]captions[/]"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
+                  TimeElapsedColumn(), TimeRemainingColumn(), disable=not show, transient=False) as bar:
+        task = bar.add_task("", total=len(jobs))
+
+        async def one(job: _Job) -> None:
+            async with sem:
+                outcome = await _caption_one(job, store, captioner, settings, use_cache)
+            _tally(summary, job.image, outcome)
+            bar.update(task, advance=1, description=f"new {summary.captioned} · cached {summary.cached} · "
+                                                    f"failed {summary.failed} · missing {summary.missing}")
+
+        await asyncio.gather(*(one(j) for j in jobs))
+
+
+@dataclass
+class _Outcome:
+    status: str
+    """``captioned``, ``cached``, ``failed`` or ``missing``."""
+    reason: str = ""
+    record: CaptionRecord | None = None
+
+
+async def _caption_one(job: _Job, store: CaptionStore, captioner: Captioner, settings: CaptionSettings,
+                       use_cache: bool) -> _Outcome:
+    path = store.image_path(job.image)
+    if job.ref.path is None:
+        if not path.exists():
+            return _Outcome("missing")
+        if path.is_file() and path.stat().st_size == 0:
+            return _Outcome("failed", "zero-byte image file")
+        return _Outcome("failed", "image refused by the loader (a link leading outside the dataset root)")
+    try:
+        sha = await asyncio.to_thread(file_sha256, path)
+    except OSError as e:
+        return _Outcome("failed", f"cannot read image file: {e.strerror or e}")
+    key = cache_key(sha, captioner.identity, settings, uses_prompt=captioner.uses_prompt)
+    if use_cache:
+        for rec in store.records(job.image):
+            if rec.cache_key == key:
+                return _Outcome("cached", record=rec)
+    try:
+        out = await captioner.caption(path, settings, name=f"{job.image.session}/{job.image.file}")
+    except CaptionError as e:
+        return _Outcome("failed", e.reason)
+    except Exception as e:  # one image must never stop the run; the type is kept in the reason
+        return _Outcome("failed", f"{type(e).__name__}: {e}")
+    text = out.text.strip()
+    n = count_tokens(text, TOKEN_ENCODING)
+    final = truncate_tokens(text, settings.max_tokens, TOKEN_ENCODING) if n > settings.max_tokens else text
+    stats = TokenStats(original_tokens=n, final_tokens=count_tokens(final, TOKEN_ENCODING),
+                       was_truncated=n > settings.max_tokens, limit=settings.max_tokens)
+    record = CaptionRecord(
+        timestamp=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        image_info={"path": job.image.rel_image.as_posix(), "filename": job.image.file,
+                    "size": path.stat().st_size, "sha256": sha, **out.image_info},
+        model_info={"model": captioner.spec, "identity": captioner.identity, "caption_max_tokens": settings.max_tokens,
+                    **({"temperature": settings.temperature, "max_new_tokens": settings.max_new_tokens,
+                        "prompt_sha256": settings.prompt_sha256} if captioner.uses_prompt else {}),
+                    "h2hmem_version": __version__},
+        description={"full_text": text, "final_text": final, "token_stats": stats.model_dump()},
+        usage={**out.usage.model_dump(), "request_cached": out.cached},
+        cache_key=key,
+    )
+    try:
+        await asyncio.to_thread(store.put, job.image, record)
+    except OSError as e:
+        return _Outcome("failed", f"cannot write the caption file: {e.strerror or e} ({e.filename or store.write_dir})")
+    return _Outcome("captioned", record=record)
+
+
+def _tally(summary: CaptionSummary, image: ImageId, outcome: _Outcome) -> None:
+    if outcome.status == "missing":
+        summary.missing += 1
+        summary.missing_images.append(str(image))
+        return
+    if outcome.status == "failed":
+        summary.failed += 1
+        summary.failures.append(CaptionFailure(image=str(image), reason=outcome.reason))
+        return
+    rec = outcome.record
+    assert rec is not None
+    summary.truncated += rec.was_truncated
+    if outcome.status == "cached":
+        summary.cached += 1
+        return
+    summary.captioned += 1
+    summary.caption_tokens += int(rec.description["token_stats"]["final_tokens"])
+    summary.usage = summary.usage + Usage.model_validate({k: v for k, v in rec.usage.items() if k in Usage.model_fields})
+
+
+def _check_writable(folder: Path, is_dataset_root: bool) -> None:
+    """Refuse a folder we cannot write, or one marked read-only (no write bit), which root could
+    otherwise write into regardless (the shared sample is such a folder)."""
+    hint = " (the dataset root is read-only: pass a separate captions folder, --captions-dir DIR)" \
+        if is_dataset_root else ""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        if not folder.stat().st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
+            raise PermissionError(f"cannot write captions to {folder}: folder is marked read-only{hint}")
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".h2hmem-write-test-"):
+            pass
+    except PermissionError:
+        raise
+    except OSError as e:
+        raise PermissionError(f"cannot write captions to {folder}: {e.strerror or e}{hint}") from e
+
+
+def _write_failures(folder: Path, summary: CaptionSummary) -> None:
+    data = {
+        "model": summary.model, "written_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "images": summary.images, "failed": [f.model_dump() for f in summary.failures],
+        "missing": summary.missing_images,
+    }
+    (folder / FAILURES_FILE).write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")

@@ -1,0 +1,269 @@
+"""Caption files on disk, in the official layout, read from the dataset root and an optional
+separate captions folder.
+
+Layout (``shared/spec/dataset.md``; the official captioner and baselines use it)::
+
+    <dir>/<split>/<dialogue>/scenes/<session>/caption/<stem>.json   (text in description.final_text)
+    <dir>/<split>/<dialogue>/scenes/<session>/caption/<stem>.txt    (the same text, plain)
+
+``<dir>`` is the dataset root (which may be read-only, like the real sample) or a captions
+folder given with ``--captions-dir`` that mirrors the same relative layout. Official caption
+files are read as they are: only ``description.final_text`` is required.
+
+File names are keyed by stem (official), so ``1.png`` and ``1.jpg`` of one session would share
+``1.json``. We record the image file name in each caption (``image_info.filename``); when the stem
+file already holds another image's caption, the second one is written as ``<file>.json``
+(``1.jpg.json``), and lookups check ``<file>.json`` first and accept ``<stem>.json`` only when it
+names no file (official) or this file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from ..data import ImageRef, IssueLog, find_root
+
+
+@dataclass(frozen=True, order=True)
+class ImageId:
+    """Identity of one image in a dataset: ``(split, dialogue, session, file)``.
+
+    File names repeat in every session and dialogue (official pitfall 4), so all four are needed.
+    """
+
+    split: str
+    """``"dyadic"`` or ``"multi-party"``."""
+    dialogue: str
+    """``"dialogueN"``."""
+    session: str
+    """``"sessionK"``: the session whose ``image/`` folder holds the file."""
+    file: str
+    """File name, e.g. ``"1.png"``."""
+
+    @property
+    def rel_dir(self) -> Path:
+        """``<split>/<dialogue>/scenes/<session>`` relative to a dataset root."""
+        return Path(self.split, self.dialogue, "scenes", self.session)
+
+    @property
+    def rel_image(self) -> Path:
+        """Image path relative to the dataset root."""
+        return self.rel_dir / "image" / self.file
+
+    def __str__(self) -> str:
+        return f"{self.split}/{self.dialogue}/{self.session}/{self.file}"
+
+
+class TokenStats(BaseModel):
+    """Caption length in ``cl100k_base`` tokens (official field names)."""
+
+    original_tokens: int
+    final_tokens: int
+    was_truncated: bool
+    limit: int
+
+
+class CaptionRecord(BaseModel):
+    """Everything we store for one caption; ``description.final_text`` is the caption.
+
+    Field names follow the official captioner's JSON so its readers keep working.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    success: bool = True
+    timestamp: str | None = None
+    """ISO-8601 UTC time the caption was made."""
+    image_info: dict[str, Any] = {}
+    """``path`` (relative to the dataset root), ``filename``, ``size`` (bytes), ``sha256``, and for OCR
+    the Pillow facts."""
+    model_info: dict[str, Any] = {}
+    """``model`` (spec), ``caption_max_tokens``, ``temperature``, ``max_new_tokens``, ``prompt_sha256``."""
+    description: dict[str, Any]
+    """``full_text`` (as generated), ``final_text`` (cut to the limit), ``token_stats`` (:class:`TokenStats`)."""
+    usage: dict[str, Any] = {}
+    """Prompt/completion tokens, cost in USD, whether the request cache answered."""
+    cache_key: str | None = None
+    """SHA-256 over image content, model, prompt, limits: equal keys mean the caption can be reused.
+    None for official caption files."""
+
+    @property
+    def final_text(self) -> str:
+        return str(self.description.get("final_text", ""))
+
+    @property
+    def was_truncated(self) -> bool:
+        return bool(self.description.get("token_stats", {}).get("was_truncated", False))
+
+
+class CaptionStore:
+    """Reads and writes caption files for one dataset.
+
+    Args:
+        root: dataset root (or its parent holding ``dataset/``); captions beside the images.
+        captions_dir: optional separate folder with the same relative layout; required when the
+            dataset root is read-only. New captions go here when given, else into the dataset root.
+
+    Lookups search the dataset root first, then ``captions_dir``. Unreadable or malformed caption
+    files are skipped and reported in :attr:`issues` (code ``bad-caption-file``, naming file and
+    field), never raised: a broken cache entry must not stop a run.
+
+    Raises:
+        FileNotFoundError: ``root`` holds no ``dyadic/`` or ``multi-party/`` folder.
+    """
+
+    def __init__(self, root: str | Path, captions_dir: str | Path | None = None):
+        self.root = find_root(root)
+        self.captions_dir = Path(captions_dir) if captions_dir is not None else None
+        self.issues = IssueLog()
+
+    @property
+    def dirs(self) -> list[Path]:
+        """Folders searched, in order: dataset root, then the captions folder."""
+        return [self.root] + ([self.captions_dir] if self.captions_dir is not None else [])
+
+    @property
+    def write_dir(self) -> Path:
+        """Where :meth:`put` writes: the captions folder when given, else the dataset root."""
+        return self.captions_dir if self.captions_dir is not None else self.root
+
+    def image_path(self, image: ImageId) -> Path:
+        """Where the image file lives (it may not exist)."""
+        return self.root / image.rel_image
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def record(self, image: ImageId) -> CaptionRecord | None:
+        """The first caption found for ``image`` (official files have ``cache_key`` None), or None."""
+        for base in self.dirs:
+            found = self._read_in(base, image)
+            if found is not None:
+                return found
+        return None
+
+    def records(self, image: ImageId) -> list[CaptionRecord]:
+        """Every caption found for ``image`` (dataset root first)."""
+        return [r for base in self.dirs if (r := self._read_in(base, image)) is not None]
+
+    def get(self, image: ImageId) -> str | None:
+        """Caption text (``description.final_text``) of ``image``, or None when there is none."""
+        rec = self.record(image)
+        return None if rec is None else rec.final_text
+
+    def for_dialogue(self, split: str, dialogue: str) -> DialogueCaptions:
+        """A ``CaptionLookup`` (``ImageRef -> str | None``) for one dialogue, as the runner passes
+        to ``MemoryContext.captions``."""
+        return DialogueCaptions(self, split, dialogue)
+
+    def _read_in(self, base: Path, image: ImageId) -> CaptionRecord | None:
+        cdir = base / image.rel_dir / "caption"
+        exact = cdir / f"{image.file}.json"
+        if exact.is_file():
+            return self._load(exact, base, image)
+        stem = cdir / f"{Path(image.file).stem}.json"
+        if stem.is_file():
+            return self._load(stem, base, image)
+        return None
+
+    def _load(self, path: Path, base: Path, image: ImageId) -> CaptionRecord | None:
+        name = _rel(path, base)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8-sig"))
+        except OSError as e:
+            self.issues.warning("bad-caption-file", name, f"cannot read caption file: {e.strerror or e}")
+            return None
+        except (UnicodeDecodeError, json.JSONDecodeError) as e:
+            self.issues.warning("bad-caption-file", name, f"not valid UTF-8 JSON: {e}")
+            return None
+        if not isinstance(data, dict) or not isinstance(data.get("description"), dict) \
+                or not isinstance(data["description"].get("final_text"), str):
+            self.issues.warning("bad-caption-file", name, "no string description.final_text",
+                                field="description.final_text")
+            return None
+        info = data.get("image_info")
+        recorded = info.get("filename") if isinstance(info, dict) else None
+        if recorded is not None and recorded != image.file:
+            return None  # the stem file belongs to a same-stem image (1.png vs 1.jpg)
+        try:
+            return CaptionRecord.model_validate(data)
+        except ValueError:
+            # Odd extra fields (official files vary): keep the caption, drop the rest.
+            return CaptionRecord(description=data["description"])
+
+    # -- writing -----------------------------------------------------------------------------
+
+    def caption_path(self, image: ImageId) -> Path:
+        """The JSON file :meth:`put` writes for ``image`` (``<stem>.json``, or ``<file>.json`` when
+        the stem file holds another image's caption)."""
+        cdir = self.write_dir / image.rel_dir / "caption"
+        exact = cdir / f"{image.file}.json"
+        if exact.is_file():
+            return exact
+        stem = cdir / f"{Path(image.file).stem}.json"
+        if stem.is_file():
+            try:
+                info = json.loads(stem.read_text(encoding="utf-8-sig")).get("image_info") or {}
+                if info.get("filename") not in (None, image.file):
+                    return exact
+            except (OSError, ValueError, AttributeError):
+                pass  # unreadable: overwrite it
+        return stem
+
+    def put(self, image: ImageId, record: CaptionRecord) -> Path:
+        """Write ``record`` as ``.json`` plus the caption text as ``.txt``; returns the JSON path.
+
+        Writes are atomic (temporary file + rename), so an interrupted run leaves no half file.
+
+        Raises:
+            OSError: the folder cannot be written (e.g. a read-only dataset root: pass ``captions_dir``).
+        """
+        path = self.caption_path(image)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _atomic_write(path, record.model_dump_json(indent=2))
+        _atomic_write(path.with_suffix(".txt"), record.final_text)
+        return path
+
+
+class DialogueCaptions:
+    """Caption lookup for one dialogue: ``captions(ref) -> str | None`` (a ``CaptionLookup``).
+
+    Results are memoised, so a memory system may call it for every turn cheaply.
+    """
+
+    def __init__(self, store: CaptionStore, split: str, dialogue: str):
+        self.store, self.split, self.dialogue = store, split, dialogue
+        self._memo: dict[tuple[str, str], str | None] = {}
+
+    def __call__(self, ref: ImageRef) -> str | None:
+        key = (ref.session, ref.file)
+        if key not in self._memo:
+            self._memo[key] = self.store.get(ImageId(self.split, self.dialogue, ref.session, ref.file))
+        return self._memo[key]
+
+    def __repr__(self) -> str:
+        return f"DialogueCaptions({self.split}/{self.dialogue}, dirs={[str(d) for d in self.store.dirs]})"
+
+
+def _rel(path: Path, base: Path) -> str:
+    try:
+        return path.relative_to(base).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,72 @@
+"""``h2hmem caption``: caption every image of a dataset (VLM or offline OCR), resumable."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from ._app import app, console, fail
+
+
+@app.command("caption")
+def caption_cmd(
+    root: Path = typer.Argument(..., help="Dataset root (holds dyadic/ and multi-party/)."),
+    model: str = typer.Option("openai:gpt-4o", "--model",
+                              help="Vision model spec (paper: openai:gpt-4o), or 'ocr' for the offline "
+                                   "Pillow + Tesseract fallback."),
+    base_url: str = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint for the model."),
+    max_tokens: int = typer.Option(256, "--max-tokens", min=1,
+                                   help="Caption limit in cl100k tokens; longer captions are cut (paper: 256)."),
+    concurrency: int = typer.Option(8, "--concurrency", min=1, help="Images captioned at once."),
+    captions_dir: Path = typer.Option(None, "--captions-dir",
+                                      help="Write captions here (same layout as the dataset) instead of "
+                                           "beside the images; needed when the dataset is read-only."),
+    split: str = typer.Option("all", "--split", help="dyadic, multi-party or all."),
+    no_cache: bool = typer.Option(False, "--no-cache",
+                                  help="Recaption every image, ignoring existing captions and the request cache."),
+    temperature: float = typer.Option(0.7, "--temperature", help="Caption temperature (official: 0.7)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary as one JSON object."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
+) -> None:
+    """Caption the images of the turns and questions; rerunning retries only failed and new images.
+
+    Exits 0 when images are missing (they are reported with counts) and 1 when some captions failed.
+    """
+    from ..caption import OCRSetupError, caption_dataset
+    from ..llm._errors import ModelError
+
+    try:
+        summary = caption_dataset(root, model, out_dir=captions_dir, max_tokens=max_tokens, concurrency=concurrency,
+                                  split=split, temperature=temperature, use_cache=not no_cache, base_url=base_url,
+                                  progress=not (quiet or as_json))
+    except (FileNotFoundError, ValueError, PermissionError, OCRSetupError, ModelError, ImportError) as e:
+        raise fail(str(e))
+    if as_json:
+        print(json.dumps(summary.model_dump(mode="json"), ensure_ascii=False, indent=1))
+        raise typer.Exit(0 if summary.ok else 1)
+    t = Table(title=f"Captions ({summary.model})", title_justify="left")
+    t.add_column("")
+    t.add_column("n", justify="right")
+    u = summary.usage
+    for label, value in (("images", summary.images), ("captioned now", summary.captioned),
+                         ("cached (skipped)", summary.cached), ("failed", summary.failed),
+                         ("missing files", summary.missing), ("truncated", summary.truncated),
+                         ("caption tokens", summary.caption_tokens), ("model calls", u.calls),
+                         ("request-cache hits", u.cached_calls), ("model tokens", u.total_tokens),
+                         ("cost (USD)", f"{u.cost_usd:.4f}"), ("seconds", f"{summary.elapsed_s:.1f}")):
+        t.add_row(label, str(value))
+    console.print(t)
+    for f in summary.failures[:20]:
+        console.print(f"  [red]failed[/] {f.image}: {f.reason}", highlight=False, soft_wrap=True)
+    if summary.failed > 20:
+        console.print(f"  … {summary.failed - 20} more")
+    if summary.missing:
+        console.print(f"[yellow]{summary.missing} image file(s) named by the dataset are missing[/] "
+                      f"(e.g. {summary.missing_images[0]}); their turns will have no caption.")
+    console.print(f"Captions in {summary.captions_dir}; failures listed in "
+                  f"{Path(summary.captions_dir) / 'caption_failures.json'}"
+                  + ("; rerun the same command to retry them." if summary.failed else "."), highlight=False)
+    raise typer.Exit(0 if summary.ok else 1)
