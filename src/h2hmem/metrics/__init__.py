@@ -1,9 +1,12 @@
 """Metrics: lexical scores, LLM judge, evidence recall@k, aggregation (spec/metrics.md)."""
 
+from ._aggregate import DEFAULT_GROUPS, SPLIT_KEYS, aggregate
+from ._evidence import EVIDENCE_KS, evidence_metric_names, evidence_scores, score_evidence
 from ._lexical import LexicalScores, bleu1, lexical_scores, set_prf
 from ._tokenize import TokenizerUnavailableError, content_tokens, english_stopwords, normalize_answer, tokenize
 
 __all__ = [
+    "DEFAULT_GROUPS", "EVIDENCE_KS", "SPLIT_KEYS", "aggregate", "evidence_metric_names", "evidence_scores", "score_evidence",
     "LexicalScores", "TokenizerUnavailableError", "bleu1", "content_tokens", "english_stopwords",
     "lexical_scores", "normalize_answer", "set_prf", "tokenize",
 ]
