@@ -1,0 +1,159 @@
+"""The one wrapper every chat backend runs behind: cache, retries, per-call timeout, a global
+concurrency limit and usage accounting per stage live here once."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import weakref
+from collections import defaultdict
+from pathlib import Path
+from typing import Literal
+
+from ._backend import Backend, BackendReply
+from ._cache import CacheEntry, RequestCache, cache_key
+from ._errors import OutputTruncatedError, RequestInfo
+from ._images import messages_fingerprint, prepare_messages
+from ._prices import Prices, cost_usd
+from ._retry import RetryPolicy, call_with_retries
+from ._types import ChatResult, GenerationConfig, ImagePart, Message, Stage, TextPart, Usage
+
+
+def describe_request(messages: list[Message], stage: str, n_images: int) -> str:
+    """Short human description for error messages: stage, counts and the start of the last user text."""
+    last = ""
+    for m in reversed(messages):
+        if m.role == "user":
+            last = m.content if isinstance(m.content, str) else " ".join(
+                p.text for p in m.content if isinstance(p, TextPart))
+            break
+    last = " ".join(last.split())
+    if len(last) > 60:
+        last = last[:57] + "..."
+    return f"stage={stage}, {len(messages)} messages, {n_images} images, last user text {last!r}"
+
+
+class ModelClient:
+    """A :class:`~h2hmem.llm.ChatModel`: a backend plus cache, retries, timeout, concurrency
+    limit and usage accounting. Build it with :func:`~h2hmem.llm.load_chat_model`.
+
+    ``await chat(messages, config, stage=...)`` returns a :class:`ChatResult`:
+
+    1. image parts become ``[Image <name>: <caption>]`` text when the model is text-only or the
+       file is missing (counted in ``images_substituted``);
+    2. with a cache, a hit returns the stored text with ``cached=True`` and
+       ``usage == Usage(cached_calls=1)`` (no tokens or cost: nothing was sent);
+    3. otherwise the backend is called under the concurrency semaphore (held per attempt, not
+       during retry waits), retried per ``retry`` on transient errors; the last error is raised
+       (never cached, never turned into an answer);
+    4. ``finish_reason == "length"`` returns the cut text (default ``on_truncation="return"``)
+       or raises :class:`OutputTruncatedError` (``"raise"``); only returned replies are cached.
+
+    ``latency_s`` is the wall time of the whole call, retries included.
+    """
+
+    def __init__(self, spec: str, backend: Backend, *, cache: RequestCache | None = None, concurrency: int = 8,
+                 timeout_s: float = 120.0, retry: RetryPolicy | None = None, prices: Prices | None = None,
+                 refresh: bool = False, text_only: bool = False,
+                 on_truncation: Literal["return", "raise"] = "return"):
+        if concurrency < 1:
+            raise ValueError(f"concurrency must be >= 1, got {concurrency}")
+        self.spec = spec
+        self.backend = backend
+        self.cache = cache
+        self.concurrency = concurrency
+        self.timeout_s = timeout_s
+        self.retry = retry or RetryPolicy()
+        self.prices = prices
+        self.refresh = refresh
+        self.text_only = text_only
+        self.on_truncation = on_truncation
+        self.supports_images = backend.supports_images and not text_only
+        self._usage: dict[str, Usage] = defaultdict(Usage)
+        self._semaphores: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = \
+            weakref.WeakKeyDictionary()
+
+    # ----- model facts -------------------------------------------------------------------------
+    @property
+    def context_tokens(self) -> int:
+        """The model's context window in tokens."""
+        return self.backend.context_tokens
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens of ``text`` for this model (tiktoken for OpenAI models, the GGUF vocabulary locally)."""
+        return self.backend.count_tokens(text)
+
+    # ----- accounting --------------------------------------------------------------------------
+    def usage_by_stage(self) -> dict[str, Usage]:
+        """Usage summed per stage (copies)."""
+        return {stage: u.model_copy() for stage, u in self._usage.items()}
+
+    def total_usage(self) -> Usage:
+        total = Usage()
+        for u in self._usage.values():
+            total = total + u
+        return total
+
+    def _semaphore(self) -> asyncio.Semaphore:
+        loop = asyncio.get_running_loop()
+        sem = self._semaphores.get(loop)
+        if sem is None:
+            sem = self._semaphores[loop] = asyncio.Semaphore(self.concurrency)
+        return sem
+
+    def cache_key(self, messages: list[Message], config: GenerationConfig) -> str:
+        """Cache key of an already prepared request (see :meth:`chat`)."""
+        return cache_key({"identity": self.backend.identity(), "messages": messages_fingerprint(messages),
+                          "config": config.model_dump(mode="json")})
+
+    # ----- the call ----------------------------------------------------------------------------
+    async def chat(self, messages: list[Message], config: GenerationConfig | None = None, *,
+                   stage: Stage = "answer") -> ChatResult:
+        config = config or GenerationConfig()
+        start = time.perf_counter()
+        prepared, substituted = prepare_messages(messages, send_images=self.supports_images)
+        key = self.cache_key(prepared, config) if self.cache is not None else None
+        if key is not None and not self.refresh:
+            hit = self.cache.get(key)  # type: ignore[union-attr]
+            if hit is not None:
+                usage = Usage(cached_calls=1)
+                self._usage[stage] = self._usage[stage] + usage
+                return ChatResult(text=hit.text, model=self.spec, usage=usage, latency_s=time.perf_counter() - start,
+                                  cached=True, finish_reason=hit.finish_reason, images_substituted=substituted)
+
+        n_images = sum(isinstance(p, ImagePart) for m in prepared if not isinstance(m.content, str) for p in m.content)
+        description = describe_request(messages, stage, n_images)
+
+        async def attempt() -> BackendReply:
+            async with self._semaphore():
+                return await self.backend.complete(prepared, config, description=description,
+                                                   timeout_s=self.timeout_s)
+
+        reply = await call_with_retries(attempt, self.retry)
+        latency = time.perf_counter() - start
+        if reply.finish_reason == "length" and self.on_truncation == "raise":
+            raise OutputTruncatedError(f"answer hit max_tokens={config.max_tokens}",
+                                       RequestInfo(self.spec, None, description))
+        cost = 0.0 if self.backend.kind == "local" else cost_usd(
+            self.backend.model, reply.prompt_tokens, reply.completion_tokens, self.prices)
+        usage = Usage(prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens, calls=1,
+                      cost_usd=cost, latency_s=latency)
+        self._usage[stage] = self._usage[stage] + usage
+        if key is not None:
+            self.cache.put(key, CacheEntry(self.spec, reply.text, reply.finish_reason,  # type: ignore[union-attr]
+                                           reply.prompt_tokens, reply.completion_tokens))
+        return ChatResult(text=reply.text, model=self.spec, usage=usage, latency_s=latency, cached=False,
+                          finish_reason=reply.finish_reason, images_substituted=substituted)
+
+    async def aclose(self) -> None:
+        """Close HTTP connections opened in the running event loop."""
+        await self.backend.aclose()
+
+    async def __aenter__(self) -> "ModelClient":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def __repr__(self) -> str:
+        return f"ModelClient({self.spec!r}, concurrency={self.concurrency}, cache={self.cache!r})"

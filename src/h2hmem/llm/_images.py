@@ -1,0 +1,124 @@
+"""Image parts: text substitution for text-only backends, content hashes for cache keys, and
+JPEG data URLs for OpenAI-compatible servers."""
+
+from __future__ import annotations
+
+import base64
+import functools
+import hashlib
+import io
+from pathlib import Path
+
+from PIL import Image, UnidentifiedImageError
+
+from ._errors import ImageFileError
+from ._types import ImagePart, Message, TextPart
+
+MAX_SIDE_PX = 1024
+"""Longest image side sent to a VLM (official H2HMem code resized to 1024 px)."""
+JPEG_QUALITY = 85
+"""JPEG quality of sent images (official H2HMem code)."""
+
+
+def image_text(part: ImagePart) -> str:
+    """``[Image <name>: <caption>]``, or ``[Image <name>]`` without a caption."""
+    return f"[Image {part.name}: {part.caption}]" if part.caption else f"[Image {part.name}]"
+
+
+def image_available(part: ImagePart) -> bool:
+    return part.path is not None and Path(part.path).is_file()
+
+
+def prepare_messages(messages: list[Message], *, send_images: bool) -> tuple[list[Message], int]:
+    """Messages as a backend gets them, and how many image parts were replaced by text.
+
+    An image part becomes :func:`image_text` when ``send_images`` is false (text-only model) or
+    its file is missing; other parts are unchanged.
+    """
+    out: list[Message] = []
+    substituted = 0
+    for msg in messages:
+        if isinstance(msg.content, str):
+            out.append(msg)
+            continue
+        parts = []
+        for part in msg.content:
+            if isinstance(part, ImagePart) and not (send_images and image_available(part)):
+                parts.append(TextPart(text=image_text(part)))
+                substituted += 1
+            else:
+                parts.append(part)
+        out.append(msg if parts == list(msg.content) else Message(role=msg.role, content=parts))
+    return out, substituted
+
+
+def flatten_text(content: str | list) -> str | None:
+    """The content as one string (text parts joined by newlines) if it holds no image part, else None."""
+    if isinstance(content, str):
+        return content
+    if any(isinstance(p, ImagePart) for p in content):
+        return None
+    return "\n".join(p.text for p in content)
+
+
+def _stat_key(path: Path) -> tuple[str, int, int]:
+    st = path.stat()
+    return (str(path.resolve()), st.st_mtime_ns, st.st_size)
+
+
+@functools.lru_cache(maxsize=4096)
+def _sha256(key: tuple[str, int, int]) -> str:
+    return hashlib.sha256(Path(key[0]).read_bytes()).hexdigest()
+
+
+def file_sha256(path: Path) -> str:
+    """SHA-256 (hex) of a file's bytes, memoised on (path, mtime, size)."""
+    return _sha256(_stat_key(Path(path)))
+
+
+@functools.lru_cache(maxsize=256)
+def _data_url(key: tuple[str, int, int], max_side: int, quality: int) -> str:
+    path = key[0]
+    try:
+        with Image.open(path) as img:
+            img.load()
+            if img.mode in ("RGBA", "LA", "P"):
+                img = img.convert("RGBA")
+                background = Image.new("RGB", img.size, (255, 255, 255))
+                background.paste(img, mask=img.getchannel("A"))
+                img = background
+            elif img.mode != "RGB":
+                img = img.convert("RGB")
+            if max(img.size) > max_side:
+                img.thumbnail((max_side, max_side), Image.Resampling.LANCZOS)
+            buf = io.BytesIO()
+            img.save(buf, format="JPEG", quality=quality)
+    except (UnidentifiedImageError, OSError) as exc:
+        raise ImageFileError(f"cannot read image file {path}: {exc}") from exc
+    return "data:image/jpeg;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def image_data_url(path: Path, *, max_side: int = MAX_SIDE_PX, quality: int = JPEG_QUALITY) -> str:
+    """``data:image/jpeg;base64,…`` of the image, long side scaled down to ``max_side`` pixels
+    (aspect kept; smaller images unchanged), transparency flattened on white, JPEG ``quality``.
+
+    Raises :class:`ImageFileError` naming the file if it cannot be decoded.
+    """
+    return _data_url(_stat_key(Path(path)), max_side, quality)
+
+
+def messages_fingerprint(messages: list[Message]) -> list[dict]:
+    """JSON-able form of prepared messages for cache keys: images by content hash, not path."""
+    out = []
+    for msg in messages:
+        if isinstance(msg.content, str):
+            out.append({"role": msg.role, "content": msg.content})
+            continue
+        parts = []
+        for p in msg.content:
+            if isinstance(p, ImagePart):
+                parts.append({"type": "image", "sha256": file_sha256(p.path)})  # type: ignore[arg-type]
+            else:
+                parts.append({"type": "text", "text": p.text})
+        out.append({"role": msg.role, "content": parts})
+    return out

