@@ -1,0 +1,147 @@
+"""Helpers for the reliability tests: a small synthetic dataset in the official layout, and
+running the real CLI (in-process with typer's runner, or as a subprocess of the console script).
+
+The dataset is written from scratch (no copy of ``/work/shared``), deterministic, and small enough
+to break in dozens of ways per test run.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from PIL import Image
+from typer.testing import CliRunner
+
+REPO = Path(__file__).resolve().parents[2]
+H2HMEM = Path(sys.executable).parent / "h2hmem"
+"""The console script of the virtualenv running the tests."""
+
+SUB_TYPES = ["Unimodal Precise Recall", "Cross-modal Related Retrieval", "Knowledge Resolution",
+             "Temporal Reasoning", "Multimodal Causal Reasoning", "Reference & Evolution Tracking",
+             "Test-Time Learning", "Conflict Detection", "Answer Refusal"]
+MAIN_OF = {"Unimodal Precise Recall": "Memory Recall", "Cross-modal Related Retrieval": "Memory Recall",
+           "Knowledge Resolution": "Memory Recall", "Temporal Reasoning": "Memory Reasoning",
+           "Multimodal Causal Reasoning": "Memory Reasoning", "Reference & Evolution Tracking": "Memory Reasoning",
+           "Test-Time Learning": "Memory Application", "Conflict Detection": "Memory Application",
+           "Answer Refusal": "Memory Application"}
+
+
+def png_bytes(color: tuple[int, int, int] = (200, 30, 30), size: int = 8) -> bytes:
+    buf = io.BytesIO()
+    Image.new("RGB", (size, size), color).save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def write_json(path: Path, data: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
+
+
+def question(text: str, answer: str, session: str, n: int, image: str = "") -> dict[str, Any]:
+    sub = SUB_TYPES[n % len(SUB_TYPES)]
+    return {"question": {"text": text, "image": image}, "original_answer": answer,
+            "answer_session": [session], "answer_dialogue": "", "question_type":
+            {"main_type": MAIN_OF[sub], "sub_type": sub}, "difficulty": ("easy", "medium", "hard")[n % 3],
+            "validated": True}
+
+
+@dataclass
+class Synth:
+    root: Path
+    question_ids: list[str]
+
+    def session_dir(self, split: str = "dyadic", dialogue: int = 1, session: int = 1) -> Path:
+        return self.root / split / f"dialogue{dialogue}" / "scenes" / f"session{session}"
+
+
+def make_dataset(root: Path, *, dialogues: int = 2, sessions: int = 3, questions_per_session: int = 3,
+                 multi_party: bool = True) -> Synth:
+    """Write a valid dataset under ``root``: dyadic ``dialogue1..N`` (and one multi-party dialogue),
+    ``session1..K`` with 4 turns each (turn 1 shares ``1.png``), ``questions_per_session`` questions per
+    session and two cross-session questions in ``session0`` (one naming ``session1/1.png``).
+
+    Returns the root and every question id in dataset order.
+    """
+    ids: list[str] = []
+    splits = [("dyadic", dialogues, ["Ann", "Bo"])]
+    if multi_party:
+        splits.append(("multi-party", 1, ["Cy", "Di", "Ed", "Fay"]))
+    for split, n_dialogues, speakers in splits:
+        for d in range(1, n_dialogues + 1):
+            scenes = root / split / f"dialogue{d}" / "scenes"
+            dialogue_ids: list[str] = []
+            for k in range(1, sessions + 1):
+                sdir = scenes / f"session{k}"
+                (sdir / "image").mkdir(parents=True, exist_ok=True)
+                (sdir / "image" / "1.png").write_bytes(png_bytes((40 * k % 256, 80, 120 + d)))
+                turns = []
+                for t in range(4):
+                    spk = speakers[t % len(speakers)]
+                    turns.append({"role": spk, "content": {
+                        "text": f"{spk} says fact {d}-{k}-{t}: the {['red', 'blue', 'green', 'gold'][t]} "
+                                f"kite cost {10 * k + t} dollars.",
+                        "image": "1.png" if t == 1 else ""}})
+                write_json(sdir / "session.json", {"session_id": f"topic_{k}", "session_title": f"Session {k}",
+                                                   "timeline_date": f"2024-0{min(k, 9)}-1{d % 10}",
+                                                   "dialogue": turns})
+                qs = [question(f"In session {k} of dialogue {d}, what did speaker say about item {i}?",
+                               f"{10 * k + i} dollars", f"session{k}", i + k)
+                      for i in range(questions_per_session)]
+                write_json(sdir / "questions.json", {"metadata": {}, "session_info": {}, "questions": qs})
+                dialogue_ids += [f"{split}/dialogue{d}/session{k}/q{i}" for i in range(len(qs))]
+            s0 = [question(f"Across sessions of dialogue {d}, how did the kite prices change?", "They rose.",
+                           "session0", 3),
+                  question(f"Which colour was the kite in this picture (dialogue {d})?", "blue", "session0", 1,
+                           image="session1/1.png")]
+            write_json(scenes / "session0" / "questions.json", {"metadata": {}, "session_info": {}, "questions": s0})
+            # dataset order: by dialogue, then session number (session0 first), then index
+            ids += [f"{split}/dialogue{d}/session0/q{i}" for i in range(len(s0))] + dialogue_ids
+    return Synth(root=root, question_ids=ids)
+
+
+# ----- running the CLI ---------------------------------------------------------------------------
+
+@dataclass
+class CliResult:
+    code: int
+    output: str
+    """stdout and stderr together."""
+
+
+def cli(*args: str | Path, env: dict[str, str] | None = None) -> CliResult:
+    """Run ``h2hmem *args`` in-process (typer's runner); an escaped exception is shown as a traceback
+    in ``output`` so callers can assert there is none."""
+    from h2hmem.cli import app
+
+    runner = CliRunner()
+    res = runner.invoke(app, [str(a) for a in args], env=env, catch_exceptions=True)
+    out = res.output
+    if res.exception is not None and not isinstance(res.exception, SystemExit):
+        import traceback
+
+        out += "\nTraceback (most recent call last):\n" + "".join(traceback.format_exception(res.exception))
+    return CliResult(code=res.exit_code, output=out)
+
+
+def cli_subprocess(*args: str | Path, timeout: float = 120, env: dict[str, str] | None = None) -> CliResult:
+    """Run the installed console script ``h2hmem *args`` as a child process."""
+    full_env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1", **(env or {})}
+    p = subprocess.run([str(H2HMEM), *map(str, args)], capture_output=True, text=True, timeout=timeout,
+                       env=full_env, cwd=REPO)
+    return CliResult(code=p.returncode, output=p.stdout + p.stderr)
+
+
+def jsonl_ids(path: Path) -> list[str]:
+    """``question_id`` of every complete raw line of a predictions file (duplicates kept)."""
+    out = []
+    for line in path.read_bytes().split(b"\n"):
+        if line.strip():
+            out.append(json.loads(line)["question_id"])
+    return out
