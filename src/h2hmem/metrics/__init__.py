@@ -2,10 +2,14 @@
 
 from ._aggregate import DEFAULT_GROUPS, SPLIT_KEYS, aggregate
 from ._evidence import EVIDENCE_KS, evidence_metric_names, evidence_scores, score_evidence
+from ._judge import (DEFAULT_JUDGE_SPEC, JUDGE_LEVELS, NOT_COMPARABLE, JudgeMode, JudgeRecord, comparability_label,
+                     judge_messages, judge_predictions, parse_judgments)
 from ._lexical import LexicalScores, bleu1, lexical_scores, set_prf
 from ._tokenize import TokenizerUnavailableError, content_tokens, english_stopwords, normalize_answer, tokenize
 
 __all__ = [
+    "DEFAULT_JUDGE_SPEC", "JUDGE_LEVELS", "NOT_COMPARABLE", "JudgeMode", "JudgeRecord", "comparability_label",
+    "judge_messages", "judge_predictions", "parse_judgments",
     "DEFAULT_GROUPS", "EVIDENCE_KS", "SPLIT_KEYS", "aggregate", "evidence_metric_names", "evidence_scores", "score_evidence",
     "LexicalScores", "TokenizerUnavailableError", "bleu1", "content_tokens", "english_stopwords",
     "lexical_scores", "normalize_answer", "set_prf", "tokenize",

@@ -1,0 +1,299 @@
+"""LLM-as-judge: the five-level rubric, session batches, strict parsing and single re-asks.
+
+Official setting (``shared/spec/metrics.md`` §2): ``gpt-4o-mini`` at temperature 0, one call per
+(method, session) holding all that session's questions, reply = a JSON list of
+``{question_id, score, reasoning}``. Our additions: every question id must come back exactly
+once; a missing, duplicated or invalid item (score not one of the five levels, broken JSON) is
+re-asked once on its own; a score that is still invalid is an error for that item (recorded,
+never snapped to a level); coverage (judged / total) is always reported. The judge sees only
+the question, the gold answer and the system answer — never the method's name, never images.
+
+All calls go through :class:`~h2hmem.llm.ChatModel` (``stage="judge"``), which owns the request
+cache, retries with backoff, concurrency and usage.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import math
+import re
+from collections.abc import Callable, Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from ..llm._errors import ModelError
+from ..llm._types import ChatModel, GenerationConfig, Message
+from ..run._records import Prediction
+
+JUDGE_LEVELS: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 1.0)
+"""The five scores of the rubric (spec §2)."""
+DEFAULT_JUDGE_SPEC = "openai:gpt-4o-mini"
+"""The official judge (spec §2)."""
+NOT_COMPARABLE = "not comparable with published numbers"
+"""Label carried by every output of a ``local:`` judge."""
+JudgeMode = Literal["session", "question"]
+
+_TOKENS_BASE = 200
+_TOKENS_PER_ITEM = 200
+"""Reply budget: room for one or two sentences of reasoning per item (our choice)."""
+
+RUBRIC = """\
+You grade answers written by an AI assistant that has followed a long conversation between people.
+For each item you get the question, the reference answer (correct by definition) and the
+assistant's answer. Compare the assistant's answer with the reference answer only, and give
+exactly one of these five scores:
+
+1    - correct: accurate, complete and stated with confidence; nothing made up.
+0.75 - correct and confident, but a minor detail is missing or the answer is padded with filler.
+0.5  - right in substance but incomplete, hedged or too general; or the right yes/no with faulty
+       reasoning.
+0.25 - on the topic but misses the key entity or value, buries it among wrong details, or is too
+       vague to be useful (for example "a dog" when the reference says "a golden retriever").
+0    - wrong: contradicts the reference, gives the opposite yes/no, makes up facts, or gives no
+       answer.
+
+Reply with one JSON object and nothing else:
+{"judgments": [{"question_id": "<item id>", "score": <0, 0.25, 0.5, 0.75 or 1>, "reasoning": "<one or two sentences>"}]}
+with exactly one judgment for every item id."""
+
+
+class JudgeRecord(BaseModel):
+    """One question's judgment, one line of ``scores/judge.jsonl``."""
+
+    question_id: str
+    split: str
+    dialogue: str
+    session: str
+    task_type: str
+    main_category: str
+    difficulty: str
+    score: float | None
+    """One of :data:`JUDGE_LEVELS`, or None when the judge gave no valid score (see ``error``)."""
+    reasoning: str = ""
+    failed: bool = False
+    """The method's answer failed (no system answer): score 0 without a judge call."""
+    error: str | None = None
+    """Why the item is unjudged (invalid score after the re-ask, call failure…)."""
+    reasked: bool = False
+    """The item was asked again on its own (missing, duplicated or invalid the first time)."""
+    calls: int = 0
+    """Judge calls that concerned this item (a batch call counts for each of its items)."""
+    cached: bool = False
+    """Every reply behind the score came from the request cache."""
+    judge_model: str
+    mode: str
+    label: str | None = None
+    """:data:`NOT_COMPARABLE` for a ``local:`` judge."""
+    input_hash: str
+    """SHA-256 of (question, gold, answer): a cached judgment is reused only for the same inputs."""
+
+    @property
+    def judged(self) -> bool:
+        return self.score is not None
+
+
+def comparability_label(spec: str) -> str | None:
+    """:data:`NOT_COMPARABLE` when the judge model spec starts with ``local:``, else None."""
+    return NOT_COMPARABLE if spec.startswith("local:") else None
+
+
+def input_hash(p: Prediction) -> str:
+    """SHA-256 (hex) of the judge's inputs for ``p``: question, gold answer, system answer."""
+    data = json.dumps([p.question, p.gold, p.answer], ensure_ascii=False)
+    return hashlib.sha256(data.encode("utf-8")).hexdigest()
+
+
+def _item_text(local_id: str, p: Prediction) -> str:
+    return (f"[{local_id}]\nQuestion: {p.question.strip()}\nReference answer: {p.gold.strip()}\n"
+            f"Assistant's answer: {(p.answer or '').strip()}")
+
+
+def judge_messages(items: Sequence[tuple[str, Prediction]]) -> list[Message]:
+    """The judge prompt for ``(local_id, prediction)`` pairs (one or many). Only the question,
+    the gold answer and the system answer are shown."""
+    n = len(items)
+    head = "Grade the following item." if n == 1 else f"Grade the following {n} items."
+    body = "\n\n".join(_item_text(lid, p) for lid, p in items)
+    return [Message(role="system", content=RUBRIC), Message(role="user", content=f"{head}\n\n{body}")]
+
+
+def _config(n_items: int) -> GenerationConfig:
+    return GenerationConfig(temperature=0.0, max_tokens=_TOKENS_BASE + _TOKENS_PER_ITEM * n_items, json_mode=True)
+
+
+_FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.IGNORECASE)
+
+
+def _load_json(text: str) -> Any:
+    text = _FENCE.sub("", text.strip())
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        pass
+    for open_, close in (("{", "}"), ("[", "]")):
+        i, j = text.find(open_), text.rfind(close)
+        if 0 <= i < j:
+            try:
+                return json.loads(text[i:j + 1])
+            except json.JSONDecodeError:
+                continue
+    raise ValueError("the reply is not valid JSON")
+
+
+def _entries(data: Any) -> list[Any]:
+    if isinstance(data, list):
+        return data
+    if isinstance(data, dict):
+        if isinstance(data.get("judgments"), list):
+            return data["judgments"]
+        if "question_id" in data:
+            return [data]
+        lists = [v for v in data.values() if isinstance(v, list)]
+        if len(lists) == 1:
+            return lists[0]
+    raise ValueError("the reply holds no list of judgments")
+
+
+def _score(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise ValueError(f"score {value!r} is not a number")
+    try:
+        x = float(value)
+    except ValueError:
+        raise ValueError(f"score {value!r} is not a number") from None
+    for level in JUDGE_LEVELS:
+        if math.isclose(x, level, abs_tol=1e-9):
+            return level
+    raise ValueError(f"score {value!r} is not one of 0, 0.25, 0.5, 0.75, 1")
+
+
+def parse_judgments(text: str, local_ids: Sequence[str]) -> dict[str, tuple[float, str] | str]:
+    """Parse a judge reply: local id → ``(score, reasoning)`` or a problem description.
+
+    Accepts ``{"judgments": [...]}``, a bare list, or a single judgment object (code fences
+    allowed). An id that is missing, given twice, or whose score is not one of the five levels
+    gets a problem string; ids the judge invented are ignored.
+    """
+    try:
+        entries = _entries(_load_json(text))
+    except ValueError as e:
+        return {lid: str(e) for lid in local_ids}
+    wanted = set(local_ids)
+    seen: dict[str, list[Any]] = {}
+    for e in entries:
+        if isinstance(e, dict) and str(e.get("question_id", "")).strip() in wanted:
+            seen.setdefault(str(e["question_id"]).strip(), []).append(e)
+    out: dict[str, tuple[float, str] | str] = {}
+    for lid in local_ids:
+        got = seen.get(lid, [])
+        if not got:
+            out[lid] = f"no judgment for {lid} in the reply"
+        elif len(got) > 1:
+            out[lid] = f"{len(got)} judgments for {lid} in the reply"
+        else:
+            try:
+                out[lid] = (_score(got[0].get("score")), str(got[0].get("reasoning") or ""))
+            except ValueError as e:
+                out[lid] = str(e)
+    return out
+
+
+class _Judge:
+    def __init__(self, model: ChatModel, mode: JudgeMode, on_record: Callable[[JudgeRecord], None] | None):
+        self.model, self.mode, self.on_record = model, mode, on_record
+        self.label = comparability_label(model.spec)
+        self.records: dict[str, JudgeRecord] = {}
+
+    def _emit(self, p: Prediction, **fields: Any) -> None:
+        rec = JudgeRecord(
+            question_id=p.question_id, split=p.split, dialogue=p.dialogue, session=p.session,
+            task_type=p.task_type, main_category=p.main_category, difficulty=p.difficulty,
+            judge_model=self.model.spec, mode=self.mode, label=self.label, input_hash=input_hash(p), **fields)
+        self.records[p.question_id] = rec
+        if self.on_record is not None:
+            self.on_record(rec)
+
+    async def _ask(self, messages: list[Message], n_items: int) -> tuple[str | None, bool, str | None]:
+        """(reply text, cached, error) of one judge call."""
+        try:
+            res = await self.model.chat(messages, _config(n_items), stage="judge")
+        except ModelError as e:
+            return None, False, f"judge call failed: {e}"
+        return res.text, res.cached, None
+
+    async def single(self, p: Prediction, *, calls: int = 0, cached: bool = True, reasked: bool = False) -> None:
+        """Judge ``p`` alone; in question mode a bad reply gets one corrective re-ask."""
+        messages = judge_messages([("q1", p)])
+        text, hit, err = await self._ask(messages, 1)
+        calls, cached = calls + 1, cached and hit
+        result = parse_judgments(text, ["q1"])["q1"] if text is not None else err
+        if isinstance(result, str) and not reasked and text is not None:
+            # Same prompt again would return the same (cached) reply: say what was wrong.
+            follow = [*messages, Message(role="assistant", content=text),
+                      Message(role="user", content=f"Your reply could not be used: {result}. Reply again with the "
+                                                   "JSON object holding one judgment for item q1, with a score of "
+                                                   "0, 0.25, 0.5, 0.75 or 1.")]
+            text, hit, err = await self._ask(follow, 1)
+            calls, cached, reasked = calls + 1, cached and hit, True
+            result = parse_judgments(text, ["q1"])["q1"] if text is not None else err
+        if isinstance(result, str):
+            self._emit(p, score=None, error=result, reasked=reasked, calls=calls, cached=cached)
+        else:
+            self._emit(p, score=result[0], reasoning=result[1], reasked=reasked, calls=calls, cached=cached)
+
+    async def batch(self, preds: Sequence[Prediction]) -> None:
+        """Judge one session's questions in one call; re-ask bad items singly (once)."""
+        if len(preds) == 1:
+            await self.single(preds[0])
+            return
+        items = [(f"q{i}", p) for i, p in enumerate(preds, 1)]
+        text, hit, err = await self._ask(judge_messages(items), len(items))
+        results = parse_judgments(text, [lid for lid, _ in items]) if text is not None else {}
+        retry = []
+        for lid, p in items:
+            r = results.get(lid)
+            if isinstance(r, tuple):
+                self._emit(p, score=r[0], reasoning=r[1], calls=1, cached=hit)
+            else:
+                retry.append(p)
+        # reasked=True: a single prompt differs from the batch prompt, so it is a real new
+        # question; its failure is final (one re-ask per item).
+        await asyncio.gather(*(self.single(p, calls=1, cached=hit, reasked=True) for p in retry))
+
+
+async def judge_predictions(predictions: Sequence[Prediction], model: ChatModel, *, mode: JudgeMode = "session",
+                            on_record: Callable[[JudgeRecord], None] | None = None) -> list[JudgeRecord]:
+    """Judge every prediction; one :class:`JudgeRecord` per prediction, in input order.
+
+    Args:
+        predictions: the records to judge (a failed one — ``error`` set — gets score 0 and
+            ``failed=True`` without a call).
+        model: the judge (default in the CLI: :data:`DEFAULT_JUDGE_SPEC`, the official judge);
+            calls use temperature 0 and JSON mode, ``stage="judge"``.
+        mode: ``"session"`` (official: one call per (dialogue, session), local ids q1…qN mapped
+            back) or ``"question"`` (one call per question).
+        on_record: called with each record as soon as it exists (to persist it).
+
+    Records with ``score=None`` carry ``error``; coverage = judged / total. Model errors are
+    recorded per item (after the model's own retries); other exceptions propagate.
+
+    Raises:
+        ValueError: unknown ``mode``.
+    """
+    if mode not in ("session", "question"):
+        raise ValueError(f"judge mode must be 'session' or 'question', got {mode!r}")
+    judge = _Judge(model, mode, on_record)
+    todo: dict[tuple[str, str, str], list[Prediction]] = {}
+    for p in predictions:
+        if p.failed:
+            judge._emit(p, score=0.0, failed=True, reasoning="no system answer (the method failed)")
+        else:
+            todo.setdefault((p.split, p.dialogue, p.session), []).append(p)
+    if mode == "session":
+        await asyncio.gather(*(judge.batch(ps) for ps in todo.values()))
+    else:
+        await asyncio.gather(*(judge.single(p) for ps in todo.values() for p in ps))
+    return [judge.records[p.question_id] for p in predictions]
