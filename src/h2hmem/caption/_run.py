@@ -84,22 +84,27 @@ class _Job:
     ref: ImageRef
 
 
-def dataset_images(root: str | Path, split: str = "all", log: IssueLog | None = None) -> tuple[Path, list[_Job]]:
-    """Distinct images named by turns and questions of ``split``, in dialogue/session order.
+def dataset_images(root: str | Path, split: str = "all", log: IssueLog | None = None) -> tuple[Path, dict[ImageId, ImageRef]]:
+    """Distinct images named by the turns and questions of ``split``, in dialogue/session order.
 
-    Returns ``(dataset_root, jobs)``. Loading is lenient: files with errors are skipped and the
-    errors go to ``log``.
+    Returns ``(dataset_root, {image id: resolved reference})``; a reference's ``path`` is None when
+    the file is missing, empty or refused by the loader. Loading is lenient: files with errors
+    are skipped and the errors go to ``log``.
+
+    Raises:
+        FileNotFoundError: no split folder under ``root``.
+        ValueError: unknown ``split``.
     """
     ds = load_dataset(root, split, strict=False, log=log)
-    seen: dict[ImageId, _Job] = {}
+    seen: dict[ImageId, ImageRef] = {}
     for d in ds.dialogues:
         refs = [t.image for s in d.sessions for t in s.turns if t.image is not None]
         refs += [img for q in d.questions for img in q.images]
         for ref in refs:
             key = ImageId(d.split, d.name, ref.session, ref.file)
-            if key not in seen or (seen[key].ref.path is None and ref.path is not None):
-                seen[key] = _Job(key, ref)
-    return ds.root, list(seen.values())
+            if key not in seen or (seen[key].path is None and ref.path is not None):
+                seen[key] = ref
+    return ds.root, seen
 
 
 def make_captioner(model: ChatModel | str, *, concurrency: int = 8, base_url: str | None = None,
@@ -121,7 +126,7 @@ def make_captioner(model: ChatModel | str, *, concurrency: int = 8, base_url: st
     return VLMCaptioner(model), False
 
 
-def caption_dataset(root: str | Path, model: ChatModel | str = "ocr", *, out_dir: str | Path | None = None,
+def caption_dataset(root: str | Path, model: ChatModel | str, *, out_dir: str | Path | None = None,
                     max_tokens: int = 256, concurrency: int = 8, split: str = "all", prompt: str | None = None,
                     temperature: float = 0.7, max_new_tokens: int = 1200, use_cache: bool = True,
                     base_url: str | None = None, progress: bool = True) -> CaptionSummary:
@@ -132,7 +137,7 @@ def caption_dataset(root: str | Path, model: ChatModel | str = "ocr", *, out_dir
         progress=progress))
 
 
-async def acaption_dataset(root: str | Path, model: ChatModel | str = "ocr", *, out_dir: str | Path | None = None,
+async def acaption_dataset(root: str | Path, model: ChatModel | str, *, out_dir: str | Path | None = None,
                            max_tokens: int = 256, concurrency: int = 8, split: str = "all",
                            prompt: str | None = None, temperature: float = 0.7, max_new_tokens: int = 1200,
                            use_cache: bool = True, base_url: str | None = None,
@@ -177,7 +182,8 @@ async def acaption_dataset(root: str | Path, model: ChatModel | str = "ocr", *, 
                                **({"prompt": prompt} if prompt is not None else {}))
     started = time.perf_counter()
     log = IssueLog()
-    base, jobs = dataset_images(root, split, log)
+    base, images = dataset_images(root, split, log)
+    jobs = [_Job(image, ref) for image, ref in images.items()]
     store = CaptionStore(base, out_dir)
     _check_writable(store.write_dir, out_dir is None)
     captioner, owned = make_captioner(model, concurrency=concurrency, base_url=base_url, use_cache=use_cache)
