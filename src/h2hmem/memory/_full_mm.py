@@ -1,0 +1,140 @@
+"""Full (MM): the whole history in context with the images themselves (spec/baselines.md).
+
+Same text as Full (Text) — every session in order, every turn with its date and speaker — but each
+image is sent as an image part right after its turn's line, and the question's image comes first.
+The official code cut the text at 4,096 tokens from the head and picked up to 10 images from an
+unordered set, detached from their turns (pitfalls 6, 7). Here:
+
+- image budget (default 10, question image included): the most recent turn images are attached;
+  older ones are shown as their caption text (``[Image 1.png in session3: caption]``);
+- text budget (default: the model's context minus the answer budget and prompt overhead): the
+  most recent lines are kept. When the answer model cannot see images, the caption text that
+  replaces each image part is counted too;
+- ``Answer.details`` records what was dropped (``dropped_turns``, ``dropped_images``) and the
+  ``context_tokens`` sent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from ..data import ImageRef, Question, Session
+from ..llm._images import image_text as substitute_text
+from ..llm._types import ContentPart, ImagePart, TextPart
+from ._budget import context_budget, keep_most_recent, token_counter
+from ._prompt import ANSWER_CONFIG, build_answer_messages
+from ._protocol import Answer, Evidence, MemoryContext
+from ._render import image_part, image_text, render_turn, session_header
+
+MAX_IMAGES = 10
+"""Published image budget per answer call."""
+
+
+@dataclass(frozen=True)
+class _Line:
+    session: str
+    text: str
+    """The line with its image named only (image attached after it)."""
+    cost: int
+    image: ImageRef | None = None
+    caption_text: str = ""
+    """The line with the image as caption text (used when the image is over budget)."""
+    caption_cost: int = 0
+    header: bool = False
+
+
+class FullMMMemory:
+    """Native full-context baseline.
+
+    Args:
+        ctx: run context (answer model, captions).
+        context_tokens: context window to fill; ``None`` = the model's own window (4,096 if unknown).
+        max_images: images per answer call, question image included (published 10).
+    """
+
+    name: ClassVar[str] = "full-mm"
+    modality: ClassVar[str] = "native"
+
+    def __init__(self, ctx: MemoryContext, context_tokens: int | None = None, max_images: int = MAX_IMAGES):
+        if max_images < 0:
+            raise ValueError(f"full-mm: max_images must be >= 0, got {max_images}")
+        self.ctx = ctx
+        self.context_tokens = context_tokens
+        self.max_images = max_images
+        self._count, self._counter_kind = token_counter(ctx.chat)
+        self._sees_images = bool(getattr(ctx.chat, "supports_images", False))
+        self._lines: list[_Line] = []
+
+    def describe(self) -> dict[str, Any]:
+        return {"method": self.name, "modality": self.modality, "context_tokens": self.context_tokens,
+                "max_images": self.max_images, "token_counter": self._counter_kind,
+                "truncation": "keep most recent turns; keep most recent images",
+                "images": ("native: each image part right after its turn's line, question image first; images over "
+                           "the budget shown as caption text; a text-only answer model or a missing file gets "
+                           "'[Image <file> in <session>: caption]' (counted in the text budget when the model "
+                           "cannot see images; details.images_substituted)")}
+
+    def _image_cost(self, ref: ImageRef) -> int:
+        # a model that sees pixels is not charged text tokens for them (the published budget is text)
+        if self._sees_images:
+            return 0
+        return self._count(substitute_text(image_part(ref, self.ctx.captions))) + 1
+
+    async def observe(self, session: Session) -> None:
+        if session.absent or not session.turns:
+            return
+        header = session_header(session)
+        self._lines.append(_Line(session.name, header, self._count(header) + 1, header=True))
+        for turn in session.turns:
+            text = render_turn(session, turn, self.ctx.captions, image_as_text=False)
+            cost = self._count(text) + 1
+            if turn.image is None:
+                self._lines.append(_Line(session.name, text, cost))
+                continue
+            cap = render_turn(session, turn, self.ctx.captions, image_as_text=True)
+            self._lines.append(_Line(session.name, text, cost + self._image_cost(turn.image), turn.image,
+                                     cap, self._count(cap) + 1))
+
+    async def answer(self, question: Question) -> Answer:
+        q_images = [image_part(ref, self.ctx.captions) for ref in question.images][: self.max_images]
+        budget = context_budget(self.ctx.chat, self.context_tokens, ANSWER_CONFIG.max_tokens)
+        budget -= sum(self._image_cost(ref) for ref in question.images[: self.max_images])
+        # the most recent images overall are the ones attached; older images become caption text
+        image_slots = self.max_images - len(q_images)
+        with_image = [i for i, ln in enumerate(self._lines) if ln.image is not None]
+        attach = set(with_image[len(with_image) - image_slots:]) if image_slots > 0 else set()
+        costs = [ln.cost if (i in attach or ln.image is None) else ln.caption_cost for i, ln in enumerate(self._lines)]
+        start = keep_most_recent(costs, budget)
+
+        parts: list[ContentPart] = []
+        attached = 0
+        for i in range(start, len(self._lines)):
+            ln = self._lines[i]
+            if ln.image is not None and i in attach:
+                parts.append(TextPart(text=ln.text))
+                parts.append(image_part(ln.image, self.ctx.captions))
+                attached += 1
+            else:
+                parts.append(TextPart(text=ln.caption_text if ln.image is not None else ln.text))
+        over = question.images[self.max_images:]  # question images beyond the budget: caption text
+        if over:
+            parts.append(TextPart(text="Image attached to the question: "
+                                  + " ".join(image_text(ref, self.ctx.captions) for ref in over)))
+        memory: list[ContentPart] | str = parts if parts else ""
+        result = await self.ctx.chat.chat(build_answer_messages(question, memory, q_images), ANSWER_CONFIG,
+                                          stage="answer")
+        kept = self._lines[start:]
+        sessions = list(dict.fromkeys(ln.session for ln in reversed(kept)))
+        dropped_turns = sum(1 for ln in self._lines[:start] if not ln.header)
+        return Answer(
+            text=result.text.strip(),
+            evidence=[Evidence(session=s) for s in sessions],
+            usage=result.usage,
+            cached=result.cached,
+            details={"context_tokens": sum(costs[start:]), "budget_tokens": budget, "truncated": start > 0,
+                     "dropped_lines": start, "dropped_turns": dropped_turns,
+                     "images_attached": attached + len(q_images), "dropped_images": len(with_image) - attached,
+                     "images_substituted": result.images_substituted},
+        )
+
