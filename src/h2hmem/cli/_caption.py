@@ -66,6 +66,9 @@ def caption_cmd(
     if summary.missing:
         console.print(f"[yellow]{summary.missing} image file(s) named by the dataset are missing[/] "
                       f"(e.g. {summary.missing_images[0]}); their turns will have no caption.")
+    if summary.dataset_errors:
+        console.print(f"[red]{summary.dataset_errors} dataset error(s)[/]: the files concerned were skipped, "
+                      f"their images not seen; run `h2hmem data validate {root}`", highlight=False)
     console.print(f"Captions in {summary.captions_dir}; failures listed in "
                   f"{Path(summary.captions_dir) / 'caption_failures.json'}"
                   + ("; rerun the same command to retry them." if summary.failed else "."), highlight=False)
