@@ -1,0 +1,158 @@
+"""``h2hmem submission …`` (export / validate leaderboard files) and ``h2hmem leaderboard …`` (the web service)."""
+
+from __future__ import annotations
+
+import getpass
+import json
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.table import Table
+
+from ._app import app, console, fail
+
+submission_app = typer.Typer(help="Export and validate leaderboard submission files.", no_args_is_help=True)
+leaderboard_app = typer.Typer(help="Run the leaderboard web service and manage its administrators.", no_args_is_help=True)
+app.add_typer(submission_app, name="submission")
+app.add_typer(leaderboard_app, name="leaderboard")
+
+DEFAULT_DB = "sqlite:///h2hmem-leaderboard.db"
+
+
+@submission_app.command("export")
+def export_cmd(
+    run_dir: Path = typer.Argument(..., help="A run directory holding predictions.jsonl."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Output folder (default RUN_DIR/submission)."),
+) -> None:
+    """Write prediction_dyadic.json and prediction_multiparty.json (official fields + question_id)."""
+    from ..leaderboard import export_submission
+
+    try:
+        paths = export_submission(run_dir, out)
+    except (FileNotFoundError, ValueError) as e:
+        raise fail(str(e))
+    if not paths:
+        raise fail(f"{run_dir}: the run has no predictions")
+    for p in paths:
+        n = len(json.loads(p.read_text(encoding="utf-8"))["predictions"])
+        console.print(f"wrote {p} ({n} rows)", highlight=False)
+    if len(paths) == 1:
+        console.print("[yellow]note:[/] only one split was run; a leaderboard entry needs both files")
+
+
+@submission_app.command("validate")
+def validate_cmd(
+    files: list[Path] = typer.Argument(..., help="prediction_dyadic.json and/or prediction_multiparty.json."),
+    data: Path = typer.Option(..., "--data", help="Dataset root with the gold answers."),
+    split: Optional[str] = typer.Option(None, "--split", help="Split of a single file whose name does not say it."),
+    as_json: bool = typer.Option(False, "--json", help="Print the full report as one JSON object."),
+    show: int = typer.Option(20, help="How many problems of each severity to list."),
+) -> None:
+    """Check submission files against the dataset; exit 1 when there are errors."""
+    from ..data import SPLITS, DatasetError
+    from ..leaderboard import validate_submission
+
+    if split is not None and split not in SPLITS:
+        raise fail(f"unknown split {split!r}; expected dyadic or multi-party")
+    try:
+        report = validate_submission(files, data, split=split)  # type: ignore[arg-type]
+    except (FileNotFoundError, ValueError, DatasetError) as e:
+        raise fail(str(e))
+    if as_json:
+        out = report.model_dump(exclude={"matched"})
+        out.update(ok=report.ok, matched=len(report.matched), counts=report.counts())
+        print(json.dumps(out, ensure_ascii=False, indent=1))
+        raise typer.Exit(0 if report.ok else 1)
+    t = Table(title="Submission files", title_justify="left")
+    for c in ("file", "split", "rows"):
+        t.add_column(c)
+    rows_per_file: dict[str, int] = {}
+    for m in report.matched:
+        rows_per_file[m.file] = rows_per_file.get(m.file, 0) + 1
+    for name, sp in report.files.items():
+        t.add_row(name, sp, f"{rows_per_file.get(name, 0)} matched of {report.expected.get(sp, 0)} questions")
+    console.print(t)
+    for sev, items in (("error", report.errors), ("warning", report.warnings)):
+        if not items:
+            continue
+        counts = ", ".join(f"{code} {n}" for code, n in report.counts()[sev].items())
+        console.print(f"[bold]{len(items)} {sev}(s)[/]: {counts}")
+        for p in items[:show]:
+            console.print(f"  {p}", highlight=False, markup=False, soft_wrap=True)
+        if len(items) > show:
+            console.print(f"  … {len(items) - show} more (use --json for all)")
+    verdict = "[green]VALID[/]" if report.ok else "[red]INVALID[/]"
+    console.print(f"{verdict}: {len(report.errors)} error(s), {len(report.warnings)} warning(s); "
+                  f"{len(report.matched)} of {report.rows} rows matched, {len(report.missing)} questions missing")
+    raise typer.Exit(0 if report.ok else 1)
+
+
+@leaderboard_app.command("serve")
+def serve_cmd(
+    data: Path = typer.Option(..., "--data", help="Dataset root with the gold answers."),
+    db: str = typer.Option(DEFAULT_DB, "--db", help="SQLAlchemy URL: sqlite:///file.db or postgresql+psycopg://user:pw@host/db."),
+    host: str = typer.Option("127.0.0.1", "--host"),
+    port: int = typer.Option(8000, "--port"),
+    judge_model: Optional[str] = typer.Option(None, "--judge-model", help="Judge model spec, e.g. openai:gpt-4o-mini (official)."),
+    judge_base_url: Optional[str] = typer.Option(None, "--judge-base-url", help="OpenAI-compatible endpoint of the judge."),
+    max_file_mb: float = typer.Option(10.0, "--max-file-mb", help="Upload limit per file (MB)."),
+    uploads_per_hour: int = typer.Option(10, "--uploads-per-hour", help="Upload attempts per client address per hour."),
+    https_only: bool = typer.Option(False, "--https-only-cookies", help="Mark the session cookie Secure (behind HTTPS)."),
+) -> None:
+    """Serve the leaderboard (upload page, admin review, public ranking, JSON API)."""
+    import uvicorn
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from ..data import DatasetError
+    from ..leaderboard import LeaderboardSettings, create_app
+
+    settings = LeaderboardSettings(
+        data_root=data, db_url=db, judge_model=judge_model, judge_base_url=judge_base_url,
+        max_file_bytes=int(max_file_mb * 1e6), uploads_per_hour=uploads_per_hour, https_only_cookies=https_only,
+    )
+    try:
+        application = create_app(settings)
+    except (FileNotFoundError, ValueError, RuntimeError, DatasetError, SQLAlchemyError, ImportError) as e:
+        raise fail(f"cannot start the leaderboard: {e}")
+    console.print(f"leaderboard on http://{host}:{port}/ (database {_redact(db)}; "
+                  f"judge {judge_model or 'off'})", highlight=False)
+    uvicorn.run(application, host=host, port=port, log_level="info")
+
+
+def _redact(url: str) -> str:
+    from sqlalchemy.engine import make_url
+
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:  # noqa: BLE001 - only for display
+        return "<url>"
+
+
+@leaderboard_app.command("create-admin")
+def create_admin_cmd(
+    db: str = typer.Option(DEFAULT_DB, "--db", help="The leaderboard's database URL."),
+    username: str = typer.Option(..., "--username"),
+    password_stdin: bool = typer.Option(False, "--password-stdin", help="Read the password from standard input."),
+) -> None:
+    """Create an administrator (or set a new password for an existing one)."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from ..leaderboard import create_admin, open_database
+
+    if password_stdin:
+        password = sys.stdin.readline().rstrip("\r\n")
+    else:
+        password = getpass.getpass("Password: ")
+        if getpass.getpass("Repeat: ") != password:
+            raise fail("the passwords differ")
+    try:
+        sessions = open_database(db)
+        with sessions() as s:
+            create_admin(s, username, password)
+    except ValueError as e:
+        raise fail(str(e))
+    except SQLAlchemyError as e:
+        raise fail(f"database {_redact(db)}: {e.__class__.__name__}: {getattr(e, 'orig', e)}")
+    console.print(f"administrator {username!r} saved in {_redact(db)}", highlight=False)

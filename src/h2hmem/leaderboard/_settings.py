@@ -1,0 +1,44 @@
+"""Settings of the leaderboard service (one object, passed to :func:`create_app`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ._format import MAX_ROWS
+
+SECRET_ENV = "H2HMEM_LEADERBOARD_SECRET"
+"""Environment variable holding the session-signing secret; else one is generated and kept in the DB."""
+
+
+class LeaderboardSettings(BaseModel):
+    """Everything the service needs. Defaults are safe for a single small server."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    data_root: Path
+    """Dataset root holding the gold answers (see :func:`h2hmem.data.load_dataset`)."""
+    db_url: str = "sqlite:///h2hmem-leaderboard.db"
+    """SQLAlchemy URL: a SQLite file, or ``postgresql+psycopg://user:pw@host/db``."""
+    judge_model: str | None = None
+    """Judge model spec (``openai:gpt-4o-mini`` is the official judge, spec/metrics.md §2); None:
+    lexical metrics only. Built with :func:`h2hmem.llm.load_chat_model` (API key from
+    ``$OPENAI_API_KEY``; replies cached in :func:`h2hmem.llm.default_cache_path`)."""
+    judge_base_url: str | None = None
+    """OpenAI-compatible endpoint of the judge (default ``$OPENAI_BASE_URL``, then OpenAI)."""
+    judge_chat: Any = Field(default=None, exclude=True)
+    """A ready :class:`h2hmem.llm.ChatModel` used as the judge (overrides ``judge_model``)."""
+    max_file_bytes: int = 10 * 1024 * 1024
+    """Per uploaded file; the full dyadic split exported with long answers is ≈ 3 MB."""
+    max_rows: int = MAX_ROWS
+    uploads_per_hour: int = 10
+    """Upload attempts per client address per rolling hour (counted in the database)."""
+    logins_per_15min: int = 10
+    """Failed admin logins per client address per 15 minutes before logins are refused."""
+    secret: str | None = None
+    """Session-signing secret; default: env ``H2HMEM_LEADERBOARD_SECRET``, else stored in the DB."""
+    https_only_cookies: bool = False
+    """Mark the session cookie Secure (set it when serving over HTTPS)."""
+    title: str = "H2HMem leaderboard"

@@ -1,0 +1,86 @@
+"""The upload page: both prediction files plus metadata; every refusal is shown on the page."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import HTMLResponse
+from pydantic import ValidationError
+from sqlalchemy.orm import Session
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import UploadFile
+
+from ._app import checked_form, render
+from ._format import FILE_NAMES
+from ._public import get_db
+from ._security import client_key, over_limit, record_event
+from ._store import EntryMeta, create_entry, meta_errors
+from ._validate import UploadedFile
+
+router = APIRouter()
+FIELDS = {"dyadic": "file_dyadic", "multi-party": "file_multiparty"}
+"""Form field of each split's file."""
+
+
+def human_size(n: int) -> str:
+    """``10000000`` → ``"10 MB"``, ``1500`` → ``"1.5 kB"`` (decimal units)."""
+    for unit, scale in (("MB", 1e6), ("kB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.3g} {unit}"
+    return f"{n} bytes"
+
+
+def _form_page(request: Request, status: int = 200, errors: list[str] | None = None, problems: list[str] | None = None,
+               values: dict | None = None) -> HTMLResponse:
+    s = request.app.state.settings
+    return render(request, "submit.html", status_code=status, errors=errors or [], problems=problems or [],
+                  values=values or {}, file_names=FILE_NAMES, fields=FIELDS, max_size=human_size(s.max_file_bytes),
+                  per_hour=s.uploads_per_hour)
+
+
+@router.get("/submit", response_class=HTMLResponse)
+def submit_page(request: Request):
+    return _form_page(request)
+
+
+async def _read_file(upload: object, split: str, limit: int, errors: list[str]) -> UploadedFile | None:
+    if not isinstance(upload, UploadFile) or not upload.filename:
+        errors.append(f"The {split} file ({FILE_NAMES[split]}) is required.")
+        return None
+    data = await upload.read(limit + 1)
+    if len(data) > limit:
+        errors.append(f"The {split} file {upload.filename!r} is larger than the limit of {human_size(limit)} per file.")
+        return None
+    return UploadedFile(name=FILE_NAMES[split], content=data, split=split)
+
+
+@router.post("/submit", response_class=HTMLResponse)
+async def submit(request: Request, db: Session = Depends(get_db)):
+    s = request.app.state.settings
+    form = await checked_form(request)
+    values = {k: form.get(k) if isinstance(form.get(k), str) else "" for k in ("method", "organisation", "description")}
+    client = client_key(request.app.state.secret, request.client.host if request.client else "unknown")
+    until = await run_in_threadpool(over_limit, db, "upload", client, s.uploads_per_hour, dt.timedelta(hours=1))
+    if until is not None:
+        return _form_page(request, 429, [f"Too many uploads from your address: at most {s.uploads_per_hour} per hour. "
+                                         f"Try again after {until:%H:%M} UTC."], values=values)
+    await run_in_threadpool(record_event, db, "upload", client)
+    errors: list[str] = []
+    try:
+        meta = EntryMeta.model_validate(values)
+    except ValidationError as e:
+        meta = None
+        errors += meta_errors(e)
+    files = [await _read_file(form.get(FIELDS[sp]), sp, s.max_file_bytes, errors) for sp in FIELDS]
+    if errors or meta is None:
+        too_big = any("larger than the limit" in e for e in errors)
+        return _form_page(request, 413 if too_big else 400, errors, values=values)
+    entry, report = await run_in_threadpool(create_entry, db, request.app.state.dataset, meta, files, max_rows=s.max_rows)
+    if entry is None:
+        n = len(report.errors)
+        return _form_page(request, 400, [f"The files were refused: {n} error{'s' if n != 1 else ''} (first ones below). "
+                                         "Fix them and upload again; `h2hmem submission validate` shows the same report."],
+                          problems=[str(p) for p in report.errors[:50]], values=values)
+    return render(request, "submitted.html", entry=entry, warnings=[str(p) for p in report.warnings[:50]],
+                  n_warnings=len(report.warnings))
