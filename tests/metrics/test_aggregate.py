@@ -122,6 +122,6 @@ def test_full_size_is_fast():
         rec = _rec(split, tts[i % 9], f"dialogue{i % 20 + 1}", float(rng.random()), float(rng.random()))
         rec.update(bleu1=float(rng.random()), exact_match=float(rng.integers(0, 2)), precision=0.5, recall=0.5)
         recs.append(rec)
-    start = time.perf_counter()
+    start = time.process_time()
     aggregate(recs, ["precision", "recall", "f1", "bleu1", "exact_match"], n_boot=1000)
-    assert time.perf_counter() - start < 5.0
+    assert time.process_time() - start < 5.0

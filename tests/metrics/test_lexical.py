@@ -106,8 +106,8 @@ def test_2236_pairs_under_one_second(sample_root):
     golds = [q.gold for q in load_dataset(sample_root).questions]
     pairs = [(golds[(i * 7 + 3) % len(golds)], golds[i % len(golds)]) for i in range(2236)]
     lexical_scores("warm", "up")
-    start = time.perf_counter()
+    start = time.process_time()
     for pred, ref in pairs:
         lexical_scores(pred, ref)
-    elapsed = time.perf_counter() - start
-    assert elapsed < 2.0  # target < 1 s; headroom for the shared CI machine
+    elapsed = time.process_time() - start
+    assert elapsed < 2.0  # CPU seconds: target < 1 s (0.6 s measured), headroom for a loaded machine

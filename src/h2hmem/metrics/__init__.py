@@ -1,13 +1,17 @@
 """Metrics: lexical scores, LLM judge, evidence recall@k, aggregation (spec/metrics.md)."""
 
 from ._aggregate import DEFAULT_GROUPS, SPLIT_KEYS, aggregate
+from ._evaluate import LEXICAL_FIELDS, METRICS, evaluate_run
 from ._evidence import EVIDENCE_KS, evidence_metric_names, evidence_scores, score_evidence
 from ._judge import (DEFAULT_JUDGE_SPEC, JUDGE_LEVELS, NOT_COMPARABLE, JudgeMode, JudgeRecord, comparability_label,
                      judge_messages, judge_predictions, parse_judgments)
 from ._lexical import LexicalScores, bleu1, lexical_scores, set_prf
+from ._tables import metric_table, summary_tables
 from ._tokenize import TokenizerUnavailableError, content_tokens, english_stopwords, normalize_answer, tokenize
 
 __all__ = [
+    "metric_table", "summary_tables",
+    "LEXICAL_FIELDS", "METRICS", "evaluate_run",
     "DEFAULT_JUDGE_SPEC", "JUDGE_LEVELS", "NOT_COMPARABLE", "JudgeMode", "JudgeRecord", "comparability_label",
     "judge_messages", "judge_predictions", "parse_judgments",
     "DEFAULT_GROUPS", "EVIDENCE_KS", "SPLIT_KEYS", "aggregate", "evidence_metric_names", "evidence_scores", "score_evidence",

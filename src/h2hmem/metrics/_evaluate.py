@@ -1,0 +1,283 @@
+"""``evaluate_run``: score a run directory and write ``scores/*.jsonl`` and ``scores/summary.json``.
+
+Files (one JSON object per line, one line per question id, in question order):
+
+- ``scores/lexical.jsonl``: ``question_id, split, task_type, main_category, difficulty, dialogue,
+  precision, recall, f1, bleu1, exact_match, failed``;
+- ``scores/evidence.jsonl``: see :func:`~h2hmem.metrics.score_evidence`;
+- ``scores/judge.jsonl``: :class:`~h2hmem.metrics.JudgeRecord` lines, appended the moment each
+  judgment exists (a crash loses nothing) and compacted at the end; a judged question is not
+  judged again unless ``refresh`` or its question/gold/answer changed;
+- ``scores/summary.json``::
+
+    {"schema": "h2hmem/scores-summary/1", "created_at": ISO time,
+     "run": {"dir", "method", "model", "n_predictions", "failed", "data_root", "gold_source",
+             "gold_mismatches"},
+     "label": null | "not comparable with published numbers",
+     "metrics": {
+       "lexical":  {"fields": [...], "aggregate": AGG},
+       "evidence": {"status": "ok" | "n/a", "reason", "excluded": {reason: n}, "fields": [...],
+                    "aggregate": AGG | null},
+       "judge":    {"model", "mode", "label", "coverage": {"judged", "total", "errors", "failed_answers"},
+                    "usage": {...} | null, "fields": ["score"], "aggregate": AGG}}}
+
+  where AGG is the output of :func:`~h2hmem.metrics.aggregate` (schema in its module). Metrics not
+  computed this time but present in ``scores/`` from an earlier call are included.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..data import load_dataset
+from ..run._records import Prediction, read_predictions
+from ..run._store import RunStore, now_iso
+from ._aggregate import DEFAULT_N_BOOT, aggregate
+from ._evidence import EVIDENCE_KS, evidence_metric_names, score_evidence
+from ._judge import JudgeMode, JudgeRecord, comparability_label, input_hash, judge_predictions
+from ._lexical import ZERO, lexical_scores
+
+METRICS: tuple[str, ...] = ("lexical", "evidence", "judge")
+LEXICAL_FIELDS: tuple[str, ...] = ("f1", "bleu1", "exact_match", "precision", "recall")
+SCHEMA = "h2hmem/scores-summary/1"
+_LABELS = ("split", "task_type", "main_category", "difficulty", "dialogue")
+_DIGITS = re.compile(r"\d+")
+
+
+def _order(qid: str) -> tuple:
+    parts = qid.split("/")
+    return (parts[0], *[int(m.group()) if (m := _DIGITS.search(x)) else 0 for x in parts[1:]], qid)
+
+
+def _write_jsonl(path: Path, records: Sequence[dict[str, Any]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    with tmp.open("w", encoding="utf-8") as f:
+        for r in records:
+            f.write(json.dumps(r, ensure_ascii=False) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+    """Records of a scores file; a torn last line is ignored, any other bad line raises."""
+    lines = path.read_text(encoding="utf-8").split("\n")
+    out = []
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            out.append(json.loads(line))
+        except json.JSONDecodeError as e:
+            if n >= len(lines) - 1:
+                break
+            raise ValueError(f"{path}: line {n} is not valid JSON ({e})") from None
+    return out
+
+
+def _labels(p: Prediction) -> dict[str, Any]:
+    return {"question_id": p.question_id, **{k: getattr(p, k) for k in _LABELS}}
+
+
+def _gold_from_dataset(preds: list[Prediction], root: Path, split: str) -> tuple[list[Prediction], dict, int]:
+    """Replace each prediction's gold and labels by the dataset's (joined by question id)."""
+    ds = load_dataset(root, split if split in ("dyadic", "multi-party") else "all", strict=False)
+    by_id = {q.id: q for q in ds.questions}
+    out, gold, mismatches = [], {}, 0
+    for p in preds:
+        q = by_id.get(p.question_id)
+        if q is None:
+            raise ValueError(f"question id {p.question_id!r} of the run is not in the dataset at {root}")
+        mismatches += p.gold.strip() != q.gold.strip()
+        out.append(p.model_copy(update={"gold": q.gold, "task_type": q.task_type.abbr,
+                                        "main_category": q.main_category.value, "difficulty": q.difficulty}))
+        gold[q.id] = list(q.answer_sessions)
+    return out, gold, mismatches
+
+
+def _lexical(preds: list[Prediction]) -> list[dict[str, Any]]:
+    out = []
+    for p in preds:
+        s = ZERO if p.failed else lexical_scores(p.answer or "", p.gold)
+        out.append({**_labels(p), **s.model_dump(), "failed": p.failed})
+    return out
+
+
+def _load_judged(path: Path, spec: str, mode: str, refresh: bool) -> dict[str, JudgeRecord]:
+    if refresh or not path.is_file():
+        return {}
+    old = {}
+    for i, r in enumerate(_read_jsonl(path)):
+        try:
+            rec = JudgeRecord.model_validate(r)
+        except ValueError as e:
+            raise ValueError(f"{path}: record {i + 1} is not a judge record ({e})") from None
+        if rec.judge_model != spec:
+            raise ValueError(f"{path} holds judgments by {rec.judge_model!r}, not {spec!r}; "
+                             "re-judge everything with refresh (CLI: --refresh-judge) or use another run copy")
+        old[rec.question_id] = rec
+    return {k: r for k, r in old.items() if r.mode == mode}
+
+
+async def _judge(todo: list[Prediction], model: Any, mode: JudgeMode, path: Path,
+                 advance: Callable[[], None]) -> list[JudgeRecord]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as f:
+        def persist(rec: JudgeRecord) -> None:
+            f.write(rec.model_dump_json() + "\n")
+            f.flush()
+            advance()
+        try:
+            return await judge_predictions(todo, model, mode=mode, on_record=persist)
+        finally:
+            aclose = getattr(model, "aclose", None)
+            if aclose is not None:
+                await aclose()
+
+
+def _run_judge(preds: list[Prediction], model: Any, mode: JudgeMode, path: Path, refresh: bool,
+               show_progress: bool) -> list[JudgeRecord]:
+    old = _load_judged(path, model.spec, mode, refresh)
+    keep = {p.question_id: old[p.question_id] for p in preds
+            if p.question_id in old and old[p.question_id].judged and old[p.question_id].input_hash == input_hash(p)
+            and old[p.question_id].failed == p.failed}
+    todo = [p for p in preds if p.question_id not in keep]
+    if refresh and path.exists():
+        path.unlink()
+    new: list[JudgeRecord] = []
+    if todo:
+        if show_progress:
+            from rich.progress import Progress
+            with Progress(transient=False) as bar:
+                task = bar.add_task(f"judging with {model.spec}", total=len(todo))
+                new = asyncio.run(_judge(todo, model, mode, path, lambda: bar.advance(task)))
+        else:
+            new = asyncio.run(_judge(todo, model, mode, path, lambda: None))
+    by_id = {**keep, **{r.question_id: r for r in new}}
+    records = [by_id[p.question_id] for p in preds]
+    _write_jsonl(path, [r.model_dump(mode="json") for r in records])
+    return records
+
+
+def _evidence_info(recs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The status part of the evidence summary, rebuilt from an existing ``evidence.jsonl``."""
+    excluded: dict[str, int] = {}
+    for r in recs:
+        if r["excluded"]:
+            excluded[r["excluded"]] = excluded.get(r["excluded"], 0) + 1
+    ok = any(r["n_evidence"] for r in recs)
+    return {"status": "ok" if ok else "n/a", "reason": None if ok else "the method reports no evidence units",
+            "excluded": excluded, "gold_source": "file"}
+
+
+def _judge_summary(records: list[dict[str, Any]], model: Any, n_boot: int, seed: int) -> dict[str, Any]:
+    specs = sorted({r["judge_model"] for r in records})
+    modes = sorted({r["mode"] for r in records})
+    spec = specs[0] if len(specs) == 1 else ", ".join(specs)
+    label = comparability_label(spec) if len(specs) == 1 else None
+    usage = None
+    if model is not None and hasattr(model, "usage_by_stage"):
+        judge_usage = model.usage_by_stage().get("judge")
+        usage = judge_usage.model_dump() if judge_usage is not None else None
+    return {
+        "model": spec, "mode": ", ".join(modes), "label": label,
+        "coverage": {"judged": sum(r["score"] is not None for r in records), "total": len(records),
+                     "errors": sum(r["score"] is None for r in records),
+                     "failed_answers": sum(bool(r["failed"]) for r in records)},
+        "usage": usage, "fields": ["score"],
+        "aggregate": aggregate(records, ["score"], n_boot=n_boot, seed=seed),
+    }
+
+
+def evaluate_run(run_dir: str | Path, metrics: Sequence[str] = ("lexical", "evidence"), *,
+                 data_root: str | Path | None = None, judge_model: Any = None, judge_mode: JudgeMode = "session",
+                 n_boot: int = DEFAULT_N_BOOT, seed: int = 0, refresh: bool = False,
+                 show_progress: bool = False) -> dict[str, Any]:
+    """Score ``run_dir`` and write its ``scores/`` files; returns the summary (schema above).
+
+    Args:
+        run_dir: a run directory holding ``predictions.jsonl`` (and usually ``manifest.json``).
+        metrics: any of ``"lexical"``, ``"evidence"``, ``"judge"``.
+        data_root: dataset root for gold answers, labels and gold sessions (joined by question
+            id; preferred). Default: the manifest's ``data_root`` when it exists on disk, else the
+            copies in the prediction records.
+        judge_model: a :class:`~h2hmem.llm.ChatModel` (needed for ``"judge"``; the CLI builds
+            ``openai:gpt-4o-mini``, the official judge).
+        judge_mode: ``"session"`` (official batching) or ``"question"``.
+        n_boot: bootstrap resamples for the 95% CIs (default 1,000, spec §3).
+        seed: bootstrap seed.
+        refresh: re-judge questions already judged in ``scores/judge.jsonl``.
+        show_progress: show a rich progress bar while judging.
+
+    Raises:
+        FileNotFoundError: no ``predictions.jsonl`` (or dataset) where expected.
+        ValueError: unknown metric, no predictions, a bad record, a question id missing from
+            the dataset, ``"judge"`` without a model, or a judge file written by another judge.
+    """
+    run_dir = Path(run_dir)
+    unknown = [m for m in metrics if m not in METRICS]
+    if unknown:
+        raise ValueError(f"unknown metric(s) {unknown}; choose from {list(METRICS)}")
+    if "judge" in metrics and judge_model is None:
+        raise ValueError("the judge metric needs a judge model (CLI: --judge-model, default openai:gpt-4o-mini)")
+    preds = sorted(read_predictions(run_dir), key=lambda p: _order(p.question_id))
+    if not preds:
+        raise ValueError(f"{run_dir / 'predictions.jsonl'} holds no predictions")
+    manifest = RunStore(run_dir).read_manifest()
+    root = Path(data_root) if data_root is not None else None
+    if root is None and manifest.get("data_root") and Path(manifest["data_root"]).is_dir():
+        root = Path(manifest["data_root"])
+    gold, mismatches = None, 0
+    if root is not None:
+        preds, gold, mismatches = _gold_from_dataset(preds, root, str(manifest.get("split") or "all"))
+
+    scores = run_dir / "scores"
+    scores.mkdir(parents=True, exist_ok=True)
+    if "lexical" in metrics:
+        _write_jsonl(scores / "lexical.jsonl", _lexical(preds))
+    evidence_info = None
+    if "evidence" in metrics:
+        ev_records, evidence_info = score_evidence(preds, gold)
+        _write_jsonl(scores / "evidence.jsonl", ev_records)
+    if "judge" in metrics:
+        _run_judge(preds, judge_model, judge_mode, scores / "judge.jsonl", refresh, show_progress)
+
+    summary: dict[str, Any] = {
+        "schema": SCHEMA, "created_at": now_iso(),
+        "run": {"dir": str(run_dir), "method": manifest.get("method"), "model": manifest.get("model"),
+                "n_predictions": len(preds), "failed": sum(p.failed for p in preds),
+                "data_root": str(root) if root is not None else None,
+                "gold_source": "dataset" if root is not None else "predictions", "gold_mismatches": mismatches},
+        "label": None, "metrics": {},
+    }
+    ids = {p.question_id for p in preds}
+    if (scores / "lexical.jsonl").is_file():
+        recs = [r for r in _read_jsonl(scores / "lexical.jsonl") if r["question_id"] in ids]
+        summary["metrics"]["lexical"] = {"fields": list(LEXICAL_FIELDS),
+                                         "aggregate": aggregate(recs, LEXICAL_FIELDS, n_boot=n_boot, seed=seed)}
+    if (scores / "evidence.jsonl").is_file():
+        recs = [r for r in _read_jsonl(scores / "evidence.jsonl") if r["question_id"] in ids]
+        if evidence_info is None:
+            evidence_info = _evidence_info(recs)
+        fields = evidence_metric_names(EVIDENCE_KS)
+        included = [r for r in recs if not r["excluded"]]
+        summary["metrics"]["evidence"] = {
+            **evidence_info, "fields": fields,
+            "aggregate": aggregate(included, fields, n_boot=n_boot, seed=seed) if evidence_info["status"] == "ok" else None,
+        }
+    if (scores / "judge.jsonl").is_file():
+        recs = [r for r in _read_jsonl(scores / "judge.jsonl") if r["question_id"] in ids]
+        if recs:
+            summary["metrics"]["judge"] = _judge_summary(recs, judge_model if "judge" in metrics else None, n_boot, seed)
+            summary["label"] = summary["metrics"]["judge"]["label"]
+    tmp = scores / "summary.json.tmp"
+    tmp.write_text(json.dumps(summary, ensure_ascii=False, indent=1), encoding="utf-8")
+    os.replace(tmp, scores / "summary.json")
+    return summary

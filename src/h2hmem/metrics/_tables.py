@@ -1,0 +1,110 @@
+"""Rich tables of a scores summary (``scores/summary.json``), for the CLI and the report.
+
+One table per metric: rows = the sub-types grouped by main category (abbreviation + name), each
+main category's row, then the micro average (the paper's "weighted average") and the macro
+average (mean of the sub-type means); columns = dyadic, multi-party, all, each with its ``n``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.table import Table
+
+from ..data import MainCategory, TaskType
+from ._aggregate import SPLIT_KEYS
+
+LEXICAL_TITLES = {"f1": "F1 (official, set-based)", "bleu1": "BLEU-1 (official)", "exact_match": "Exact match"}
+EVIDENCE_DEFAULT = "recall@5"
+
+
+def _fmt(value: float | None, ci: list[float] | None, show_ci: bool) -> str:
+    if value is None:
+        return "–"
+    text = f"{value:.3f}"
+    if show_ci and ci is not None:
+        text += f" [dim][{ci[0]:.3f}, {ci[1]:.3f}][/]"
+    return text
+
+
+def _n(cell: dict[str, Any] | None, field: str, coverage: bool) -> str:
+    if not cell or not cell["n_total"]:
+        return "0"
+    m = cell["metrics"][field]
+    text = str(m["n"]) if not coverage or m["n"] == cell["n_total"] else f"{m['n']}/{cell['n_total']}"
+    if cell.get("failed"):
+        text += f" [red]({cell['failed']}✗)[/]"
+    return text
+
+
+def metric_table(agg: dict[str, Any], field: str, title: str, *, coverage: bool = False,
+                 show_ci: bool = True, caption: str | None = None) -> Table:
+    """One metric of one :func:`~h2hmem.metrics.aggregate` output as a table.
+
+    ``coverage``: show ``n/total`` where some questions have no value (judge coverage).
+    The ``n`` column marks failed answers (scored 0) as ``(k✗)``.
+    """
+    t = Table(title=title, title_justify="left", caption=caption, caption_justify="left")
+    t.add_column("sub-type")
+    for split in SPLIT_KEYS:
+        t.add_column(split, justify="right")
+        t.add_column("n", justify="right", style="dim")
+    splits = agg["splits"]
+
+    def row(label: str, group: str | None, key: str | None, *, macro: bool = False, style: str | None = None) -> None:
+        cells = []
+        for split in SPLIT_KEYS:
+            cell = splits[split]["overall"] if group is None else splits[split][group].get(key)
+            m = cell["metrics"][field] if cell else None
+            if macro and m is not None:
+                cells += [_fmt(m.get("macro"), m.get("macro_ci"), show_ci), f"{m.get('macro_types', 0)} types"]
+            else:
+                cells += [_fmt(m["mean"] if m else None, m["ci"] if m else None, show_ci), _n(cell, field, coverage)]
+        t.add_row(label, *cells, style=style)
+
+    for cat in MainCategory:
+        for tt in TaskType:
+            if tt.main_category is cat:
+                row(f"{tt.abbr}  {tt.value}", "task_type", tt.abbr)
+        row(cat.value, "main_category", cat.value, style="bold")
+        t.add_section()
+    row("Weighted average (micro)", None, None, style="bold")
+    row("Macro average (mean of sub-types)", None, None, macro=True, style="bold")
+    return t
+
+
+def summary_tables(summary: dict[str, Any], *, show_ci: bool = True) -> list[Table]:
+    """Tables for every metric in ``summary``: F1, BLEU-1 and exact match (lexical); the judge
+    score with coverage (titled with the judge model and, for a ``local:`` judge, "not comparable
+    with published numbers"); evidence recall@5 (or a note when the method reports no evidence)."""
+    tables: list[Table] = []
+    metrics = summary.get("metrics", {})
+    run = summary.get("run", {})
+    who = " · ".join(str(x) for x in (run.get("method"), run.get("model")) if x)
+    suffix = f" — {who}" if who else ""
+    if "lexical" in metrics:
+        for field, title in LEXICAL_TITLES.items():
+            tables.append(metric_table(metrics["lexical"]["aggregate"], field, f"{title}{suffix}", show_ci=show_ci))
+    if "judge" in metrics:
+        j = metrics["judge"]
+        cov = j["coverage"]
+        title = f"LLM judge score ({j['model']}, {j['mode']} mode){suffix}"
+        if j.get("label"):
+            title += f" — {j['label'].upper()}"
+        caption = (f"coverage {cov['judged']}/{cov['total']} judged"
+                   + (f", {cov['errors']} unjudged (errors)" if cov["errors"] else "")
+                   + (f"; {cov['failed_answers']} failed answers scored 0" if cov["failed_answers"] else ""))
+        tables.append(metric_table(j["aggregate"], "score", title, coverage=True, show_ci=show_ci, caption=caption))
+    if "evidence" in metrics:
+        ev = metrics["evidence"]
+        excluded = ", ".join(f"{n} {k}" for k, n in ev.get("excluded", {}).items()) or "none"
+        if ev["status"] == "ok" and ev.get("aggregate"):
+            tables.append(metric_table(ev["aggregate"], EVIDENCE_DEFAULT, f"Evidence {EVIDENCE_DEFAULT}{suffix}",
+                                       show_ci=show_ci, caption=f"excluded questions: {excluded}"))
+        else:
+            t = Table(title=f"Evidence {EVIDENCE_DEFAULT}{suffix}", title_justify="left")
+            t.add_column("status")
+            t.add_row(f"n/a: {ev.get('reason') or 'no evidence'}")
+            tables.append(t)
+    return tables
+

@@ -1,0 +1,42 @@
+"""``h2hmem evaluate`` end to end: tables printed, files written, clear errors."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from h2hmem.cli import app
+from h2hmem.testing import MockOpenAIServer
+
+from .test_evaluate import judge_responder, run  # noqa: F401  (fixture)
+
+runner = CliRunner()
+
+
+def test_evaluate_prints_tables_and_writes_scores(run, monkeypatch, tmp_path):  # noqa: F811
+    d, qs = run
+    monkeypatch.setenv("H2HMEM_CACHE_DIR", str(tmp_path / "cache"))
+    with MockOpenAIServer(responder=judge_responder) as srv:
+        res = runner.invoke(app, ["evaluate", str(d), "--metrics", "lexical,evidence,judge", "--judge-base-url",
+                                  srv.base_url, "--bootstrap", "100", "--quiet", "--no-ci"], env={"COLUMNS": "200"})
+    assert res.exit_code == 0, res.output
+    for text in ("F1 (official, set-based)", "BLEU-1", "Exact match", "LLM judge score (openai:gpt-4o-mini, session mode)",
+                 "Evidence recall@5", "UPR  Unimodal Precise Recall", "Memory Application", "Weighted average (micro)",
+                 "Macro average", "multi-party", f"coverage {len(qs)}/{len(qs)} judged"):
+        assert text in res.output, text
+    summary = json.loads((d / "scores" / "summary.json").read_text())
+    assert set(summary["metrics"]) == {"lexical", "evidence", "judge"}
+    assert summary["metrics"]["judge"]["usage"]["calls"] > 0
+
+
+def test_evaluate_errors_are_clean(run, tmp_path):  # noqa: F811
+    d, _ = run
+    res = runner.invoke(app, ["evaluate", str(tmp_path)])
+    assert res.exit_code == 2 and "no predictions.jsonl" in res.output and "Traceback" not in res.output
+    res = runner.invoke(app, ["evaluate", str(d), "--metrics", "lexical,rouge"])
+    assert res.exit_code == 2 and "unknown rouge" in res.output
+    res = runner.invoke(app, ["evaluate", str(d), "--data", str(tmp_path / "missing"), "--quiet"])
+    assert res.exit_code == 2 and "error" in res.output and "Traceback" not in res.output
+    res = runner.invoke(app, ["evaluate", str(d), "--metrics", "judge", "--judge-model", "nonsense"])
+    assert res.exit_code == 2 and "invalid model spec" in res.output
