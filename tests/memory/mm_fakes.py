@@ -95,3 +95,33 @@ def make_question(text: str, images: tuple[ImageRef, ...] = (), task: TaskType =
 
 def image_names(parts: list) -> list[str]:
     return [p.name for p in parts if isinstance(p, ImagePart)]
+
+
+class HashEmbedder:
+    """Deterministic text embedder (signed feature hashing of words, h2hmem.testing.hashed_embedding)
+    that counts the texts it embeds."""
+
+    name = "hash-64"
+    dim = 64
+
+    def __init__(self):
+        self.texts: list[str] = []
+
+    async def embed(self, texts):
+        from h2hmem.testing import hashed_embedding
+
+        self.texts.extend(texts)
+        return np.array([hashed_embedding(t, self.dim) for t in texts], dtype=np.float32).reshape(len(texts), self.dim)
+
+
+class TableEmbedder:
+    """Embeds each text as the vector given for it in ``table`` (exact text match)."""
+
+    name = "table"
+
+    def __init__(self, table: dict[str, np.ndarray]):
+        self.table = table
+        self.dim = len(next(iter(table.values())))
+
+    async def embed(self, texts):
+        return np.stack([np.asarray(self.table[t], np.float32) for t in texts]) if texts else np.zeros((0, self.dim))

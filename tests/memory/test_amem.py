@@ -1,0 +1,210 @@
+"""A-Mem: hybrid fusion pinned by hand, note construction and evolution with a scripted note
+writer, robustness to bad JSON, the saved note store (no rebuild on a repeated or resumed run)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+
+import numpy as np
+import pytest
+
+from h2hmem.memory import MemoryContext, resolve_method
+from h2hmem.memory._amem import AMemMemory
+from h2hmem.memory._amem_notes import Note, parse_analysis, parse_evolution, parse_json_object
+from h2hmem.memory._amem_retrieve import BM25Scorer, hybrid_scores, minmax, top_k
+from mm_fakes import HashEmbedder, RecordingChat, TableEmbedder, make_question, make_session
+
+D = dt.date(2024, 3, 1)
+CAPS = {"session1/a.png": "a red bicycle"}
+
+# ---------------------------------------------------------------- fusion, by hand
+
+
+def test_hybrid_example_from_the_docstring():
+    np.testing.assert_allclose(hybrid_scores([2.0, 1.0, 0.0], [0.1, 0.8, 0.3]), [0.55, 0.65, 0.15])
+    np.testing.assert_allclose(minmax([3.0, 3.0]), [0.0, 0.0])  # nothing to tell apart
+    assert top_k(np.array([0.2, 0.9, 0.9, 0.1]), 3) == [(1, 0.9), (2, 0.9), (0, 0.2)]
+
+
+def test_bm25_lucene_scores_by_hand():
+    # N = 3; idf = ln(1 + (N − df + 0.5)/(df + 0.5)); tf = 1 and dl = avgdl = 2, so each matching
+    # word scores idf · 1/(1 + 1.5) = 0.4 · idf. apple (df 1): 0.4 ln(8/3) = 0.392332;
+    # banana (df 2): 0.4 ln(1.6) = 0.188001; "zebra" is not in the vocabulary.
+    s = BM25Scorer(["apple banana", "banana cherry", "cherry date"]).scores("apple banana zebra")
+    np.testing.assert_allclose(s, [0.580333, 0.188001, 0.0], atol=1e-6)
+    assert BM25Scorer(["apple"]).scores("zebra").tolist() == [0.0]
+    assert BM25Scorer([]).scores("apple").shape == (0,)
+
+
+async def test_retrieve_fuses_bm25_and_cosine(tmp_path):
+    # cosines with the query 0.1, 0.5, 0.9; BM25 normalised [1, 0.32395, 0] (above) →
+    # hybrid 0.5·bm25 + 0.5·cos = [0.55, 0.411976, 0.45]: order 0, 2, 1 (BM25 alone: 0,1,2; cosine alone: 2,1,0)
+    def v(c):
+        return np.array([c, math.sqrt(1 - c * c), 0.0], np.float32)
+
+    docs = ["apple banana", "banana cherry", "cherry date"]
+    emb = TableEmbedder({docs[0]: v(0.1), docs[1]: v(0.5), docs[2]: v(0.9), "apple banana zebra": np.array([1.0, 0, 0])})
+    ctx = MemoryContext(dialogue_id="d", chat=RecordingChat(), embedder_factory=lambda: emb)
+    mem = AMemMemory(ctx, top_k=3)
+    mem.store.notes = [Note(id=f"session1/t{i}", session="session1", turn=i, date="2024-03-01", content=d)
+                       for i, d in enumerate(docs)]
+    hits = await mem.retrieve("apple banana zebra")
+    assert [n.turn for n, _ in hits] == [0, 2, 1]
+    assert [s for _, s in hits] == pytest.approx([0.55, 0.45, 0.5 * 0.188001 / 0.580333 + 0.25], abs=1e-5)
+
+
+# ---------------------------------------------------------------- parsing
+
+
+def test_parsing_is_tolerant():
+    assert parse_json_object('```json\n{"a": True}\n```') == {"a": True}
+    assert parse_json_object("Sure! {\"x\": 1} hope this helps") == {"x": 1}
+    assert parse_json_object("no json here") is None and parse_json_object("[1, 2]") is None
+    assert parse_analysis('{"keywords": "bike, red", "context": "A bike.", "tags": ["sport", 3]}') == \
+        (["bike", "red"], ["sport", "3"], "A bike.")
+    assert parse_analysis('{"answer": "mock"}') is None
+    e = parse_evolution('{"should_evolve": "true", "actions": ["strengthen"], "suggested_connections": [1, 7, "0", "x"],'
+                        ' "tags_to_update": ["t"], "new_context_neighborhood": ["c0", "c1", "c2"]}', 2)
+    assert e.should_evolve and e.strengthen and not e.update_neighbor
+    assert e.connections == [1, 0] and e.neighbour_contexts == ["c0", "c1"]
+    assert parse_evolution('{"actions": []}', 2) is None
+
+
+# ---------------------------------------------------------------- construction
+
+
+def writer_reply(messages, config, stage):
+    """Scripted note writer: keywords = the turn's words; evolution links to neighbour 0 and
+    rewrites neighbour 0's context; the turn saying 'garbage' gets a reply that is not JSON."""
+    prompt = messages[-1].content
+    if prompt.startswith("Analyse one conversation turn"):
+        turn = prompt.split("Turn:\n", 1)[1]
+        if "garbage" in turn:
+            return "I cannot do that."
+        words = [w for w in turn.split(": ", 2)[-1].split() if w.isalpha()]
+        return json.dumps({"keywords": words[:3], "context": f"About {words[0]}.", "tags": ["chat"]})
+    new_text = prompt.split("content: ", 1)[1].split("\n", 1)[0]
+    return json.dumps({"should_evolve": True, "actions": ["strengthen", "update_neighbor"],
+                       "suggested_connections": [0], "tags_to_update": ["chat", "linked"],
+                       "new_context_neighborhood": [f"Updated by: {new_text}"], "new_tags_neighborhood": [["chat", "updated"]]})
+
+
+def sessions():
+    s1 = make_session("session1", D, [("Ann", "look at my bike", "a.png"), ("Bob", "garbage reply please", None),
+                                      ("Ann", "it is red and fast", None)])
+    s2 = make_session("session2", D + dt.timedelta(days=3), [("Bob", "the bike broke down", None),
+                                                             ("Ann", "bad luck indeed", None)])
+    return s1, s2
+
+
+def make(tmp_path, chat, **kw) -> AMemMemory:
+    ctx = MemoryContext(dialogue_id="dyadic/dialogue1", chat=chat, captions=lambda ref: CAPS.get(ref.key),
+                        state_dir=tmp_path / "state", embedder_factory=HashEmbedder)
+    return AMemMemory(ctx, **kw)
+
+
+def test_registered():
+    assert resolve_method("a-mem") is AMemMemory
+
+
+async def test_construction_evolution_and_bad_json(tmp_path):
+    chat = RecordingChat(writer_reply)
+    mem = make(tmp_path, chat)
+    s1, s2 = sessions()
+    await mem.observe(s1)
+    await mem.observe(s2)
+    build = [(m, c) for m, c, s in chat.calls if s == "memory_build"]
+    assert len(build) == 5 + 4  # one analysis per turn, one evolution per turn after the first
+    assert all(c.temperature == 0.3 and c.json_mode for _, c in build)
+    notes = mem.store.notes
+    assert notes[0].content == "[Ann]: 2024-03-01: look at my bike [image: a.png in session1] " \
+                               "[image_description: a red bicycle]"
+    # the garbage reply gave a fallback note (no keywords); evolution later set its tags
+    assert notes[1].fallback and notes[1].keywords == [] and notes[1].tags in (["chat", "linked"], ["chat", "updated"])
+    assert mem.store.stats.analysis_failures == 1
+    assert notes[4].keywords == ["bad", "luck", "indeed"]
+    # every later note was linked to its nearest neighbour, which got its context rewritten
+    assert all(len(n.links) == 1 for n in notes[1:]) and notes[0].links == []
+    assert mem.store.stats.evolutions == 4 and mem.store.stats.neighbour_updates == 4
+    assert sum(n.context.startswith("Updated by: ") for n in notes) >= 1
+    assert (tmp_path / "state" / "amem_notes.json").is_file()
+    # the note vectors follow the (rewritten) notes
+    fresh = np.asarray(await HashEmbedder().embed([n.document() for n in notes]))
+    np.testing.assert_allclose(mem._vectors, fresh, atol=1e-6)
+
+
+async def test_answer_evidence_and_links(tmp_path):
+    chat = RecordingChat(writer_reply)
+    mem = make(tmp_path, chat, top_k=2)
+    s1, s2 = sessions()
+    await mem.observe(s1)
+    await mem.observe(s2)
+    ans = await mem.answer(make_question("what happened to the bike?"))
+    msgs, cfg, stage = chat.calls[-1]
+    assert stage == "answer" and cfg.temperature == 0.1
+    assert len(ans.evidence) == 2 and ans.evidence[0].score >= ans.evidence[1].score
+    assert "memory content: " in msgs[-1].content and "talk start time: 2024-03" in msgs[-1].content
+    linked = make(tmp_path, chat, top_k=2, follow_links=True)
+    ans2 = await linked.answer(make_question("what happened to the bike?"))
+    assert ans2.evidence[:2] == ans.evidence
+    hit_ids = {f"{e.session}/t{e.turn}" for e in ans.evidence}
+    expected = [l for e in ans.evidence for l in mem.store.notes[[n.id for n in mem.store.notes].index(
+        f"{e.session}/t{e.turn}")].links if l not in hit_ids]
+    assert [f"{e.session}/t{e.turn}" for e in ans2.evidence[2:]] == list(dict.fromkeys(expected))
+    assert all(e.score is None for e in ans2.evidence[2:])
+
+
+async def test_repeated_run_makes_no_construction_calls(tmp_path):
+    s1, s2 = sessions()
+    first = make(tmp_path, RecordingChat(writer_reply))
+    await first.observe(s1)
+    await first.observe(s2)
+    chat = RecordingChat(writer_reply)
+    again = make(tmp_path, chat)
+    await again.observe(s1)
+    await again.observe(s2)
+    assert chat.stage_calls("memory_build") == []
+    assert [n.model_dump() for n in again.store.notes] == [n.model_dump() for n in first.store.notes]
+    a1 = await first.answer(make_question("bike"))
+    a2 = await again.answer(make_question("bike"))
+    assert a1.evidence == a2.evidence
+
+
+async def test_interrupted_run_resumes_mid_session(tmp_path):
+    s1, s2 = sessions()
+
+    def failing(messages, config, stage):
+        if "it is red and fast" in messages[-1].content:
+            raise RuntimeError("server went away")
+        return writer_reply(messages, config, stage)
+
+    mem = make(tmp_path, RecordingChat(failing))
+    with pytest.raises(RuntimeError):
+        await mem.observe(s1)
+    saved = json.loads((tmp_path / "state" / "amem_notes.json").read_text())
+    assert saved["turns_done"] == {"session1": 2} and len(saved["notes"]) == 2
+    chat = RecordingChat(writer_reply)
+    resumed = make(tmp_path, chat)
+    await resumed.observe(s1)
+    # only turn 2 is built: its analysis and its evolution
+    assert len(chat.stage_calls("memory_build")) == 2
+    assert [n.turn for n in resumed.store.notes] == [0, 1, 2]
+
+
+async def test_store_from_other_settings_is_refused(tmp_path):
+    s1, _ = sessions()
+    await make(tmp_path, RecordingChat(writer_reply)).observe(s1)
+    with pytest.raises(ValueError, match=r"amem_notes.json: field 'fingerprint' differs in neighbours"):
+        make(tmp_path, RecordingChat(writer_reply), neighbours=3)
+    (tmp_path / "state" / "amem_notes.json").write_text("{not json")
+    with pytest.raises(ValueError, match="not a readable A-Mem note store"):
+        make(tmp_path, RecordingChat(writer_reply))
+
+
+def test_describe_records_deviations(tmp_path):
+    d = make(tmp_path, RecordingChat()).describe()
+    assert d["answer_temperature"] == 0.1 and d["build_temperature"] == 0.3 and d["top_k"] == 5
+    assert any("0.5" in x for x in d["deviations"]) and d["follow_links"] is False
+    assert "image_description" in d["images"]
