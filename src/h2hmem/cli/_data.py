@@ -93,3 +93,51 @@ def stats_cmd(
     console.print("By difficulty: " + ", ".join(f"{k} {v}" for k, v in stats["difficulty"].items()))
     if log.errors:
         console.print(f"[red]{len(log.errors)} error(s)[/]: run `h2hmem data validate {root}`")
+
+
+@data_app.command("synth")
+def synth_cmd(
+    out: Path = typer.Argument(..., help="Folder to create (must be empty, or an interrupted run of the same scale/seed)."),
+    scale: str = typer.Option("small", "--scale", help="small (8 sessions, 60 questions), full (published size) or xN."),
+    seed: int = typer.Option(0, "--seed", help="Same seed → byte-identical files."),
+) -> None:
+    """Generate a synthetic H2HMem-shaped dataset (real PNG/JPEG images, all nine task types)."""
+    from ..data import synthesize_dataset
+
+    try:
+        res = synthesize_dataset(out, scale=scale, seed=seed, progress=True)
+    except (ValueError, FileExistsError, OSError) as e:
+        raise fail(str(e))
+    t = Table(title=f"synthetic dataset in {out} (scale {scale}, seed {seed})", title_justify="left")
+    cols = ["dialogues", "sessions", "turns", "image_turns", "questions"]
+    t.add_column("split")
+    for c in cols:
+        t.add_column(c.replace("_", " "), justify="right")
+    for sp, row in res["splits"].items():
+        t.add_row(sp, *(str(row[c]) for c in cols))
+    console.print(t)
+    console.print("Task types: " + ", ".join(f"{k} {v}" for k, v in res["task_types"].items()))
+    console.print(f"Written in {res['seconds']:.1f} s; ground truth (image text, evidence) in {out / 'synth_meta.json'}")
+
+
+@data_app.command("download")
+def download_cmd(
+    dest: Path = typer.Option(Path("dataset"), "--dest", help="Target folder; gets dyadic/ and multi-party/."),
+    repo_id: str = typer.Option("varib/H2HMEM", "--repo-id", help="Hugging Face dataset repository."),
+    revision: str = typer.Option(None, "--revision", help="Branch, tag or commit (default: main)."),
+    endpoint: str = typer.Option(None, "--endpoint", help="Hub URL (default: $HF_ENDPOINT or huggingface.co)."),
+) -> None:
+    """Download the official dataset from the Hugging Face Hub, then validate it and print its stats."""
+    from ..data import DownloadError, download_dataset
+
+    try:
+        root = download_dataset(dest, repo_id=repo_id, revision=revision, endpoint=endpoint)
+    except DownloadError as e:
+        raise fail(str(e))
+    console.print(f"Downloaded {repo_id} to {root}")
+    log, _ = validate_dataset(root)
+    stats_cmd(root, as_json=False)
+    console.print(f"{len(log.errors)} error(s), {len(log.warnings)} warning(s) "
+                  f"(details: h2hmem data validate {root})")
+    if log.errors:
+        raise typer.Exit(1)

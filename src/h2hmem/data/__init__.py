@@ -1,8 +1,10 @@
 """The H2HMem data layer: typed schema, loader, validator, statistics, download, synthetic data."""
 
+from ._download import DownloadError, download_dataset
 from ._issues import DatasetError, Issue, IssueLog
 from ._loader import find_root, load_dataset, parse_date, resolve_image
 from ._schema import SPLITS, Dataset, Dialogue, ImageRef, Question, Session, Split, Turn
+from ._synth import synthesize_dataset
 from ._taxonomy import (
     DIFFICULTIES,
     MainCategory,
@@ -13,7 +15,8 @@ from ._taxonomy import (
 )
 
 __all__ = [
-    "DIFFICULTIES", "SPLITS", "Dataset", "DatasetError", "Dialogue", "ImageRef", "Issue", "IssueLog",
+    "DIFFICULTIES", "SPLITS", "Dataset", "DatasetError", "Dialogue", "DownloadError", "ImageRef", "Issue", "IssueLog",
     "MainCategory", "Question", "Session", "Split", "TaskType", "Turn", "UnknownLabelError",
-    "find_root", "load_dataset", "parse_date", "parse_difficulty", "parse_main_category", "resolve_image",
+    "download_dataset", "find_root", "load_dataset", "parse_date", "parse_difficulty", "parse_main_category", "resolve_image",
+    "synthesize_dataset",
 ]
