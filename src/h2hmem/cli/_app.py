@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 app = typer.Typer(
     name="h2hmem",
@@ -17,6 +18,10 @@ err_console = Console(stderr=True)
 
 
 def fail(message: str, code: int = 2) -> "typer.Exit":
-    """Print ``message`` as an error (no traceback) and return the Exit to raise."""
-    err_console.print(f"[bold red]error:[/] {message}", highlight=False, markup=True)
+    """Print ``message`` as an error (no traceback) and return the Exit to raise.
+
+    ``message`` is plain text: brackets in it (``[questions[3].difficulty]``) are shown, not read
+    as rich markup, and long file paths are not wrapped.
+    """
+    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, markup=True, soft_wrap=True)
     return typer.Exit(code)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -58,4 +59,30 @@ def loc_to_path(prefix: str, loc: tuple[Any, ...]) -> str:
             out += f"[{part}]"
         else:
             out += ("." if out else "") + str(part)
+    return out
+
+
+_UNION_TAG = re.compile(r"^(str|int|float|bool|none|list\[.*\]|dict\[.*\])$")
+"""Pydantic puts the tried member type of a union (``"list[str]"``, ``"str"``) in error locations;
+no field of the raw models has such a name, so these parts are dropped from field paths."""
+
+
+def field_errors(prefix: str, errors: list[dict[str, Any]]) -> list[tuple[str | None, str]]:
+    """Pydantic errors as ``(JSON path or None, message)``, one per field: the errors of every member
+    of a union (``answer_session: list[str] | str``) are merged into one message
+    ("Input should be a valid list or a valid string")."""
+    merged: dict[str, list[str]] = {}
+    for err in errors:
+        loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and _UNION_TAG.match(p)))
+        msgs = merged.setdefault(loc_to_path(prefix, loc), [])
+        if err["msg"] not in msgs:
+            msgs.append(err["msg"])
+    out = []
+    for path, msgs in merged.items():
+        head = "Input should be "
+        if len(msgs) > 1 and all(m.startswith(head) for m in msgs):
+            text = head + " or ".join(m[len(head):] for m in msgs)
+        else:
+            text = "; ".join(msgs)
+        out.append((path or None, text))
     return out

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from ._files import loc_to_path, read_json, rel
+from ._files import field_errors, read_json, rel
 from ._issues import DatasetError, IssueLog
 from ._raw import RawQuestion, RawQuestionsFile, RawSession
 from ._schema import SPLITS, Dataset, Dialogue, ImageRef, Question, Session, Turn
@@ -157,8 +157,8 @@ def _load_session(root: Path, sdir: Path, k: int, log: IssueLog) -> Session:
     try:
         raw = RawSession.model_validate(data)
     except ValidationError as e:
-        for err in e.errors():
-            log.error("invalid-field", fname, err["msg"], field=loc_to_path("", err["loc"]) or None)
+        for path, msg in field_errors("", e.errors()):
+            log.error("invalid-field", fname, msg, field=path)
         return Session(name=name, number=k, absent=True)
     date = parse_date(raw.timeline_date)
     if raw.timeline_date is None:
@@ -193,7 +193,8 @@ def resolve_image(root: Path, scenes: Path, own_session: str, value: str, log: I
     Forms: a bare file name (``"1.png"``: an image of ``own_session``) or ``"sessionK/<file>"``
     (used by ``session0`` questions to name another session's image). Names that are absolute,
     contain ``..`` or lead outside the dataset root through a symlink are errors (returns None).
-    A file that does not exist is a warning; the returned reference then has ``path=None``.
+    A file that does not exist, is empty or is not an image Pillow can open (header check) is a
+    warning; the returned reference then has ``path=None``.
     """
     value = value.strip()
     if not value:
@@ -220,7 +221,23 @@ def resolve_image(root: Path, scenes: Path, own_session: str, value: str, log: I
     if path.stat().st_size == 0:
         log.warning("empty-image", file, f"image {session}/{fname} is a zero-byte file", field=field)
         return ImageRef(session=session, file=fname)
+    problem = _unreadable_image(real)
+    if problem:
+        log.warning("corrupt-image", file, f"image {session}/{fname} is not a readable image ({problem})", field=field)
+        return ImageRef(session=session, file=fname)
     return ImageRef(session=session, file=fname, path=real)
+
+
+def _unreadable_image(path: Path) -> str | None:
+    """Why ``path`` is not an image Pillow can open (its header only: cheap), or None."""
+    from PIL import Image
+
+    try:
+        with Image.open(path) as im:
+            im.size  # noqa: B018 - the header was parsed
+    except (OSError, SyntaxError, ValueError, Image.DecompressionBombError) as e:
+        return f"{type(e).__name__}: {e}"
+    return None
 
 
 def _load_questions(root: Path, split: str, dialogue: str, scenes: Path, sname: str, qf: Path,
@@ -232,8 +249,8 @@ def _load_questions(root: Path, split: str, dialogue: str, scenes: Path, sname: 
     try:
         raw_file = RawQuestionsFile.model_validate(data)
     except ValidationError as e:
-        for err in e.errors():
-            log.error("invalid-field", fname, err["msg"], field=loc_to_path("", err["loc"]) or None)
+        for path, msg in field_errors("", e.errors()):
+            log.error("invalid-field", fname, msg, field=path)
         return []
     out: list[Question] = []
     for idx, item in enumerate(raw_file.questions):
@@ -241,8 +258,8 @@ def _load_questions(root: Path, split: str, dialogue: str, scenes: Path, sname: 
         try:
             rq = RawQuestion.model_validate(item)
         except ValidationError as e:
-            for err in e.errors():
-                log.error("invalid-field", fname, err["msg"], field=loc_to_path(field, err["loc"]))
+            for path, msg in field_errors(field, e.errors()):
+                log.error("invalid-field", fname, msg, field=path)
             continue
         try:
             task = TaskType.parse(rq.question_type.sub_type)
