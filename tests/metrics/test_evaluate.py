@@ -7,11 +7,12 @@ import re
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
 from h2hmem.data import load_dataset
 from h2hmem.llm import ChatResult, Usage, load_chat_model
 from h2hmem.memory import Evidence
-from h2hmem.metrics import NOT_COMPARABLE, evaluate_run, normalize_answer
+from h2hmem.metrics import NOT_COMPARABLE, evaluate_run, normalize_answer, summary_tables
 from h2hmem.run import Prediction
 from h2hmem.testing import MockOpenAIServer
 
@@ -135,6 +136,10 @@ def test_local_judge_labels_every_output_and_other_judge_is_refused(run):
     assert summary["label"] == NOT_COMPARABLE and summary["metrics"]["judge"]["label"] == NOT_COMPARABLE
     recs = [json.loads(x) for x in (d / "scores" / "judge.jsonl").read_text().splitlines()]
     assert all(r["label"] == NOT_COMPARABLE and r["mode"] == "question" for r in recs)
+    console = Console(record=True, width=200)
+    for table in summary_tables(summary):
+        console.print(table)
+    assert "LLM judge score (local:smollm2, question mode) — NOT COMPARABLE WITH PUBLISHED NUMBERS" in console.export_text()
     with MockOpenAIServer(responder=judge_responder) as srv:
         model = load_chat_model("openai:gpt-4o-mini", base_url=srv.base_url, cache=None)
         with pytest.raises(ValueError, match="holds judgments by 'local:smollm2'"):

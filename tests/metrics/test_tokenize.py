@@ -106,3 +106,15 @@ def test_missing_stopword_file_fails_clearly(monkeypatch, tmp_path):
         monkeypatch.undo()
         _tokenize.english_stopwords.cache_clear()
         _tokenize._stop_tokens.cache_clear()
+
+
+def test_tokenize_equals_reference_pipeline_on_real_sample(sample_root):
+    from h2hmem.data import load_dataset
+
+    texts = [t for q in load_dataset(sample_root).questions for t in (q.text, q.gold)]
+    punkt = PunktSentenceTokenizer()
+    for text in texts:
+        norm = " ".join(text.lower().split())
+        expected = [t for s in punkt.tokenize(norm) for t in word_tokenize(s, preserve_line=True)
+                    if t and not all(c in string.punctuation for c in t)]
+        assert tokenize(text) == expected, text

@@ -88,9 +88,10 @@ def summary_tables(summary: dict[str, Any], *, show_ci: bool = True) -> list[Tab
     if "judge" in metrics:
         j = metrics["judge"]
         cov = j["coverage"]
-        title = f"LLM judge score ({j['model']}, {j['mode']} mode){suffix}"
+        title = f"LLM judge score ({j['model']}, {j['mode']} mode)"
         if j.get("label"):
             title += f" — {j['label'].upper()}"
+        title += suffix
         caption = (f"coverage {cov['judged']}/{cov['total']} judged"
                    + (f", {cov['errors']} unjudged (errors)" if cov["errors"] else "")
                    + (f"; {cov['failed_answers']} failed answers scored 0" if cov["failed_answers"] else ""))
