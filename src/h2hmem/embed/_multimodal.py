@@ -27,6 +27,7 @@ from typing import Any, Callable, Protocol, runtime_checkable
 import numpy as np
 
 from ..llm._errors import ImageFileError
+from ._protocol import l2_normalise
 
 GME_MODEL_ID = "Alibaba-NLP/gme-Qwen2-VL-7B-Instruct"
 """The paper's MuRAG/NGM encoder."""
@@ -50,13 +51,6 @@ class ImageTextEncoder(Protocol):
     uses_images: bool
 
     async def encode(self, items: list[tuple[str, Path | None]]) -> np.ndarray: ...
-
-
-def l2_normalise(x: np.ndarray) -> np.ndarray:
-    """Rows scaled to unit L2 norm (all-zero rows stay zero); float32."""
-    x = np.asarray(x, dtype=np.float32)
-    norms = np.linalg.norm(x, axis=-1, keepdims=True)
-    return (x / np.where(norms == 0, 1.0, norms)).astype(np.float32)
 
 
 def load_rgb(path: Path) -> Any:
