@@ -126,3 +126,15 @@ def test_pillow_facts(tmp_path):
     exif[274] = 6
     facts = _facts(tmp_path, (1600, 1200), "JPEG", exif=exif)
     assert (facts.width, facts.height, facts.orientation, facts.format) == (1200, 1600, "portrait", "JPEG")
+
+
+def test_link_outside_dataset_root_is_refused(tmp_path):
+    root = tmp_path / "ds"
+    outside = render_text_image(tmp_path / "secret.png", ["private words"])
+    img_dir = root / "dyadic/dialogue1/scenes/session1/image"
+    img_dir.mkdir(parents=True)
+    (img_dir / "1.png").symlink_to(outside)
+    write_dialogue(root, "dyadic", "dialogue1", {"session1": ["1.png"]})
+    s = caption_dataset(root, "ocr", out_dir=tmp_path / "caps", progress=False)
+    assert (s.captioned, s.failed) == (0, 1)
+    assert s.failures[0].reason == f"image is a link to {outside.resolve()}, outside the dataset root"

@@ -63,12 +63,19 @@ def open_image(path: Path) -> Image.Image:
         raise CaptionError("zero-byte image file")
     try:
         img = Image.open(path)
-        img.load()
     except UnidentifiedImageError as e:
         raise CaptionError(f"not a recognised image format ({size} bytes; Pillow cannot identify it)") from e
     except Image.DecompressionBombError as e:
         raise CaptionError(f"image too large to decode safely: {e}") from e
     except (OSError, SyntaxError, ValueError) as e:
+        raise CaptionError(f"corrupt image header: {e}") from e
+    try:
+        img.load()
+    except Image.DecompressionBombError as e:
+        img.close()
+        raise CaptionError(f"image too large to decode safely: {e}") from e
+    except (OSError, SyntaxError, ValueError) as e:
+        img.close()
         raise CaptionError(f"corrupt or truncated image data: {e}") from e
     try:
         upright = ImageOps.exif_transpose(img)

@@ -130,11 +130,21 @@ def caption_dataset(root: str | Path, model: ChatModel | str, *, out_dir: str | 
                     max_tokens: int = 256, concurrency: int = 8, split: str = "all", prompt: str | None = None,
                     temperature: float = 0.7, max_new_tokens: int = 1200, use_cache: bool = True,
                     base_url: str | None = None, progress: bool = True) -> CaptionSummary:
-    """Caption every image of the dataset at ``root``; the sync entry point of :func:`acaption_dataset`."""
-    return asyncio.run(acaption_dataset(
-        root, model, out_dir=out_dir, max_tokens=max_tokens, concurrency=concurrency, split=split, prompt=prompt,
-        temperature=temperature, max_new_tokens=max_new_tokens, use_cache=use_cache, base_url=base_url,
-        progress=progress))
+    """Caption every image of the dataset at ``root``: the sync entry point of :func:`acaption_dataset`
+    (same arguments). It runs its own event loop, so a model passed in has the connections it
+    opened in that loop closed at the end (the model stays usable)."""
+
+    async def main() -> CaptionSummary:
+        try:
+            return await acaption_dataset(
+                root, model, out_dir=out_dir, max_tokens=max_tokens, concurrency=concurrency, split=split,
+                prompt=prompt, temperature=temperature, max_new_tokens=max_new_tokens, use_cache=use_cache,
+                base_url=base_url, progress=progress)
+        finally:
+            if not isinstance(model, str) and hasattr(model, "aclose"):
+                await model.aclose()
+
+    return asyncio.run(main())
 
 
 async def acaption_dataset(root: str | Path, model: ChatModel | str, *, out_dir: str | Path | None = None,
@@ -228,13 +238,15 @@ class _Outcome:
 
 async def _caption_one(job: _Job, store: CaptionStore, captioner: Captioner, settings: CaptionSettings,
                        use_cache: bool) -> _Outcome:
+    # Decide from the file itself, not from ref.path: the loader also leaves path unset for
+    # empty or undecodable files, and those must be reported as failures with their reason.
     path = store.image_path(job.image)
-    if job.ref.path is None:
-        if not path.exists():
-            return _Outcome("missing")
-        if path.is_file() and path.stat().st_size == 0:
-            return _Outcome("failed", "zero-byte image file")
-        return _Outcome("failed", "image refused by the loader (a link leading outside the dataset root)")
+    if not path.exists():
+        return _Outcome("missing")
+    if not path.resolve().is_relative_to(store.root.resolve()):
+        return _Outcome("failed", f"image is a link to {path.resolve()}, outside the dataset root")
+    if not path.is_file():
+        return _Outcome("failed", "image path is not a regular file")
     try:
         sha = await asyncio.to_thread(file_sha256, path)
     except OSError as e:
