@@ -55,7 +55,10 @@ class SessionDraft:
     title: str
     turns: list[TurnDraft]
     questions: list[QDraft] = field(default_factory=list)
+    """Candidates until selection, then the questions of ``questions.json``."""
     events: list[Event] = field(default_factory=list)
+    unused: list[QDraft] = field(default_factory=list)
+    """Candidates not selected for the session file: material for the ``session0`` pool."""
 
 
 @dataclass
@@ -78,7 +81,8 @@ class World:
         self._pets: dict[str, tuple[str, str, int]] = {}
         self._habits: dict[str, list[tuple[str, str, str]]] = {}
         self.pet_told: set[str] = set()
-        self.asked_ar: set[str] = set()
+        self.asked: set[str] = set()
+        """Question texts already asked in this dialogue (Answer Refusal, Test-Time Learning)."""
 
     def pet(self, person: str) -> tuple[str, str, int]:
         """(kind, name, age) of ``person``'s pet; names are unique within the dialogue."""
@@ -110,8 +114,8 @@ class World:
                 text = f"How much did {p} pay for the {thing}?"
             if date and rng.random() < 0.3:
                 text = f"In the conversation on {date}, {text[0].lower()}{text[1:]}"
-            if text not in self.asked_ar:
-                self.asked_ar.add(text)
+            if text not in self.asked:
+                self.asked.add(text)
                 return QDraft("AR", text, "Not mentioned", rng.choice(("easy", "medium")), [])
         raise RuntimeError("ran out of distinct Answer Refusal questions for one dialogue")
 
@@ -188,7 +192,9 @@ def compose_dialogue(rng: random.Random, plan: DialoguePlan) -> DialogueDraft:
     for chain in chains.values():
         _kr_questions(rng, chain, sessions)
     for s, sp in zip(sessions, plan.sessions):
-        s.questions = _select(rng, s.questions, sp.questions, QUESTION_CYCLE, world, s.date.isoformat())
+        cands = s.questions
+        s.questions = _select(rng, cands, sp.questions, QUESTION_CYCLE, world, s.date.isoformat())
+        s.unused = [q for q in cands if all(q is not x for x in s.questions)]
     pool = _select(rng, _pool_candidates(rng, sessions, list(chains.values())), plan.pool_questions, POOL_CYCLE,
                    world, None)
     return DialogueDraft(plan.split, plan.number, people, theme, f"G{plan.number:02d}_{rng.choice(V.GROUPS)}",
@@ -313,8 +319,8 @@ def _pool_candidates(rng: random.Random, sessions: list[SessionDraft], chains: l
             out.append(QDraft("TR", f"How many days passed between \"{e1.phrase}\" and \"{e2.phrase}\"?",
                               f"{abs((d2 - d1).days)} days", "hard", [(e1.turn, "date"), (e2.turn, "date")]))
     by_type: dict[str, list[QDraft]] = {}
-    for s in sessions:
-        for q in s.questions:
+    for s in sessions:  # questions not already asked in a session file, so the pool repeats none
+        for q in s.unused:
             by_type.setdefault(q.task, []).append(q)
     upr = [q for q in by_type.get("UPR", []) if q.gold_parts]
     for _ in range(min(10, len(upr) // 2)):

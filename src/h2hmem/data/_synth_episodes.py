@@ -124,8 +124,8 @@ def _mcr(ctx: Ctx, card: Card, responder: str, remark: str, reply: TurnDraft, ab
                   [(reply, "text")])
 
 
-def _mcr_why(card: Card, sharer: str, reason: str, turn: TurnDraft, part: str) -> QDraft:
-    return QDraft("MCR", f"Why did {sharer} share this image?", reason, "medium", [(turn, "text")], [part],
+def _mcr_why(ctx: Ctx, card: Card, sharer: str, reason: str, turn: TurnDraft, part: str) -> QDraft:
+    return QDraft("MCR", f"Why did {sharer} share this image in the conversation on {ctx.date}?", reason, "medium", [(turn, "text")], [part],
                   image=card.file)
 
 
@@ -150,7 +150,7 @@ def receipt(ctx: Ctx, a: str, b: str, world) -> Episode:
                "What does \"it\" refer to?",
                f"The {product} {a} bought at {store}", "hard", [(t1, "text"), (t2, "text")], [product]),
         _yes_no(ctx, a, f"the {product} was bought at {store}", f"the {product} was bought at {other}", [(t1, "text")]),
-        _mcr_why(card, a, f"To show {b} the receipt of the {product} {a} had just bought at {store}.", t1, product),
+        _mcr_why(ctx, card, a, f"To show {b} the receipt of the {product} {a} had just bought at {store}.", t1, product),
     ]
     return Episode([t1, t2], qs, [Event(f"{a} bought the {product} at {store}", t1)])
 
@@ -322,8 +322,10 @@ def habit(ctx: Ctx, owner: str, other: str, world, owner_first: bool) -> Episode
     stated = TurnDraft(owner, sentence if owner_first else ctx.at(other, f"What works for me: {said}."))
     turns = ([stated, TurnDraft(other, ctx.at(owner, "That's a good habit, I might try it."))] if owner_first
              else [TurnDraft(other, "Any tips? I've been struggling lately."), stated])
-    qs = [QDraft("TTL", f"{other} {situation}. Based on what {owner} said they do, what should {other} do?",
-                 action[0].upper() + action[1:], "medium", [(stated, "text")], [action])]
+    text = f"{other} {situation}. Based on what {owner} said they do, what should {other} do?"
+    qs = [] if text in world.asked else [QDraft("TTL", text, action[0].upper() + action[1:], "medium",
+                                                [(stated, "text")], [action])]
+    world.asked.add(text)  # a habit restated later must not yield the same question twice
     return Episode(turns, qs)
 
 

@@ -111,6 +111,21 @@ HABITS = (
     ("whenever I run in the evening I stretch for ten minutes afterwards", "just finished an evening run",
      "stretch for ten minutes"),
     ("when I travel by train I always book a window seat", "is booking a train ticket", "book a window seat"),
+    ("when I can't decide what to cook I make tomato and egg stir-fry", "can't decide what to cook for dinner",
+     "make tomato and egg stir-fry"),
+    ("whenever I get a headache I turn off the screen and rest for a while", "has a headache at the office",
+     "turn off the screen and rest for a while"),
+    ("before a job interview I rehearse answers out loud", "has a job interview tomorrow",
+     "rehearse answers out loud"),
+    ("when I feel homesick I video-call the family", "feels homesick", "video-call the family"),
+    ("whenever my room gets messy I tidy it for fifteen minutes", "has a messy room",
+     "tidy it for fifteen minutes"),
+    ("when I miss the bus I walk to the next stop instead of waiting", "just missed the bus",
+     "walk to the next stop instead of waiting"),
+    ("before going hiking I check the weather forecast the night before", "plans a hike this weekend",
+     "check the weather forecast the night before"),
+    ("whenever I learn a new word I write it on a sticky note", "is learning new words",
+     "write it on a sticky note"),
 )
 
 KR_ITEMS = (
