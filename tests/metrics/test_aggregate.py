@@ -125,3 +125,9 @@ def test_full_size_is_fast():
     start = time.process_time()
     aggregate(recs, ["precision", "recall", "f1", "bleu1", "exact_match"], n_boot=1000)
     assert time.process_time() - start < 5.0
+
+
+def test_single_split_run_has_identical_split_and_all_cells():
+    recs = [r for r in RECORDS if r["split"] == "dyadic"]
+    out = aggregate(recs, ["f1"], n_boot=500, seed=3)["splits"]
+    assert out["dyadic"] == out["all"]

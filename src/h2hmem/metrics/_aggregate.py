@@ -122,7 +122,7 @@ def _ci(boot: np.ndarray) -> list[list[float] | None]:
 
 
 def _rng(seed: int, key: str) -> np.random.Generator:
-    # One stream per cell, so a cell's CI does not depend on which other cells were computed.
+    # One stream per group key, so a cell's CI does not depend on which other cells were computed.
     return np.random.default_rng(np.random.SeedSequence([seed, zlib.crc32(key.encode("utf-8"))]))
 
 
@@ -225,12 +225,14 @@ def aggregate(records: Sequence[dict[str, Any]], metrics: Sequence[str], *,
     splits: dict[str, Any] = {}
     for split in SPLIT_KEYS:
         sel = rows if split == ALL else [r for r in rows if r["split"] == split]
-        out: dict[str, Any] = {"overall": _cell(sel, metrics, n_boot, seed, f"{split}|overall", macro=True)}
+        # Streams are keyed by group, not split: a split that holds the same questions as "all"
+        # (a dyadic-only run) gets the same intervals.
+        out: dict[str, Any] = {"overall": _cell(sel, metrics, n_boot, seed, "overall", macro=True)}
         for g in groups:
             by: dict[str, list[dict[str, Any]]] = {}
             for r in sel:
                 by.setdefault(r[g], []).append(r)
-            out[g] = {k: _cell(by[k], metrics, n_boot, seed, f"{split}|{g}|{k}")
+            out[g] = {k: _cell(by[k], metrics, n_boot, seed, f"{g}|{k}")
                       for k in sorted(by, key=lambda k, g=g: _group_order(g, k))}
         splits[split] = out
     return {
