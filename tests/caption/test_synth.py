@@ -1,17 +1,15 @@
-"""OCR captions over a synthetic dataset whose images record their rendered text (``synth_meta.json``)."""
+"""OCR captions over ``h2hmem data synth --scale small``, whose ``synth_meta.json`` records each
+image's rendered text."""
 
 from __future__ import annotations
 
 import json
 import re
 
-import pytest
 from typer.testing import CliRunner
 
 from h2hmem.caption import CaptionStore, ImageId
 from h2hmem.cli import app
-
-synth = pytest.importorskip("h2hmem.data._synth")
 
 
 def _words(text: str) -> list[str]:
@@ -20,7 +18,8 @@ def _words(text: str) -> list[str]:
 
 def test_ocr_on_synthetic_small_dataset(tmp_path):
     root, caps = tmp_path / "ds", tmp_path / "caps"
-    synth.synthesize_dataset(root, "small", seed=0)
+    r = CliRunner().invoke(app, ["data", "synth", str(root), "--scale", "small", "--seed", "0"])
+    assert r.exit_code == 0, r.output
     meta = json.loads((root / "synth_meta.json").read_text(encoding="utf-8"))["images"]
     r = CliRunner().invoke(app, ["caption", str(root), "--model", "ocr", "--captions-dir", str(caps),
                                  "--concurrency", "2", "--json"])
