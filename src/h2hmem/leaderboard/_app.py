@@ -24,7 +24,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from ..data import load_dataset
 from ..llm import default_cache_path, load_chat_model
 from ._db import make_engine, make_sessionmaker
-from ._judge import JudgeWorker, metrics_judge
+from ._judge import JudgeWorker, MetricsJudge
 from ._security import csrf_ok, csrf_token, session_secret
 from ._settings import LeaderboardSettings
 
@@ -135,7 +135,7 @@ def create_app(settings: LeaderboardSettings) -> FastAPI:
     chat = settings.judge_chat
     if chat is None and settings.judge_model:
         chat = load_chat_model(settings.judge_model, base_url=settings.judge_base_url, cache=default_cache_path())
-    worker = JudgeWorker(sessions, dataset, metrics_judge(chat), chat.spec) if chat is not None else None
+    worker = JudgeWorker(sessions, dataset, MetricsJudge(chat), chat.spec) if chat is not None else None
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI):

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import queue
 import threading
-from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Callable
 
 from pydantic import BaseModel
@@ -40,21 +40,30 @@ JudgeFn = Callable[[list[Prediction]], list[JudgeVerdict]]
 never sees the entry's name); at most one verdict per prediction (a missing one = unjudged)."""
 
 
-def metrics_judge(model: ChatModel) -> JudgeFn:
+class MetricsJudge:
     """A :data:`JudgeFn` running :func:`h2hmem.metrics.judge_predictions` (official rubric,
-    session batches, strict parsing, single re-asks; model cache and retries) on one event loop
-    owned by the calling thread."""
-    from ..metrics import judge_predictions
+    session batches, strict parsing, single re-asks; the model's cache and retries) on an event
+    loop owned by the one thread that calls it; :meth:`close` (same thread) closes the model."""
 
-    loops: dict[int, asyncio.AbstractEventLoop] = {}
+    def __init__(self, model: ChatModel) -> None:
+        self.model = model
+        self.loop: asyncio.AbstractEventLoop | None = None
 
-    def run(preds: list[Prediction]) -> list[JudgeVerdict]:
-        loop = loops.setdefault(threading.get_ident(), asyncio.new_event_loop())
-        records = loop.run_until_complete(judge_predictions(preds, model))
+    def __call__(self, preds: list[Prediction]) -> list[JudgeVerdict]:
+        from ..metrics import judge_predictions
+
+        self.loop = self.loop or asyncio.new_event_loop()
+        records = self.loop.run_until_complete(judge_predictions(preds, self.model))
         return [JudgeVerdict(question_id=r.question_id, score=r.score, reasoning=r.reasoning or (r.error or ""))
                 for r in records]
 
-    return run
+    def close(self) -> None:
+        if self.loop is not None:
+            aclose = getattr(self.model, "aclose", None)
+            if aclose is not None:
+                self.loop.run_until_complete(aclose())
+            self.loop.close()
+            self.loop = None
 
 
 def _prediction(q: Question, answer: str) -> Prediction:
@@ -69,31 +78,56 @@ MAX_JUDGE_ERROR_CHARS = 2000
 
 
 class JudgeWorker:
-    """Runs :data:`JudgeFn` over entries, one entry at a time, in a daemon thread."""
+    """Runs a judge over entries, one at a time, in a daemon thread fed by a queue (a server
+    stopping mid-entry leaves it ``running``; :meth:`resume` queues it again on the next start)."""
 
     def __init__(self, sessions: sessionmaker, dataset: Dataset, judge: JudgeFn, model: str) -> None:
         self.sessions = sessions
         self.gold = {q.id: q for q in dataset.questions}
         self.judge = judge
         self.model = model
-        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="h2hmem-judge")
+        self.queue: queue.Queue[int | None] = queue.Queue()
+        self.thread: threading.Thread | None = None
+        self.lock = threading.Lock()
 
-    def enqueue(self, entry_id: int) -> Future:
+    def enqueue(self, entry_id: int) -> None:
+        """Mark the entry ``queued`` and hand it to the worker thread (started on first use)."""
         with self.sessions() as db:
             entry = db.get(Entry, entry_id)
-            if entry is not None:
-                entry.judge_status, entry.judge_model, entry.judge_error = "queued", self.model, ""
-                db.commit()
-        return self.pool.submit(self._run, entry_id)
+            if entry is None:
+                return
+            entry.judge_status, entry.judge_model, entry.judge_error = "queued", self.model, ""
+            db.commit()
+        with self.lock:
+            if self.thread is None:
+                self.thread = threading.Thread(target=self._loop, name="h2hmem-judge", daemon=True)
+                self.thread.start()
+        self.queue.put(entry_id)
 
-    def resume(self) -> list[Future]:
-        """Queue again the entries a previous server left ``queued`` or ``running``."""
+    def resume(self) -> list[int]:
+        """Queue again the entries a previous server left ``queued`` or ``running``; returns their ids."""
         with self.sessions() as db:
             ids = list(db.scalars(select(Entry.id).where(Entry.judge_status.in_(("queued", "running")))))
-        return [self.enqueue(i) for i in ids]
+        for i in ids:
+            self.enqueue(i)
+        return ids
 
-    def shutdown(self) -> None:
-        self.pool.shutdown(wait=False, cancel_futures=True)
+    def shutdown(self, timeout_s: float = 5.0) -> None:
+        """Stop after the current entry (waits at most ``timeout_s``; the thread is a daemon)."""
+        with self.lock:
+            thread, self.thread = self.thread, None
+        if thread is not None:
+            self.queue.put(None)
+            thread.join(timeout_s)
+
+    def _loop(self) -> None:
+        try:
+            while (entry_id := self.queue.get()) is not None:
+                self._run(entry_id)
+        finally:
+            close = getattr(self.judge, "close", None)
+            if close is not None:
+                close()
 
     def _run(self, entry_id: int) -> None:
         with self.sessions() as db:

@@ -1,0 +1,59 @@
+from __future__ import annotations
+
+import json
+
+from sqlalchemy import text
+from typer.testing import CliRunner
+
+from h2hmem.cli import app
+from h2hmem.leaderboard import open_database
+from h2hmem.leaderboard._security import authenticate
+
+runner = CliRunner()
+
+
+def test_export_and_validate(mixed_run, sample_root, tmp_path):
+    r = runner.invoke(app, ["submission", "export", str(mixed_run)])
+    assert r.exit_code == 0, r.output
+    dy = mixed_run / "submission" / "prediction_dyadic.json"
+    mp = mixed_run / "submission" / "prediction_multiparty.json"
+    assert f"{dy} (289 rows)" in r.output.replace("\n", "") and mp.exists()
+    r = runner.invoke(app, ["submission", "validate", str(dy), str(mp), "--data", str(sample_root)])
+    assert r.exit_code == 0, r.output
+    assert "VALID: 0 error(s), 0 warning(s); 441 of 441 rows matched, 0 questions missing" in r.output
+
+    data = json.loads(dy.read_text())
+    data["predictions"][3]["system_answer"] = None
+    bad = tmp_path / "prediction_dyadic.json"
+    bad.write_text(json.dumps(data))
+    r = runner.invoke(app, ["submission", "validate", str(bad), "--data", str(sample_root)])
+    assert r.exit_code == 1
+    assert f"{bad} predictions[3].system_answer: Input should be a valid string (got NoneType) [invalid-field]" in r.output
+    assert "INVALID: 1 error(s)" in r.output
+    r = runner.invoke(app, ["submission", "validate", str(bad), "--data", str(sample_root), "--json"])
+    out = json.loads(r.output)
+    assert r.exit_code == 1 and out["ok"] is False and out["counts"]["error"] == {"invalid-field": 1}
+
+
+def test_cli_errors_are_messages(tmp_path, sample_root):
+    r = runner.invoke(app, ["submission", "validate", str(tmp_path / "none.json"), "--data", str(sample_root)])
+    assert r.exit_code == 2 and "does not exist" in r.output and "Traceback" not in r.output
+    r = runner.invoke(app, ["submission", "export", str(tmp_path)])
+    assert r.exit_code == 2 and "predictions.jsonl" in r.output
+    r = runner.invoke(app, ["leaderboard", "serve", "--data", str(tmp_path / "nodata")])
+    assert r.exit_code == 2 and "cannot start the leaderboard" in r.output
+
+
+def test_create_admin(tmp_path):
+    db = f"sqlite:///{tmp_path / 'lb.db'}"
+    r = runner.invoke(app, ["leaderboard", "create-admin", "--db", db, "--username", "alice", "--password-stdin"],
+                      input="short\n")
+    assert r.exit_code == 2 and "at least 10 characters" in r.output
+    r = runner.invoke(app, ["leaderboard", "create-admin", "--db", db, "--username", "alice", "--password-stdin"],
+                      input="a long enough password\n")
+    assert r.exit_code == 0 and "administrator 'alice' saved" in r.output
+    with open_database(db)() as s:
+        assert authenticate(s, "alice", "a long enough password") is not None
+        assert authenticate(s, "alice", "a long enough passwor") is None
+        stored = s.scalar(text("select password_hash from lb_admins"))
+    assert stored.startswith("scrypt$16384$8$1$") and "a long enough password" not in stored
