@@ -1,4 +1,4 @@
-"""OpenAI-compatible chat backend over httpx (no SDK: the central wrapper owns retries, and raw
+"""OpenAI-compatible chat backend over aiohttp (no SDK: the central wrapper owns retries, and raw
 responses let every failure be classified exactly — status, ``Retry-After``, malformed bodies).
 
 Wire format: only standard content-part keys (``{"type": "text", "text": …}``,
@@ -10,80 +10,19 @@ parts are all text is sent as one string (text-only servers reject part lists); 
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import itertools
 import json
-import re
 import threading
-import time
-import weakref
 from typing import Any
-
-import httpx
 
 from . import _known, _tokens
 from ._backend import BackendReply
-from ._errors import (BadRequestError, BadResponseError, ConnectionFailure, ContentFilterError,
-                      ImageNotSupportedError, ModelError, ModelTimeoutError, RateLimitError, RequestInfo,
-                      ServerError)
+from ._errors import BadResponseError, ContentFilterError, RequestInfo
+from ._http import SessionPool, classify_http_error, post_json
 from ._images import JPEG_QUALITY, MAX_SIDE_PX, flatten_text, image_data_url
 from ._types import GenerationConfig, ImagePart, Message
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
-
-# Error text of servers that cannot take image parts (llama.cpp's server on a text-only model
-# answers HTTP 500 "can only concatenate str (not "list") to str"; vLLM/OpenAI say "image"/"vision").
-_IMAGE_REFUSAL = re.compile(r"image|vision|multimodal|multi-modal|not \"?list\"?|concatenate str", re.I)
-
-
-def parse_retry_after(headers: httpx.Headers) -> float | None:
-    """Seconds to wait from ``retry-after-ms`` (OpenAI) or ``Retry-After`` (seconds or HTTP date)."""
-    ms = headers.get("retry-after-ms")
-    if ms:
-        try:
-            return max(float(ms) / 1000.0, 0.0)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if not value:
-        return None
-    try:
-        return max(float(value), 0.0)
-    except ValueError:
-        try:
-            when = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError):
-            return None
-        return max(when.timestamp() - time.time(), 0.0)
-
-
-def _error_message(resp: httpx.Response) -> str:
-    try:
-        data = resp.json()
-        err = data.get("error") if isinstance(data, dict) else None
-        if isinstance(err, dict) and err.get("message"):
-            return str(err["message"])
-        if isinstance(err, str):
-            return err
-        if isinstance(data, dict) and data.get("detail"):
-            return str(data["detail"])
-    except ValueError:
-        pass
-    return resp.text[:300] or resp.reason_phrase
-
-
-def classify_http_error(resp: httpx.Response, info: RequestInfo, *, had_images: bool) -> ModelError:
-    """The typed error for a non-2xx response."""
-    status = resp.status_code
-    message = _error_message(resp)
-    retry_after = parse_retry_after(resp.headers)
-    if had_images and status in (400, 415, 422, 500) and _IMAGE_REFUSAL.search(message):
-        return ImageNotSupportedError(f"server refused image parts: {message}", info, status=status, body=resp.text)
-    if status == 429:
-        return RateLimitError(message, info, status=status, body=resp.text, retry_after=retry_after)
-    if status >= 500:
-        return ServerError(message, info, status=status, body=resp.text, retry_after=retry_after)
-    return BadRequestError(message, info, status=status, body=resp.text)
 
 
 class OpenAIBackend:
@@ -105,8 +44,7 @@ class OpenAIBackend:
         self.encoding = _known.encoding_for(model)
         self._cycle = itertools.cycle(self.base_urls)
         self._cycle_lock = threading.Lock()
-        # httpx clients are bound to the event loop that first used them.
-        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = weakref.WeakKeyDictionary()
+        self._pool = SessionPool(api_key)
 
     def identity(self) -> dict[str, Any]:
         urls = self.base_urls[0] if len(self.base_urls) == 1 else sorted(self.base_urls)
@@ -115,17 +53,6 @@ class OpenAIBackend:
 
     def count_tokens(self, text: str) -> int:
         return _tokens.count_tokens(text, self.encoding)
-
-    def _client(self) -> httpx.AsyncClient:
-        loop = asyncio.get_running_loop()
-        client = self._clients.get(loop)
-        if client is None or client.is_closed:
-            headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
-            limits = httpx.Limits(max_connections=None,
-                                  max_keepalive_connections=max(self.concurrency, 1) * len(self.base_urls))
-            client = httpx.AsyncClient(headers=headers, limits=limits, timeout=None)
-            self._clients[loop] = client
-        return client
 
     def next_base_url(self) -> str:
         with self._cycle_lock:
@@ -164,27 +91,13 @@ class OpenAIBackend:
         had_images = any(isinstance(p, ImagePart) for m in messages if not isinstance(m.content, str)
                          for p in m.content)
         body = self.request_body(await self._wire_messages(messages), config)
-        try:
-            resp = await asyncio.wait_for(
-                self._client().post(f"{base_url}/chat/completions", json=body,
-                                    timeout=httpx.Timeout(timeout_s, connect=min(timeout_s, 30.0))),
-                timeout_s)
-        except (httpx.TimeoutException, asyncio.TimeoutError) as exc:
-            raise ModelTimeoutError(f"no reply within {timeout_s:g} s ({type(exc).__name__})", info) from exc
-        except httpx.TransportError as exc:
-            raise ConnectionFailure(f"{type(exc).__name__}: {exc}", info) from exc
-        if resp.status_code >= 300:
-            raise classify_http_error(resp, info, had_images=had_images)
-        return parse_completion(resp.text, info)
+        reply = await post_json(self._pool, f"{base_url}/chat/completions", body, timeout_s=timeout_s, info=info)
+        if not 200 <= reply.status < 300:
+            raise classify_http_error(reply, info, had_images=had_images)
+        return parse_completion(reply.text, info)
 
     async def aclose(self) -> None:
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            return
-        client = self._clients.pop(loop, None)
-        if client is not None:
-            await client.aclose()
+        await self._pool.aclose()
 
 
 def parse_completion(text: str, info: RequestInfo) -> BackendReply:

@@ -1,0 +1,10 @@
+"""Embedders (texts → unit vectors) and an exact top-k cosine index."""
+
+from ._index import VectorIndex
+from ._load import load_embedder
+from ._minilm import MINILM_DIM, MiniLMEmbedder
+from ._openai import OpenAIEmbedder
+from ._protocol import Embedder, l2_normalise
+
+__all__ = ["Embedder", "MINILM_DIM", "MiniLMEmbedder", "OpenAIEmbedder", "VectorIndex", "l2_normalise",
+           "load_embedder"]

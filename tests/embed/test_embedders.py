@@ -1,0 +1,58 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from h2hmem.embed import Embedder, load_embedder
+from h2hmem.llm import RequestCache, ServerError
+from h2hmem.llm._retry import RetryPolicy
+from h2hmem.testing import Fault, MockOpenAIServer, Rule, hashed_embedding
+
+
+@pytest.mark.slow
+async def test_minilm_paraphrase_beats_unrelated(monkeypatch):
+    pytest.importorskip("sentence_transformers")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    emb = load_embedder("minilm")
+    assert isinstance(emb, Embedder) and emb.dim == 384 and emb.name == "all-MiniLM-L6-v2"
+    texts = ["Alice adopted a cat named Almond last May.", "Last May, Alice took in a cat called Almond.",
+             "The quarterly budget meeting was moved to Thursday."]
+    v = await emb.embed(texts)
+    assert v.shape == (3, 384) and v.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)
+    sims = v @ v.T
+    assert sims[0, 1] > sims[0, 2] + 0.3
+    again = await emb.embed([texts[2], texts[0]])  # from the LRU, same vectors
+    np.testing.assert_array_equal(again, v[[2, 0]])
+    assert (await emb.embed([])).shape == (0, 384)
+
+
+async def test_openai_embedder_against_mock(tmp_path):
+    with MockOpenAIServer(embedding_dim=16) as srv:
+        emb = load_embedder("openai:text-embedding-3-small", base_url=srv.base_url, cache=tmp_path / "c.sqlite")
+        v = await emb.embed(["red cat", "blue dog", "red cat"])
+        assert v.shape == (3, 16) and emb.dim == 16
+        np.testing.assert_allclose(v[0], hashed_embedding("red cat", 16), rtol=1e-6)
+        np.testing.assert_allclose(v[0], v[2])
+        calls = srv.calls
+        v2 = await emb.embed(["blue dog", "red cat"])  # both cached
+        assert srv.calls == calls
+        np.testing.assert_allclose(v2, v[[1, 0]])
+        await emb.aclose()
+    assert len(RequestCache(tmp_path / "c.sqlite")) == 2
+
+
+async def test_openai_embedder_retries_and_raises():
+    with MockOpenAIServer(script=[Fault.http(502)]) as srv:
+        emb = load_embedder("openai:e", base_url=srv.base_url)
+        emb.retry = RetryPolicy(max_retries=2, initial_backoff_s=0.01)
+        assert (await emb.embed(["x"])).shape[0] == 1 and srv.calls == 2
+        srv.set_script([Rule(Fault.http(500), path="embeddings")])
+        with pytest.raises(ServerError, match="embeddings of 1 texts"):
+            await emb.embed(["y"])
+        await emb.aclose()
+
+
+def test_unknown_spec():
+    with pytest.raises(ValueError, match="minilm"):
+        load_embedder("clip")
