@@ -40,3 +40,12 @@ def test_evaluate_errors_are_clean(run, tmp_path):  # noqa: F811
     assert res.exit_code == 2 and "error" in res.output and "Traceback" not in res.output
     res = runner.invoke(app, ["evaluate", str(d), "--metrics", "judge", "--judge-model", "nonsense"])
     assert res.exit_code == 2 and "invalid model spec" in res.output
+
+
+def test_cli_default_judge_is_the_official_one():
+    import inspect
+
+    from h2hmem.cli._evaluate import evaluate_cmd
+    from h2hmem.metrics import DEFAULT_JUDGE_SPEC
+
+    assert inspect.signature(evaluate_cmd).parameters["judge_model"].default.default == DEFAULT_JUDGE_SPEC == "openai:gpt-4o-mini"
