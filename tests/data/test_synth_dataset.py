@@ -222,6 +222,13 @@ def test_golds_follow_from_evidence(which, request):
             assert list(q.answer_sessions) == list(dict.fromkeys(e["session"] for e in m["evidence"]))
 
 
+def test_no_question_asked_twice_in_a_dialogue(full):
+    ds = load_dataset(full)
+    for d in ds.dialogues:
+        keys = [(q.text, tuple(r.key for r in q.images)) for q in d.questions]
+        assert len(keys) == len(set(keys)), d.name
+
+
 def test_kr_gold_is_the_latest_value(full):
     """A KR gold is stated in the last evidence session, and no later turn of the chain changes it."""
     meta = _meta(full)

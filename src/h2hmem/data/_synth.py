@@ -16,6 +16,10 @@ ignore it)::
                     {"task": "CRR", "gold_parts": ["128.50 yuan"],
                      "evidence": [{"session": "session2", "turn": 3, "source": "image", "image": "1.png"}]}}}
 
+One deliberate difference from the public files: ``session0`` questions list their real
+evidence sessions in ``answer_session`` (the public pool just says ``["session0"]``), so evidence
+recall can be scored on them; the loader accepts both.
+
 ``images[...]["text"]`` is exactly what is drawn (what perfect OCR returns); question keys are the
 loader's question ids; every ``gold_parts`` string occurs (ignoring case) in the gold and in one
 of its evidence sources (a turn's text, its image's text, or its session's ``timeline_date``).

@@ -8,6 +8,7 @@ depend only on the card, the Pillow version and its FreeType build: no timestamp
 
 from __future__ import annotations
 
+import hashlib
 import io
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -79,6 +80,25 @@ def _fit(draw: ImageDraw.ImageDraw, text: str, size: int, width: int) -> ImageFo
     raise ValueError(f"card text too long for a {IMAGE_SIZE[0]}-pixel image: {text!r}")
 
 
+def _icon(d: ImageDraw.ImageDraw, card: Card, accent: tuple[int, int, int], box: tuple[int, int, int, int]) -> None:
+    """A small kind-specific drawing, so pictures differ visually and not only in their text."""
+    x0, y0, x1, y1 = box
+    seed = int(hashlib.sha256(card.text.encode("utf-8")).hexdigest()[:8], 16)
+    light = tuple(int(c + (255 - c) * 0.55) for c in accent)
+    if card.kind in ("screenshot", "receipt"):  # a bar chart whose bars follow the card's text
+        n, bw = 5, (x1 - x0) // 5
+        for i in range(n):
+            top = y0 + ((seed >> (3 * i)) % 7) * (y1 - y0) // 8
+            d.rectangle((x0 + i * bw + 2, top, x0 + (i + 1) * bw - 2, y1), fill=light if i % 2 else accent)
+    elif card.kind in ("menu", "vet"):  # a plate / a paw: concentric circles
+        cx, cy, r = (x0 + x1) // 2, (y0 + y1) // 2, (y1 - y0) // 2
+        d.ellipse((cx - r, cy - r, cx + r, cy + r), fill=light, outline=accent, width=2)
+        d.ellipse((cx - r // 2, cy - r // 2, cx + r // 2, cy + r // 2), fill=accent)
+    else:  # ticket stub, parcel box, poster: a framed block with a diagonal
+        d.rectangle(box, fill=light, outline=accent, width=2)
+        d.line((x0, y1, x1, y0) if seed % 2 else (x0, y0, x1, y1), fill=accent, width=3)
+
+
 def render_card(card: Card) -> bytes:
     """PNG or JPEG bytes (by ``card.ext``) of ``card``; deterministic.
 
@@ -100,6 +120,8 @@ def render_card(card: Card) -> bytes:
     for line in card.lines:
         d.text((16, y), line, fill=(20, 20, 20), font=_fit(d, line, LINE_SIZE, w - 32))
         y += step
+    if len(card.lines) <= 4:  # the icon sits below the fourth line, clear of the text
+        _icon(d, card, accent, (w - 84, h - 58, w - 14, h - 12))
     d.rectangle((0, 0, w - 1, h - 1), outline=accent, width=2)
     buf = io.BytesIO()
     if card.ext == "png":
