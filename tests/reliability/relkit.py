@@ -64,7 +64,8 @@ class Synth:
 def make_dataset(root: Path, *, dialogues: int = 2, sessions: int = 3, questions_per_session: int = 3,
                  multi_party: bool = True) -> Synth:
     """Write a valid dataset under ``root``: dyadic ``dialogue1..N`` (and one multi-party dialogue),
-    ``session1..K`` with 4 turns each (turn 1 shares ``1.png``), ``questions_per_session`` questions per
+    ``session1..K`` with 4 turns each (turn 1 shares ``1.png``, a solid
+    8×8 PNG of colour ``(40·k mod 256, 80, 60·d mod 256)``), ``questions_per_session`` questions per
     session and two cross-session questions in ``session0`` (one naming ``session1/1.png``).
 
     Returns the root and every question id in dataset order.
@@ -80,7 +81,7 @@ def make_dataset(root: Path, *, dialogues: int = 2, sessions: int = 3, questions
             for k in range(1, sessions + 1):
                 sdir = scenes / f"session{k}"
                 (sdir / "image").mkdir(parents=True, exist_ok=True)
-                (sdir / "image" / "1.png").write_bytes(png_bytes((40 * k % 256, 80, 120 + d)))
+                (sdir / "image" / "1.png").write_bytes(png_bytes((40 * k % 256, 80, 60 * d % 256)))
                 turns = []
                 for t in range(4):
                     spk = speakers[t % len(speakers)]

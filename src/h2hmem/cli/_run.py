@@ -47,6 +47,8 @@ def run_cmd(
     refresh_cache: bool = typer.Option(False, "--refresh-cache", help="Ignore cached replies (still store new ones)."),
     retry_failed: bool = typer.Option(False, "--retry-failed", help="Redo only the questions recorded with an error."),
     cache_path: Optional[Path] = typer.Option(None, help="Request cache file (default ~/.cache/h2hmem/requests.sqlite or $H2HMEM_CACHE_DIR)."),
+    max_retries: int = typer.Option(5, "--max-retries", min=0, help="Retries of a failed model call (429, 5xx, timeouts, broken replies)."),
+    timeout: float = typer.Option(120.0, "--timeout", min=0.001, help="Seconds one model call may take before it is retried."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
 ) -> None:
     """Answer every question with a memory method; resumes when the run directory exists."""
@@ -62,7 +64,8 @@ def run_cmd(
                            base_url=base_url or None, build_model=build_model, embedder=embedder, protocol=protocol,
                            out_dir=out, run_id=run_id, limit=limit, concurrency=concurrency,
                            captions_dir=captions_dir, use_cache=not no_cache, refresh_cache=refresh_cache,
-                           retry_failed=retry_failed, cache_path=cache_path)
+                           retry_failed=retry_failed, cache_path=cache_path, max_retries=max_retries,
+                           timeout_s=timeout)
     except ValueError as e:
         raise fail(str(e))
     console.print(f"run [bold]{config.resolved_run_id}[/] → {config.run_dir}")
@@ -76,7 +79,12 @@ def run_cmd(
                   f"recorded, {summary.failed} failed · {calls} model calls · {tokens:,} tokens")
     console.print(f"predictions: {summary.run_dir / 'predictions.jsonl'}\nnext: h2hmem evaluate {summary.run_dir}")
     if summary.failed:
-        console.print(f"[yellow]{summary.failed} failed questions[/]: fix the cause, then rerun with --retry-failed")
+        console.print(f"[yellow]{summary.failed} failed questions[/] (answer recorded as failed, scored 0):")
+        for qid, error in list(summary.failed_questions.items())[:10]:
+            console.print(f"  {qid}: {error}", highlight=False, markup=False, soft_wrap=True)
+        if summary.failed > 10:
+            console.print(f"  … {summary.failed - 10} more (manifest.json: failed_questions)")
+        console.print("fix the cause, then rerun the same command with --retry-failed")
 
 
 @app.command("methods")

@@ -45,6 +45,8 @@ class RunSummary(BaseModel):
     """Already recorded and not redone (resume)."""
     failed: int
     """Questions whose latest record has an error."""
+    failed_questions: dict[str, str] = {}
+    """``question_id → error`` of those questions (dataset order): redo them with ``retry_failed``."""
     usage: dict[str, Usage]
 
 
@@ -139,7 +141,8 @@ async def arun_benchmark(config: RunConfig, *, chat_model: ChatModel | None = No
         store.close()
         usage = _merge_usage(manifest.get("usage", {}), _usage_of(chat, builder))
         final = {p.question_id: p for p in store.predictions()}
-        failed = sum(1 for q in questions if q.id in final and final[q.id].failed)
+        failed_questions = {q.id: final[q.id].error for q in questions if q.id in final and final[q.id].failed}
+        failed = len(failed_questions)
         manifest.update({
             "finished_at": now_iso(), "status": "complete" if len(final) >= len(questions) else "incomplete",
             "method_description": descriptions or manifest.get("method_description", {}),
@@ -148,10 +151,11 @@ async def arun_benchmark(config: RunConfig, *, chat_model: ChatModel | None = No
                        "failed": failed, "answered_this_invocation": state.done,
                        "skipped_already_recorded": skipped},
             "images_without_caption": state.captions_missing_max(),
+            "failed_questions": failed_questions,
         })
         store.write_manifest(manifest)
     return RunSummary(run_dir=store.dir, questions=len(questions), answered_now=state.done, skipped=skipped,
-                      failed=failed, usage=usage)
+                      failed=failed, failed_questions=failed_questions, usage=usage)
 
 
 async def _drive(d: Dialogue, memory: Any, qs: list[Question], protocol: str, sem: asyncio.Semaphore,
