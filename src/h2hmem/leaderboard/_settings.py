@@ -30,7 +30,7 @@ class LeaderboardSettings(BaseModel):
     """OpenAI-compatible endpoint of the judge (default ``$OPENAI_BASE_URL``, then OpenAI)."""
     judge_chat: Any = Field(default=None, exclude=True)
     """A ready :class:`h2hmem.llm.ChatModel` used as the judge (overrides ``judge_model``)."""
-    max_file_bytes: int = 10 * 1024 * 1024
+    max_file_bytes: int = 10_000_000
     """Per uploaded file; the full dyadic split exported with long answers is ≈ 3 MB."""
     max_rows: int = MAX_ROWS
     uploads_per_hour: int = 10
