@@ -207,3 +207,33 @@ def test_spec_errors(monkeypatch):
     assert model.context_tokens == 128_000 and model.count_tokens("hello world") == 2
     assert load_chat_model("openai:Qwen/Qwen2.5-VL-7B-Instruct").context_tokens == 32_768
     assert load_chat_model("openai:gpt-4o", context_tokens=4096).context_tokens == 4096
+
+
+def test_sessions_closed_when_their_loop_ends(capfd):
+    """No aclose(): each asyncio.run closes its own HTTP session on exit, without warnings."""
+    with MockOpenAIServer() as srv:
+        model = load_chat_model("openai:m", base_url=srv.base_url)
+        texts = [asyncio.run(model.chat(user("same"))).text for _ in range(2)]
+    assert texts[0] == texts[1]
+    assert model.backend._pool._sessions == {}
+    import gc
+
+    gc.collect()
+    assert "Unclosed" not in capfd.readouterr().err
+
+
+def test_dropped_model_closes_its_session_quietly(capfd):
+    import gc
+
+    async def main(url):
+        for _ in range(2):
+            model = load_chat_model("openai:m", base_url=url)
+            await model.chat(user("x"))
+            del model
+            gc.collect()
+            await asyncio.sleep(0.05)  # the loop runs the generator that closes the dropped session
+
+    with MockOpenAIServer() as srv:
+        asyncio.run(main(srv.base_url))
+    gc.collect()
+    assert "Unclosed" not in capfd.readouterr().err

@@ -37,30 +37,58 @@ class HttpReply:
 
 class SessionPool:
     """One ``aiohttp.ClientSession`` per running event loop (sessions are bound to their loop).
-    Call :meth:`aclose` from the loop that used it to close its connections."""
+
+    Each session is closed when its loop shuts down (``asyncio.run`` and ``asyncio.Runner`` close
+    async generators on exit; a started async generator per session does the closing), so callers
+    that never call :meth:`aclose` leave no open connections or "Unclosed client session" noise.
+    """
 
     def __init__(self, api_key: str | None = None):
         self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._sessions: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, aiohttp.ClientSession] = \
-            weakref.WeakKeyDictionary()
+        self._sessions: dict[int, tuple[asyncio.AbstractEventLoop, aiohttp.ClientSession, Any]] = {}
 
-    def session(self) -> aiohttp.ClientSession:
+    async def session(self) -> aiohttp.ClientSession:
         loop = asyncio.get_running_loop()
-        session = self._sessions.get(loop)
-        if session is None or session.closed:
-            # no connection cap here: the model's semaphore bounds requests in flight
-            connector = aiohttp.TCPConnector(limit=0, limit_per_host=0)
-            session = aiohttp.ClientSession(connector=connector, headers=self._headers)
-            self._sessions[loop] = session
+        entry = self._sessions.get(id(loop))
+        if entry is not None and entry[0] is loop and not entry[1].closed:
+            return entry[1]
+        for key, (other, _, _) in list(self._sessions.items()):
+            if other.is_closed():
+                del self._sessions[key]
+        # no connection cap here: the model's semaphore bounds requests in flight
+        session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0, limit_per_host=0),
+                                        headers=self._headers)
+        closer = _close_at_shutdown(weakref.ref(self), loop, session)
+        await closer.__anext__()  # runs to its yield at once: no other task can interleave
+        self._sessions[id(loop)] = (loop, session, closer)
         return session
 
+
     async def aclose(self) -> None:
+        """Close the running loop's session now."""
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             return
-        session = self._sessions.pop(loop, None)
-        if session is not None:
+        entry = self._sessions.pop(id(loop), None)
+        if entry is not None and entry[0] is loop:
+            await entry[1].close()
+            await entry[2].aclose()
+
+
+async def _close_at_shutdown(pool_ref: "weakref.ref[SessionPool]", loop: asyncio.AbstractEventLoop,
+                             session: aiohttp.ClientSession):
+    # Holds the pool weakly: a strong reference would form a cycle (pool → entry → this generator
+    # → pool) that the garbage collector may break by finalising the open session first.
+    try:
+        yield
+    finally:
+        pool = pool_ref()
+        if pool is not None:
+            entry = pool._sessions.get(id(loop))
+            if entry is not None and entry[1] is session:
+                del pool._sessions[id(loop)]
+        if not session.closed:
             await session.close()
 
 
@@ -70,7 +98,7 @@ async def post_json(pool: SessionPool, url: str, body: dict[str, Any], *, timeou
     transport failures (timeouts, refused/reset connections, bodies cut short)."""
     timeout = aiohttp.ClientTimeout(total=timeout_s, sock_connect=min(timeout_s, 30.0))
     try:
-        async with pool.session().post(url, json=body, timeout=timeout) as resp:
+        async with (await pool.session()).post(url, json=body, timeout=timeout) as resp:
             raw = await resp.read()
             return HttpReply(resp.status, resp.headers, raw.decode("utf-8", errors="replace"))
     except asyncio.TimeoutError as exc:  # aiohttp.ServerTimeoutError is a subclass
