@@ -32,6 +32,7 @@ SHA = "0123456789abcdef0123456789abcdef01234567"
 class _Hub(BaseHTTPRequestHandler):
     files: dict[str, bytes] = {}
     log: list[tuple[str, str]] = []
+    auth: list[str | None] = []
 
     def log_message(self, *args) -> None:  # keep pytest output clean
         pass
@@ -52,6 +53,7 @@ class _Hub(BaseHTTPRequestHandler):
         url = urllib.parse.urlparse(self.path)
         path = urllib.parse.unquote(url.path)
         self.log.append((self.command, path))
+        self.auth.append(self.headers.get("Authorization"))
         api = f"/api/datasets/{REPO}/"
         res = f"/datasets/{REPO}/resolve/"
         if path.startswith(api + "revision/"):
@@ -95,7 +97,7 @@ def synth_small(tmp_path_factory) -> Path:
 
 
 def _serve(files: dict[str, bytes]):
-    handler = type("Hub", (_Hub,), {"files": files, "log": []})
+    handler = type("Hub", (_Hub,), {"files": files, "log": [], "auth": []})
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server, handler, f"http://127.0.0.1:{server.server_address[1]}"
@@ -151,6 +153,15 @@ def test_second_call_is_a_no_op(synth_small, tmp_path):
         assert len(hub.log) == n  # the marker says the same repo/revision is complete
     finally:
         server.shutdown()
+
+
+def test_token_is_sent(synth_small, tmp_path):
+    server, hub, url = _serve(_repo_files(synth_small, ""))
+    try:
+        download_dataset(tmp_path / "dl", endpoint=url, token="hf_test_token")
+    finally:
+        server.shutdown()
+    assert hub.auth and all(a == "Bearer hf_test_token" for a in hub.auth)
 
 
 def test_unknown_revision_is_a_clear_error(synth_small, tmp_path):

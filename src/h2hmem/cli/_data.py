@@ -126,12 +126,13 @@ def download_cmd(
     repo_id: str = typer.Option("varib/H2HMEM", "--repo-id", help="Hugging Face dataset repository."),
     revision: str = typer.Option(None, "--revision", help="Branch, tag or commit (default: main)."),
     endpoint: str = typer.Option(None, "--endpoint", help="Hub URL (default: $HF_ENDPOINT or huggingface.co)."),
+    token: str = typer.Option(None, "--token", help="Hub access token (default: $HF_TOKEN or the cached login)."),
 ) -> None:
     """Download the official dataset from the Hugging Face Hub, then validate it and print its stats."""
     from ..data import DownloadError, download_dataset
 
     try:
-        root = download_dataset(dest, repo_id=repo_id, revision=revision, endpoint=endpoint)
+        root = download_dataset(dest, repo_id=repo_id, revision=revision, endpoint=endpoint, token=token)
     except DownloadError as e:
         raise fail(str(e))
     console.print(f"Downloaded {repo_id} to {root}")
