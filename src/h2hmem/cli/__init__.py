@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ._app import app
-from . import _data, _run  # noqa: F401  (register commands)
+from . import _data, _demo, _run  # noqa: F401  (register commands)
 from . import _caption  # noqa: F401
 from . import _leaderboard  # noqa: F401
 from . import _evaluate  # noqa: F401

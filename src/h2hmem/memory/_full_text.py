@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 
 from ..data import Question, Session
 from ._budget import context_budget, keep_most_recent, token_counter
-from ._prompt import ANSWER_CONFIG, build_answer_messages
+from ._prompt import build_answer_messages
 from ._protocol import Answer, Evidence, MemoryContext
 from ._render import image_text, render_turn, session_header
 
@@ -52,7 +52,7 @@ class FullTextMemory:
             self._lines.append((session.name, line, self._count(line) + 1))
 
     async def answer(self, question: Question) -> Answer:
-        budget = context_budget(self.ctx.chat, self.context_tokens, ANSWER_CONFIG.max_tokens)
+        budget = context_budget(self.ctx.chat, self.context_tokens, self.ctx.answer_config.max_tokens)
         q_caps = [image_text(ref, self.ctx.captions) for ref in question.images]
         budget -= sum(self._count(c) for c in q_caps)
         start = keep_most_recent([c for _, _, c in self._lines], budget)
@@ -60,7 +60,7 @@ class FullTextMemory:
         memory = "\n".join(line for _, line, _ in kept)
         if q_caps:
             memory = memory + "\n\nImage attached to the question: " + " ".join(q_caps)
-        result = await self.ctx.chat.chat(build_answer_messages(question, memory), ANSWER_CONFIG, stage="answer")
+        result = await self.ctx.chat.chat(build_answer_messages(question, memory), self.ctx.answer_config, stage="answer")
         sessions = list(dict.fromkeys(s for s, _, _ in reversed(kept)))
         return Answer(
             text=result.text.strip(),

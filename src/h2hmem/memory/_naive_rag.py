@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from ..data import Question, Session
-from ._prompt import ANSWER_CONFIG, build_answer_messages
+from ._prompt import build_answer_messages
 from ._protocol import Answer, Evidence, MemoryContext
 from ._render import image_text, render_turn
 
@@ -82,7 +82,7 @@ class NaiveRAGMemory:
         memory = "\n".join(lines) if lines else "(nothing relevant was retrieved)"
         if q_caps:
             memory += "\n\nImage attached to the question: " + " ".join(q_caps)
-        result = await self.ctx.chat.chat(build_answer_messages(question, memory), ANSWER_CONFIG, stage="answer")
+        result = await self.ctx.chat.chat(build_answer_messages(question, memory), self.ctx.answer_config, stage="answer")
         return Answer(
             text=result.text.strip(),
             evidence=[Evidence(session=self._chunks[cid][0], turn=self._chunks[cid][1], score=round(s, 6)) for cid, s in hits],

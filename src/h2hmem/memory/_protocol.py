@@ -14,7 +14,8 @@ from typing import Any, Callable, ClassVar, Protocol, runtime_checkable
 from pydantic import BaseModel
 
 from ..data import ImageRef, Question, Session
-from ..llm._types import ChatModel, Usage
+from ..llm._types import ChatModel, GenerationConfig, Usage
+from ._prompt import ANSWER_CONFIG
 
 
 class Evidence(BaseModel):
@@ -60,6 +61,8 @@ class MemoryContext:
     """Builds the shared text :class:`~h2hmem.embed.Embedder` on first use."""
     build_chat: ChatModel | None = None
     """Separate model for memory construction (A-Mem's note writer); defaults to ``chat``."""
+    answer_config: GenerationConfig = ANSWER_CONFIG
+    """Generation settings of the answer call (published: temperature 0.1, 1,024 new tokens)."""
     extras: dict[str, Any] = field(default_factory=dict)
 
 

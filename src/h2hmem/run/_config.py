@@ -31,6 +31,10 @@ class RunConfig(BaseModel):
     """Separate memory-construction model (A-Mem's note writer); defaults to ``model``."""
     embedder: str = "minilm"
     protocol: Protocol = "full"
+    answer_max_tokens: int = 1024
+    """New-token limit of the answer call (published: 1,024); a lower value is a recorded deviation."""
+    answer_temperature: float = 0.1
+    """Answer temperature (published: 0.1)."""
     out_dir: Path = Path("runs")
     run_id: str | None = None
     limit: int | None = None
@@ -83,4 +87,5 @@ class RunConfig(BaseModel):
         """The settings a resumed run must share with the original (else it is a different run)."""
         return {"split": self.split, "method": self.method, "method_params": self.method_params,
                 "model": self.model, "build_model": self.build_model, "embedder": self.embedder,
-                "protocol": self.protocol, "limit": self.limit}
+                "protocol": self.protocol, "limit": self.limit,
+                "answer_max_tokens": self.answer_max_tokens, "answer_temperature": self.answer_temperature}

@@ -25,7 +25,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from .. import __version__
 from ..data import Dataset, Dialogue, Question, load_dataset
-from ..llm._types import ChatModel, Usage
+from ..llm._types import ChatModel, GenerationConfig, Usage
 from ..memory import MemoryContext, prompt_hash, resolve_method
 from ._config import RunConfig
 from ._records import Prediction
@@ -102,6 +102,7 @@ async def arun_benchmark(config: RunConfig, *, chat_model: ChatModel | None = No
     builder = build_model or (_load_chat(config, config.build_model) if config.build_model else None)
     embed_factory = _shared(lambda: embedder if embedder is not None else _load_embedder(config))
     captions = _caption_lookup(config)
+    answer_config = GenerationConfig(temperature=config.answer_temperature, max_tokens=config.answer_max_tokens)
     manifest["models"] = {"answer": getattr(chat, "spec", config.model),
                           "build": getattr(builder, "spec", None) if builder else None, "embedder": config.embedder}
     store.write_manifest(manifest)
@@ -120,7 +121,7 @@ async def arun_benchmark(config: RunConfig, *, chat_model: ChatModel | None = No
             ctx = MemoryContext(dialogue_id=d.id, chat=chat, build_chat=builder,
                                 captions=captions(d.split, d.name),
                                 state_dir=store.dir / "state" / d.split / d.name,
-                                embedder_factory=embed_factory)
+                                embedder_factory=embed_factory, answer_config=answer_config)
             qs = by_dialogue[d.id]
             try:
                 memory = method_cls(ctx, **config.method_params)
@@ -139,6 +140,9 @@ async def arun_benchmark(config: RunConfig, *, chat_model: ChatModel | None = No
     finally:
         state.stop()
         store.close()
+        for m, ours in ((chat, chat_model is None), (builder, build_model is None)):
+            if ours and m is not None and hasattr(m, "aclose"):
+                await m.aclose()
         usage = _merge_usage(manifest.get("usage", {}), _usage_of(chat, builder))
         final = {p.question_id: p for p in store.predictions()}
         failed_questions = {q.id: final[q.id].error for q in questions if q.id in final and final[q.id].failed}
@@ -308,7 +312,7 @@ def _load_embedder(config: RunConfig) -> Any:
 
 
 def _caption_lookup(config: RunConfig):
-    from ..caption._store import CaptionStore
+    from ..caption import CaptionStore
 
     store = CaptionStore(config.data_root, captions_dir=config.captions_dir)
     return store.for_dialogue
