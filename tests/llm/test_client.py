@@ -9,7 +9,7 @@ import io
 import pytest
 from PIL import Image
 
-from h2hmem.llm import (GenerationConfig, ImagePart, Message, RequestCache, RetryPolicy, TextPart, count_tokens,
+from h2hmem.llm import (ChatModel, GenerationConfig, ImagePart, Message, RequestCache, RetryPolicy, TextPart, count_tokens,
                         load_chat_model)
 from h2hmem.testing import Fault, MockOpenAIServer
 
@@ -203,6 +203,7 @@ def test_spec_errors(monkeypatch):
         load_chat_model("openai:m", base_url="localhost:8000")
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
     model = load_chat_model("openai:gpt-4o-mini")
+    assert isinstance(model, ChatModel) and model.spec == "openai:gpt-4o-mini" and model.supports_images
     assert model.backend.base_urls == ["http://127.0.0.1:9/v1"]
     assert model.context_tokens == 128_000 and model.count_tokens("hello world") == 2
     assert load_chat_model("openai:Qwen/Qwen2.5-VL-7B-Instruct").context_tokens == 32_768

@@ -126,3 +126,24 @@ async def test_64_concurrent_connections_overlap():
     assert srv.max_in_flight == 64
     # 128 calls at concurrency 64 with 0.2 s latency: two waves ≈ 0.4 s
     assert elapsed < 1.5
+
+
+def test_latency_and_tokens_per_s():
+    answer = " ".join(["word"] * 20)  # 20 cl100k tokens ("word" + 19 × " word")
+    assert count_tokens(answer) == 20
+    with MockOpenAIServer(latency_s=0.2, tokens_per_s=100, responder=lambda b: answer) as srv:
+        with httpx.Client() as c:
+            c.get(f"{srv.base_url}/models")  # connect first
+            start = time.perf_counter()
+            c.post(f"{srv.base_url}/chat/completions", json=chat_body("x"))
+            elapsed = time.perf_counter() - start
+    assert 0.4 <= elapsed < 0.9  # 0.2 s latency + 20 tokens / 100 tokens/s
+
+
+def test_unknown_route_and_bad_json_are_not_counted():
+    with MockOpenAIServer() as srv:
+        with httpx.Client() as c:
+            assert c.post(f"{srv.base_url}/completions", json={}).status_code == 404
+            assert c.post(f"{srv.base_url}/chat/completions", content=b"{nope").status_code == 400
+            assert c.get(f"{srv.base_url}/models").json()["data"][0]["id"] == "mock"
+    assert srv.calls == 0
