@@ -57,3 +57,38 @@ def test_create_admin(tmp_path):
         assert authenticate(s, "alice", "a long enough passwor") is None
         stored = s.scalar(text("select password_hash from lb_admins"))
     assert stored.startswith("scrypt$16384$8$1$") and "a long enough password" not in stored
+
+
+def test_serve_command_starts_a_working_server(tmp_path, sample_root):
+    """`h2hmem leaderboard serve` as a real process on a free port answers the ranking and the API."""
+    import socket
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    import httpx
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    exe = Path(sys.executable).parent / "h2hmem"
+    proc = subprocess.Popen([str(exe), "leaderboard", "serve", "--data", str(sample_root), "--db",
+                             f"sqlite:///{tmp_path / 'lb.db'}", "--port", str(port)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            assert proc.poll() is None, proc.stdout.read()
+            try:
+                r = httpx.get(f"http://127.0.0.1:{port}/api/entries", timeout=2)
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline, "server did not answer within 90 s"
+                time.sleep(0.3)
+        assert r.status_code == 200 and r.json() == {"entries": []}
+        page = httpx.get(f"http://127.0.0.1:{port}/", timeout=5)
+        assert "No approved entries yet." in page.text and "h2hmem_session" in page.headers.get("set-cookie", "")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)

@@ -131,3 +131,14 @@ def test_split_option(mixed_run, sample_root, tmp_path):
         validate_submission([f, f], sample_root, split="dyadic")
     with pytest.raises(FileNotFoundError, match="nope.json"):
         validate_submission([tmp_path / "nope.json"], sample_root)
+
+
+def test_swapped_files_are_named(mixed_run, sample_root, tmp_path):
+    files = _files(mixed_run)
+    rows = _rows(files[1])[:2]
+    for r_ in rows:
+        del r_["question_id"]
+    f = _write(tmp_path / "prediction_dyadic.json", rows)  # multi-party rows in the dyadic file
+    r = validate_submission([f], sample_root)
+    assert [(e.code, e.row) for e in r.errors] == [("wrong-split", 0), ("wrong-split", 1)]
+    assert "this is a multi-party question, not dyadic: were the files swapped?" in r.errors[0].message

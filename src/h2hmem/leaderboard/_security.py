@@ -11,7 +11,7 @@ import os
 import re
 import secrets
 
-from sqlalchemy import func, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
 from ._db import Admin, ClientEvent, Setting, utcnow
@@ -121,6 +121,12 @@ def over_limit(db: Session, kind: str, client: str, limit: int, window: dt.timed
     return oldest + window if n >= limit else None
 
 
+EVENT_RETENTION = dt.timedelta(days=1)
+"""Rate-limit events older than this are deleted (every window is at most an hour)."""
+
+
 def record_event(db: Session, kind: str, client: str) -> None:
+    """Count one event of ``kind`` for ``client``; events past :data:`EVENT_RETENTION` are dropped."""
+    db.execute(delete(ClientEvent).where(ClientEvent.at < utcnow() - EVENT_RETENTION))
     db.add(ClientEvent(kind=kind, client=client))
     db.commit()

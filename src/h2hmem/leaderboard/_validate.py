@@ -17,7 +17,7 @@ from typing import Literal, Sequence
 
 from pydantic import BaseModel, ValidationError
 
-from ..data import Dataset, Question, Split, TaskType, UnknownLabelError, load_dataset
+from ..data import SPLITS, Dataset, Question, Split, TaskType, UnknownLabelError, load_dataset
 from ..data._files import loc_to_path
 from ._format import MAX_ROWS, SubmissionFile, SubmissionRow, image_field, split_from_name
 
@@ -180,7 +180,13 @@ class _Checker:
             return q
         cands = self.index.by_text.get((split, _norm(row.question_text)), [])
         if not cands:
-            self.add("error", "unmatched", name, f"no {split} question has this text: {row.question_text[:80]!r}", i, "question_text")
+            other = [sp for sp in SPLITS if sp != split and self.index.by_text.get((sp, _norm(row.question_text)))]
+            if other:
+                self.add("error", "wrong-split", name, f"this is a {other[0]} question, not {split}: were the files swapped?",
+                         i, "question_text")
+            else:
+                self.add("error", "unmatched", name, f"no {split} question has this text: {row.question_text[:80]!r}", i,
+                         "question_text")
             return None
         image = _norm_image(row.question_image)
         with_image = [q for q in cands if image in self.index.image_forms[q.id]]
