@@ -88,6 +88,23 @@ def test_xn_plan_multiplies_everything():
         assert sum(p.pool_questions + sum(s.questions for s in p.sessions) for p in ps) == 3 * size["questions"]
 
 
+@pytest.mark.parametrize("scale,seeds", [("full", range(6)), ("x2", range(1))])
+def test_every_plan_is_met_exactly(scale, seeds):
+    """Composition (no files) meets each session's turn, image and question budget for many seeds."""
+    from h2hmem.data._synth_dialogue import compose_dialogue
+
+    for seed in seeds:
+        turn_counts = set()
+        for p in plan_dataset(scale, random.Random(f"h2hmem-synth:{seed}:{scale}")):
+            d = compose_dialogue(random.Random(f"h2hmem-synth:{seed}:{p.split}:{p.number}"), p)
+            assert len(d.sessions) == len(p.sessions) and len(d.pool) == p.pool_questions
+            for s, sp in zip(d.sessions, p.sessions):
+                assert len(s.turns) == sp.turns and len(s.questions) == sp.questions
+                assert sum(t.card is not None for t in s.turns) == sp.images
+                turn_counts.add(len(s.turns))
+        assert len(turn_counts) > 5  # sizes vary between sessions, as in the public files
+
+
 def test_bad_scale_and_non_empty_folder(tmp_path):
     with pytest.raises(ValueError, match="unknown scale 'huge'"):
         synthesize_dataset(tmp_path / "a", "huge")

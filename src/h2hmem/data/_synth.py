@@ -69,6 +69,21 @@ def _spread(total: int, n: int, rng: random.Random) -> list[int]:
     return out
 
 
+def _jitter(values: list[int], rng: random.Random, amount: int, low: int, high: int) -> list[int]:
+    """Move up to ``amount`` units between random pairs of bins, keeping every bin in [low, high]
+    and the sum unchanged: sizes vary from session to session as in the public files."""
+    out = list(values)
+    if len(out) < 2:
+        return out
+    for _ in range(2 * len(out)):
+        i, j = rng.sample(range(len(out)), 2)
+        d = min(rng.randint(0, amount), out[i] - low, high - out[j])
+        if d > 0:
+            out[i] -= d
+            out[j] += d
+    return out
+
+
 def parse_scale(scale: str) -> int | None:
     """``"small"`` → None; ``"full"`` → 1; ``"xN"`` → N (N ≥ 1).
 
@@ -99,14 +114,22 @@ def plan_dataset(scale: str, rng: random.Random) -> list[DialoguePlan]:
     for split, size in FULL_SIZE.items():
         n_dia = size["dialogues"] * mult
         per_dia = _spread(size["sessions"] * mult, n_dia, rng)
+        if split == "dyadic":  # public dyadic dialogues have 12–17 sessions; multi-party exactly 5
+            per_dia = _jitter(per_dia, rng, 2, 11, 17)
         n_ses = sum(per_dia)
-        turns = _spread(size["turns"] * mult, n_ses, rng)
-        images = _spread(size["images"] * mult, n_ses, rng)
+        img_mean = size["images"] / size["sessions"]
+        images = _jitter(_spread(size["images"] * mult, n_ses, rng), rng, 2, max(0, int(img_mean) - 2),
+                         int(img_mean) + 3)
+        # every session gets room for its image episodes plus 8 turns (app, knowledge updates,
+        # habit), and the remaining turns are spread on top
+        floor = [2 * i + 8 for i in images]
+        extra = _spread(size["turns"] * mult - sum(floor), n_ses, rng)
+        turns = [f + e for f, e in zip(floor, _jitter(extra, rng, 4, 0, 10 ** 6))]
         questions = _spread(size["questions"] * mult, n_dia, rng)
         pos = 0
         for d in range(n_dia):
             pool = round(questions[d] * POOL_SHARE[split])
-            per_ses = _spread(questions[d] - pool, per_dia[d], rng)
+            per_ses = _jitter(_spread(questions[d] - pool, per_dia[d], rng), rng, 1, 3, 10 ** 6)
             sessions = [SessionPlan(turns[pos + i], images[pos + i], per_ses[i]) for i in range(per_dia[d])]
             pos += per_dia[d]
             plans.append(DialoguePlan(split, d + 1, sessions, pool))

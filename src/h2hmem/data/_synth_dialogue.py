@@ -25,6 +25,9 @@ POOL_CYCLE = ("TR", "KR", "UPR", "CRR", "RET", "TR", "CD", "AR", "KR", "CRR", "T
 """Order for ``session0`` (cross-session) questions."""
 IMAGE_WEIGHTS = {"receipt": 3, "ticket": 2, "menu": 2, "parcel": 2, "poster": 1, "vet": 1, "app": 1}
 ONCE_PER_SESSION = ("app", "vet")
+MAX_KR_PER_SESSION = 2
+"""At most two knowledge updates in one session, so a session of ``2 × images + 8`` turns always
+has room for them (see :func:`._synth.plan_dataset`)."""
 TITLES = {"receipt": "New Purchase", "ticket": "Night Out", "menu": "Dinner Plans", "app": "A New App",
           "parcel": "Waiting for a Parcel", "vet": "Vet Visit", "poster": "Weekend Invitation", "pet": "Pet News",
           "habit": "Daily Habits", "kr_intro": "Catching Up", "kr_update": "Things Change"}
@@ -139,8 +142,11 @@ def _kr_schedule(rng: random.Random, people: list[str], n_sessions: int) -> dict
         return out
     n_chains = min(len(V.KR_ITEMS), max(1, n_sessions // 4 + (len(people) > 2)))
     for item in rng.sample(V.KR_ITEMS, n_chains):
-        steps = min(n_sessions, rng.choice((2, 2, 3)))
-        sessions = sorted(rng.sample(range(1, n_sessions + 1), steps))
+        free = [k for k in range(1, n_sessions + 1) if len(out.get(k, ())) < MAX_KR_PER_SESSION]
+        steps = min(len(free), rng.choice((2, 2, 3)))
+        if steps < 2:
+            break
+        sessions = sorted(rng.sample(free, steps))
         chain = {"owner": rng.choice(people), "item": item, "values": rng.sample(item[3], steps),
                  "sessions": sessions, "turns": []}
         for i, k in enumerate(sessions):
