@@ -2,11 +2,9 @@ from __future__ import annotations
 
 import logging
 import multiprocessing as mp
-import os
 import sqlite3
 from pathlib import Path
 
-import pytest
 
 from h2hmem.llm import CacheEntry, Message, RequestCache, default_cache_path, load_chat_model
 from h2hmem.testing import MockOpenAIServer

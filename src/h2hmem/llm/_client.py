@@ -7,7 +7,6 @@ import asyncio
 import time
 import weakref
 from collections import defaultdict
-from pathlib import Path
 from typing import Literal
 
 from ._backend import Backend, BackendReply
