@@ -243,3 +243,19 @@ def test_login_failures(tmp_path, sample_root):
     assert login(client, username="nobody").status_code == 401
     r = login(client)  # right password, but the address is locked out for 15 minutes
     assert r.status_code == 429 and "Too many failed logins" in r.text
+
+
+def test_unexpected_errors_are_a_page_not_a_traceback(client, monkeypatch):
+    from h2hmem.leaderboard import _public
+
+    def boom(db):
+        raise RuntimeError("database exploded at /srv/secret/path")
+
+    monkeypatch.setattr(_public, "public_entries", boom)
+    c = TestClient(client.app, raise_server_exceptions=False)
+    r = c.get("/")
+    assert r.status_code == 500 and "Internal error: the request could not be completed" in r.text
+    assert "Traceback" not in r.text and "/srv/secret" not in r.text
+    r = c.get("/api/entries")
+    assert r.status_code == 500 and r.json() == {"detail": "Internal error: the request could not be completed "
+                                                           "(it is logged on the server)."}

@@ -8,6 +8,7 @@ traceback) and JSON errors under ``/api/``.
 from __future__ import annotations
 
 import contextlib
+import logging
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ from ._security import csrf_ok, csrf_token, session_secret
 from ._settings import LeaderboardSettings
 
 _PKG = Path(str(resources.files(__package__)))
+log = logging.getLogger(__name__)
 SESSION_MAX_AGE_S = 8 * 3600
 """Admin sessions last one working day."""
 
@@ -187,6 +189,16 @@ def create_app(settings: LeaderboardSettings) -> FastAPI:
         if request.url.path.startswith("/api/"):
             return JSONResponse({"detail": message}, status_code=422)
         return render(request, "error.html", status_code=422, message=message, status=422)
+
+    @app.exception_handler(Exception)
+    async def internal_error(request: Request, exc: Exception):
+        log.exception("unhandled error on %s %s", request.method, request.url.path)
+        message = "Internal error: the request could not be completed (it is logged on the server)."
+        if request.url.path.startswith("/api/"):
+            return JSONResponse({"detail": message}, status_code=500)
+        return HTMLResponse(request.app.state.templates.get_template("error.html").render(
+            site_title=settings.title, admin=None, csrf="", request_path=request.url.path, message=message, status=500),
+            status_code=500)
 
     app.mount("/static", StaticFiles(directory=_PKG / "static"), name="static")
     app.include_router(_public.router)
