@@ -110,6 +110,10 @@ def _missing_image(s: Synth) -> None:
     (s.root / S1 / "image" / "1.png").unlink()
 
 
+def _non_utf8_folder(s: Synth) -> None:
+    os.rename(s.root / S1, os.fsencode(s.root / "dyadic/dialogue1/scenes") + b"/session\xff1")
+
+
 @dataclass
 class Case:
     id: str
@@ -120,6 +124,8 @@ class Case:
     field: str | None = None
     text: str = ""
     """A fragment the message must contain."""
+    dropped: str = ""
+    """Prefix of the question ids the break removes from the dataset (their folder is ignored)."""
 
 
 def _set(key: str, value: object) -> Callable[[dict], None]:
@@ -242,6 +248,11 @@ CASES = [
          "timeline_date", "spring 2024"),
     Case("unknown-difficulty", _edit(QUESTIONS, _q(0, _qset("difficulty", "brutal"))), "warning",
          "unknown-difficulty", QUESTIONS, "questions[0].difficulty", "brutal"),
+    Case("surrogate-escape", _raw(SESSION, json.dumps(
+        {"timeline_date": "2024-01-01", "dialogue": [{"role": "Ann", "content": {"text": "caf\udce9", "image": ""}}]},
+        ensure_ascii=True).encode()), "warning", "invalid-unicode", SESSION, "dialogue[0].content.text", "U+FFFD"),
+    Case("non-utf8-folder-name", _non_utf8_folder, "warning", "unexpected-session-folder",
+         "dyadic/dialogue1/scenes/session\\xff1", None, "session<number>", dropped="dyadic/dialogue1/session1/"),
     Case("unknown-answer-session", _edit(QUESTIONS, _q(0, _qset("answer_session", ["session9"]))), "warning",
          "unknown-answer-session", QUESTIONS, "questions[0].answer_session", "session9"),
 ]
@@ -306,7 +317,8 @@ def test_run_answers_every_question_despite_warnings(tmp_path, case, mock_server
     assert "Traceback" not in res.output, res.output
     assert res.code == 0, res.output
     preds = read_predictions(tmp_path / "runs" / "w")
-    assert sorted(p.question_id for p in preds) == sorted(s.question_ids)
+    expected = [q for q in s.question_ids if not (case.dropped and q.startswith(case.dropped))]
+    assert sorted(p.question_id for p in preds) == sorted(expected)
     assert not any(p.failed for p in preds), [p.error for p in preds if p.failed]
 
 

@@ -14,11 +14,16 @@ MAX_JSON_BYTES = 64 * 1024 * 1024
 
 
 def rel(path: Path, root: Path) -> str:
-    """``path`` relative to ``root`` as a POSIX string (the path itself when outside)."""
+    """``path`` relative to ``root`` as a POSIX string (the path itself when outside).
+
+    Bytes of a file name that are not UTF-8 (Python holds them as surrogates) are shown as
+    ``\\xff`` escapes, so the name can always be printed and stored.
+    """
     try:
-        return path.relative_to(root).as_posix()
+        out = path.relative_to(root).as_posix()
     except ValueError:
-        return str(path)
+        out = str(path)
+    return out.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def read_json(path: Path, root: Path, log: IssueLog) -> Any | None:
@@ -42,13 +47,59 @@ def read_json(path: Path, root: Path, log: IssueLog) -> Any | None:
         log.error("invalid-json", name, "file is empty")
         return None
     try:
-        return json.loads(text)
+        data = json.loads(text)
     except json.JSONDecodeError as e:
         log.error("invalid-json", name, f"invalid JSON: {e.msg}", field=f"line {e.lineno}, column {e.colno}")
         return None
     except RecursionError:
         log.error("invalid-json", name, "invalid JSON: nesting too deep")
         return None
+    if _SURROGATE_ESCAPE.search(text):
+        data, bad = replace_surrogates(data)
+        for where in bad[:5]:
+            log.warning("invalid-unicode", name, "text holds an unpaired UTF-16 surrogate escape (\\udXXX); "
+                        "replaced by U+FFFD", field=where or None)
+        if len(bad) > 5:
+            log.warning("invalid-unicode", name, f"… and {len(bad) - 5} more strings with unpaired surrogates")
+    return data
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def replace_surrogates(data: Any) -> tuple[Any, list[str]]:
+    """Replace unpaired surrogates (valid JSON escapes such as ``"\\ud800"``, but not Unicode: they
+    cannot be printed, encoded as UTF-8 or stored) by U+FFFD in every string and key of ``data``.
+
+    Returns the cleaned value and the JSON paths of the strings that changed. Iterative, so any
+    depth ``json.loads`` accepted is fine.
+    """
+    bad: list[str] = []
+
+    def fix(value: str, path: str) -> str:
+        if _SURROGATE.search(value):
+            bad.append(path)
+            return _SURROGATE.sub("\ufffd", value)
+        return value
+
+    root: list[Any] = [data]
+    stack: list[tuple[Any, Any, str]] = [(root, 0, "")]
+    while stack:
+        parent, key, path = stack.pop()
+        value = parent[key]
+        if isinstance(value, str):
+            parent[key] = fix(value, path)
+        elif isinstance(value, list):
+            for i in range(len(value)):
+                stack.append((value, i, f"{path}[{i}]"))
+        elif isinstance(value, dict):
+            if any(_SURROGATE.search(k) for k in value):
+                value = {fix(k, f"{path}.{k!r}" if path else repr(k)): v for k, v in value.items()}
+                parent[key] = value
+            for k in value:
+                stack.append((value, k, f"{path}.{k}" if path else k))
+    return root[0], sorted(bad)
 
 
 def loc_to_path(prefix: str, loc: tuple[Any, ...]) -> str:

@@ -34,7 +34,8 @@ def dataset_fingerprint(root: Path, splits: list[str]) -> str:
         for p in sorted(base.rglob("*.json")):
             if "caption" in p.parent.name:
                 continue  # captions are an input of their own, not the dataset
-            h.update(p.relative_to(root).as_posix().encode() + b"\0")
+            # surrogateescape: a file name that is not UTF-8 hashes as its raw bytes
+            h.update(p.relative_to(root).as_posix().encode("utf-8", "surrogateescape") + b"\0")
             h.update(p.read_bytes() + b"\0")
     return h.hexdigest()
 
