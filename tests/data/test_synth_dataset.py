@@ -128,6 +128,18 @@ def test_deterministic_bytes_and_seed_changes_content(small, tmp_path):
         synthesize_dataset(other, "small", seed=SMALL_SEED)
 
 
+def test_same_bytes_in_another_process_with_another_hash_seed(small, tmp_path):
+    """No output depends on set/dict hash order: a fresh interpreter with PYTHONHASHSEED=1 agrees."""
+    import os
+    import subprocess
+    import sys
+
+    out = tmp_path / "proc"
+    code = f"from h2hmem.data import synthesize_dataset; synthesize_dataset({str(out)!r}, 'small', seed={SMALL_SEED})"
+    subprocess.run([sys.executable, "-c", code], check=True, env={**os.environ, "PYTHONHASHSEED": "1"}, timeout=120)
+    assert _hashes(out) == _hashes(small)
+
+
 def test_interrupted_run_is_completed(small, tmp_path):
     out = tmp_path / "resume"
     synthesize_dataset(out, "small", seed=SMALL_SEED)
