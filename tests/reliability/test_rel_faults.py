@@ -378,3 +378,48 @@ def test_judge_failure_is_counted_in_coverage_and_rerun_judges_only_it(srv, data
     assert srv.calls == 1 and TARGET_TEXT in json.dumps(srv.requests[0])
     assert summary["metrics"]["judge"]["coverage"]["errors"] == 0
     assert _mean_of(summary["metrics"]["judge"]["aggregate"]) == pytest.approx(_expected_judge_mean(data))
+
+
+# ----- the caption and evaluate commands ---------------------------------------------------------
+
+def test_cli_caption_lists_the_failed_image_and_rerun_redoes_only_it(srv, data, tmp_path):
+    """``h2hmem caption``: a content filter on one image (not retried), two 503s with
+    ``Retry-After: 0`` on another (retried); exit 1 naming the failed image; the rerun asks once."""
+    other = (40 * 1 % 256, 80, 60 * 2 % 256)  # dialogue 2, session 1
+    srv.set_script([Rule(Fault.finish("content_filter"), when=_is_image(TARGET_COLOUR), path="chat"),
+                    Rule(Fault.http(503, retry_after=0), when=_is_image(other), times=2, path="chat")])
+    args = ["caption", data.root, "--model", "openai:mock", "--base-url", srv.base_url, "--captions-dir",
+            tmp_path / "caps", "--quiet"]
+    env = {"H2HMEM_CACHE_DIR": str(tmp_path / "cache")}  # the request cache stays in tmp_path
+    res = cli(*args, env=env)
+    assert "Traceback" not in res.output, res.output
+    assert res.code == 1 and TARGET_IMAGE in res.output and "ContentFilterError" in res.output, res.output
+    failures = json.loads((tmp_path / "caps" / "caption_failures.json").read_text())
+    assert TARGET_IMAGE in json.dumps(failures)
+    srv.set_script(None)
+    srv.reset_stats()
+    res = cli(*args, env=env)
+    assert res.code == 0 and "Traceback" not in res.output, res.output
+    assert srv.calls == 1 and _is_image(TARGET_COLOUR)(srv.requests[0])
+
+
+def test_cli_evaluate_judge_reports_coverage_and_rerun_judges_only_the_gap(srv, data, tmp_path):
+    """``h2hmem evaluate --metrics judge``: a content filter on the batch and the single re-ask of
+    one question leaves it unjudged (coverage 11/12), never silently dropped or snapped; the next
+    evaluate judges only it."""
+    run = _judged_run(data, tmp_path)
+    srv.set_script([Rule(Fault.finish("content_filter"), when=TARGET_TEXT, path="chat")])
+    args = ["evaluate", run, "--metrics", "judge", "--judge-model", "openai:mock", "--judge-base-url",
+            srv.base_url, "--data", data.root, "--no-cache", "--bootstrap", "0", "--quiet"]
+    res = cli(*args)
+    assert res.code == 0 and "Traceback" not in res.output, res.output
+    summary = json.loads((run / "scores" / "summary.json").read_text())
+    n = len(data.question_ids)
+    assert summary["metrics"]["judge"]["coverage"] == {"judged": n - 1, "total": n, "errors": 1, "failed_answers": 1}
+    srv.set_script(None)
+    srv.reset_stats()
+    res = cli(*args)
+    assert res.code == 0 and srv.calls == 1, res.output
+    summary = json.loads((run / "scores" / "summary.json").read_text())
+    assert summary["metrics"]["judge"]["coverage"]["errors"] == 0
+    assert _mean_of(summary["metrics"]["judge"]["aggregate"]) == pytest.approx(_expected_judge_mean(data))
