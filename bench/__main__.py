@@ -1,0 +1,47 @@
+"""``python -m bench all [--quick]`` or ``python -m bench <workload> [--quick]``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+
+from ._core import RESULTS_DIR
+from ._procs import StepError
+from ._profile import PROFILES
+from ._workloads import WORKLOADS, run_workloads
+
+app = typer.Typer(add_completion=False, help="h2hmem performance benchmarks (see bench/README.md).")
+
+
+@app.command()
+def main(
+    workload: str = typer.Argument("all", help=f"all, or one of: {', '.join(WORKLOADS)}"),
+    quick: bool = typer.Option(False, "--quick", help="reduced version (a few minutes on 2 cores)"),
+    profile: Optional[str] = typer.Option(None, "--profile", help="full | quick | tiny (overrides --quick)"),
+    results_dir: Optional[Path] = typer.Option(None, "--results-dir",
+                                               help="default: bench/results (full), bench/results/<profile> (others)"),
+    data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="datasets and run dirs (default bench/.data)"),
+) -> None:
+    name = profile or ("quick" if quick else "full")
+    if name not in PROFILES:
+        raise typer.BadParameter(f"unknown profile {name!r}; choose from {', '.join(PROFILES)}", param_hint="--profile")
+    names = list(WORKLOADS) if workload == "all" else [workload]
+    if any(n not in WORKLOADS for n in names):
+        raise typer.BadParameter(f"unknown workload {workload!r}; choose all or one of {', '.join(WORKLOADS)}",
+                                 param_hint="WORKLOAD")
+    out = results_dir or (RESULTS_DIR if name == "full" else RESULTS_DIR / name)
+    # wide tables when the output is a file or a pipe (the log of a benchmark run)
+    console = Console() if sys.stdout.isatty() else Console(width=220)
+    try:
+        run_workloads(names, PROFILES[name], results_dir=out, data_dir=data_dir, console=console)
+    except StepError as e:
+        typer.echo(f"error: a benchmark step failed: {e}", err=True)
+        raise typer.Exit(1) from None
+
+
+if __name__ == "__main__":
+    app()

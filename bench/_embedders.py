@@ -1,0 +1,48 @@
+"""Embedders for measuring the harness apart from the embedding model.
+
+``hashed`` is a deterministic, nearly free stand-in for MiniLM (same 384 dimensions, same
+:class:`~h2hmem.embed.Embedder` protocol, same VectorIndex search cost), so a naive-rag run
+measures the harness — retrieval, prompt building, model calls, recording — and not MiniLM's
+CPU time, which the ``index`` workload measures on its own. ``minilm`` is the real model.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from typing import Any
+
+import numpy as np
+
+HASHED_DIM = 384
+"""Same dimension as all-MiniLM-L6-v2 (MINILM_DIM), so the index does the same arithmetic."""
+
+_WORD = re.compile(r"\w+")
+
+
+class HashedEmbedder:
+    """Signed feature hashing of lower-cased words (CRC-32), L2-normalised; deterministic across
+    processes (no ``hash()`` seed), so prompts — and request-cache keys — repeat exactly."""
+
+    name = "hashed-384 (bench stand-in)"
+    dim = HASHED_DIM
+
+    async def embed(self, texts: list[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for i, text in enumerate(texts):
+            for word in _WORD.findall(text.lower()):
+                h = zlib.crc32(word.encode("utf-8"))
+                out[i, h % self.dim] += 1.0 if (h >> 16) & 1 else -1.0
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return out / np.where(norms == 0, 1.0, norms)
+
+
+def make_embedder(kind: str) -> Any:
+    """``"hashed"`` → :class:`HashedEmbedder`; ``"minilm"`` → the real all-MiniLM-L6-v2."""
+    if kind == "hashed":
+        return HashedEmbedder()
+    if kind == "minilm":
+        from h2hmem.embed import load_embedder
+
+        return load_embedder("minilm")
+    raise ValueError(f"unknown bench embedder {kind!r}: 'hashed' or 'minilm'")

@@ -1,0 +1,56 @@
+"""How much work each mode does. ``full`` is the measured benchmark; ``quick`` is a reduced
+version for a few minutes on 2 cores; ``tiny`` is what the smoke test runs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    data_scale: str
+    """``synthesize_dataset`` scale of the base dataset ("full" = the published size)."""
+    latency_s: float
+    """Mock model latency L per call (seconds)."""
+    methods: tuple[str, ...]
+    concurrencies: tuple[int, ...]
+    run_questions: int | None
+    """Questions answered per run at C > 1 (None = all)."""
+    c1_questions: int
+    """Questions at C = 1 and for the sequential reference (the same subset: the first N)."""
+    minilm_run: bool
+    """Also run naive-rag once with the real MiniLM embedder (embedding cost inside the run)."""
+    index_embedder: str
+    index_turns: int | None
+    """Turns embedded by the index workload (None = all)."""
+    index_queries: int | None
+    score_questions: int | None
+    n_boot: int
+    scale_mode: str
+    """``"x10"``: compare with the x10 dataset; ``"limit"``: compare N with 10·N questions of the
+    base dataset (no x10 data is generated); ``"off"``."""
+    scale_base_questions: int | None = None
+    scale_base_turns: int | None = None
+    scale_index: bool = True
+    """Include the index build in the scaling comparison."""
+
+
+FULL = Profile(
+    name="full", data_scale="full", latency_s=0.2, methods=("naive-rag", "full-text"), concurrencies=(1, 8, 32, 64),
+    run_questions=None, c1_questions=200, minilm_run=True, index_embedder="minilm", index_turns=None,
+    index_queries=None, score_questions=None, n_boot=1000, scale_mode="x10", scale_index=False)
+
+QUICK = Profile(
+    name="quick", data_scale="full", latency_s=0.2, methods=("naive-rag", "full-text"), concurrencies=(1, 8, 32, 64),
+    run_questions=640, c1_questions=30, minilm_run=False, index_embedder="minilm", index_turns=1000,
+    index_queries=200, score_questions=None, n_boot=1000, scale_mode="limit",
+    scale_base_questions=160, scale_base_turns=300)
+
+TINY = Profile(
+    name="tiny", data_scale="small", latency_s=0.02, methods=("naive-rag", "full-text"), concurrencies=(32,),
+    run_questions=None, c1_questions=6, minilm_run=False, index_embedder="hashed", index_turns=None,
+    index_queries=None, score_questions=None, n_boot=100, scale_mode="limit",
+    scale_base_questions=5, scale_base_turns=10)
+
+PROFILES = {p.name: p for p in (FULL, QUICK, TINY)}

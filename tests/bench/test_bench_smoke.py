@@ -1,0 +1,90 @@
+"""Smoke test of the benchmark harness (``bench/``) in its tiny mode: the synthetic ``small``
+dataset (60 questions), a 20 ms mock model, C = 32, both caption baselines, the sequential
+reference, the transport floor, then the warm rerun (cache and resume)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+
+from bench import PROFILES, run_workloads  # noqa: E402
+from bench._core import percentile  # noqa: E402
+from bench._mockserve import prefix_cached_count  # noqa: E402
+
+
+def test_percentile_matches_the_linear_definition():
+    # numpy's default: position (n-1)·p/100 = 1.5 between 20 and 30 → 25; p95 of 1..20 → 19.05
+    assert percentile([40.0, 10.0, 30.0, 20.0], 50) == 25.0
+    assert percentile([float(x) for x in range(1, 21)], 95) == pytest.approx(19.05)
+
+
+def test_prefix_cached_count_equals_tiktoken_on_answer_prompts():
+    from h2hmem.llm import count_tokens
+
+    memory = "[2024-03-20] Lin Sen: I paid 128.50 yuan.\n[2024-03-21] Xu: Fine!\n\n"
+    for tail in ("Question: What did Lin pay?\nAnswer:", "Question: 1.png?"):
+        for mem in (memory, memory.rstrip(), memory + "  "):
+            text = f"Memory:\n{mem}\n{tail}"
+            assert prefix_cached_count(text) == count_tokens(text)
+
+
+WARM_METHODS = ("naive-rag",)
+"""The warm rerun is checked for one method only: every step is a child process (~1 s of imports)."""
+
+
+@pytest.fixture(scope="module")
+def tiny_results(tmp_path_factory):
+    out = tmp_path_factory.mktemp("bench")
+    quiet = Console(file=open(os.devnull, "w"))
+    kwargs = {"results_dir": out / "results", "data_dir": out / "data", "console": quiet}
+    results = run_workloads(["run"], PROFILES["tiny"], **kwargs)
+    results += run_workloads(["warm"], dataclasses.replace(PROFILES["tiny"], methods=WARM_METHODS), **kwargs)
+    return out / "results", {r.name: r for r in results}
+
+
+def test_run_rows_count_calls_and_compute_the_bound(tiny_results):
+    results_dir, results = tiny_results
+    tiny = PROFILES["tiny"]
+    saved = json.loads((results_dir / "run.json").read_text())
+    assert saved["profile"] == "tiny" and saved["machine"]["cpus"] >= 1
+    rows = saved["rows"]
+    harness = [r for r in rows if r["step"] == "harness cold"]
+    assert {(r["method"], r["C"]) for r in harness} == {(m, c) for m in tiny.methods for c in tiny.concurrencies}
+    for r in harness:
+        # the small dataset has 60 questions; C=1 answers the first c1_questions
+        assert r["questions"] == (tiny.c1_questions if r["C"] == 1 else 60)
+        assert r["answered"] == r["questions"] and r["failed"] == 0
+        # every answer is one model call (duplicates of a prompt may hit the run's own cache)
+        assert r["calls"] + r["cached_calls"] == r["questions"]
+        bound = r["calls"] * tiny.latency_s / r["C"]  # N·L/C
+        assert r["bound_s"] == pytest.approx(bound, abs=1e-4)
+        assert r["ratio_to_bound"] == pytest.approx(r["wall_s"] / bound, rel=1e-3)
+        assert r["wall_s"] >= r["bound_s"]  # no client can beat the latency bound
+        assert 10 < r["peak_rss_mb"] < 2500
+    refs = [r for r in rows if r["step"] == "sequential reference"]
+    assert [r["questions"] for r in refs] == [tiny.c1_questions] * len(tiny.methods)
+    assert all(r["calls"] == tiny.c1_questions for r in refs)  # no cache: one call per question
+    floors = [r for r in rows if r["step"] == "transport floor"]
+    assert len(floors) == len(tiny.methods)
+    names = [t.name for t in results["run"].targets]
+    assert any("overhead at C=32" in n for n in names) and any("speed-up" in n for n in names)
+
+
+def test_warm_rerun_makes_no_model_calls(tiny_results):
+    results_dir, _ = tiny_results
+    rows = json.loads((results_dir / "warm.json").read_text())["rows"]
+    by = {(r["method"], r["step"]): r for r in rows}
+    for method in WARM_METHODS:
+        cold, cache, resume = by[(method, "cold")], by[(method, "warm cache")], by[(method, "resume")]
+        assert cold["calls"] > 0
+        assert cache["calls"] == 0 and cache["cached_calls"] == cache["questions"] == 60
+        assert resume["calls"] == 0 and resume["skipped"] == 60 and resume["answered"] == 0
