@@ -46,12 +46,13 @@ class Prediction(BaseModel):
 def read_predictions(path: str | Path) -> list[Prediction]:
     """Read ``predictions.jsonl`` (or a run directory holding it).
 
-    A torn last line (a crash during a write) is ignored; a later duplicate of a question id
-    replaces the earlier record (``--retry-failed`` appends the redone answers).
+    A torn last line (a crash during a write: an unterminated tail that is not a valid record) is
+    ignored; a later duplicate of a question id replaces the earlier record (``--retry-failed``
+    appends the redone answers).
 
     Raises:
         FileNotFoundError: no predictions file.
-        ValueError: a line other than the last is not a valid record (names file and line).
+        ValueError: a newline-terminated line is not a valid record (names file and line).
     """
     p = Path(path)
     if p.is_dir():
@@ -64,8 +65,8 @@ def read_predictions(path: str | Path) -> list[Prediction]:
         try:
             rec = Prediction.model_validate_json(line)
         except ValueError as e:
-            if n >= len(lines) - 1 and not line.endswith(b"}"):
-                break  # torn final write
+            if n == len(lines):
+                break  # the unterminated tail: a torn final write (records are written with their newline)
             raise ValueError(f"{p}: line {n} is not a prediction record: {e}") from None
         by_id[rec.question_id] = rec
     return list(by_id.values())
