@@ -117,3 +117,31 @@ def test_sigkill_at_random_moments_then_resume_loses_and_duplicates_nothing(tmp_
     assert manifest["status"] == "complete"
     assert manifest["counts"]["recorded"] == n_questions and manifest["counts"]["failed"] == 0
     assert elapsed < 60, f"crash-resume test took {elapsed:.1f}s"
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_interrupt_finalises_the_manifest_and_says_how_to_resume(tmp_path, sig):
+    """Ctrl-C or a scheduler's SIGTERM: exit 130 with a resume hint and no traceback; the manifest
+    counts exactly the records on disk; the rerun answers only the rest."""
+    synth = make_dataset(tmp_path / "data", dialogues=1, sessions=3, questions_per_session=3, multi_party=False)
+    run_dir = tmp_path / "runs" / "stop"
+    preds = run_dir / "predictions.jsonl"
+    with MockOpenAIServer(latency_s=0.15) as srv:
+        cmd = [str(H2HMEM), "run", "--data", str(synth.root), "--method", "full-text", "--model", "openai:mock",
+               "--base-url", srv.base_url, "--no-cache", "--out", str(tmp_path / "runs"), "--run-id", "stop",
+               "--concurrency", "2", "--quiet"]
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert _wait_for_growth(proc, preds, 0, 2, deadline_s=30)
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=30)
+        assert proc.returncode == 130, out + err
+        assert "Traceback" not in out + err and "rerun the same command to resume" in err, out + err
+        recorded = jsonl_ids(preds)
+        assert 3 <= len(recorded) < len(synth.question_ids)
+        manifest = json.loads((run_dir / "manifest.json").read_text())
+        assert manifest["status"] == "incomplete" and manifest["counts"]["recorded"] == len(recorded)
+        srv.reset_stats()
+        final = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        assert final.returncode == 0, final.stdout + final.stderr
+        assert srv.calls == len(synth.question_ids) - len(recorded)  # no cache: only the rest was asked
+    assert sorted(jsonl_ids(preds)) == sorted(synth.question_ids)

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import threading
 from pathlib import Path
 from typing import Any, Optional
 
 import typer
 
-from ._app import app, console, fail
+from ._app import app, console, err_console, fail
 
 
 def parse_params(items: list[str]) -> dict[str, Any]:
@@ -24,6 +27,16 @@ def parse_params(items: list[str]) -> dict[str, Any]:
         except json.JSONDecodeError:
             out[key.strip().replace("-", "_")] = raw
     return out
+
+
+def _stop_on_sigterm():
+    """Make SIGTERM (a scheduler's stop, ``timeout``, ``docker stop``) end a run like Ctrl-C: the
+    tasks are cancelled and the manifest is finalised. Returns the function restoring the old handler."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    # re-sent as SIGINT, which asyncio.run turns into a clean cancellation of the run
+    previous = signal.signal(signal.SIGTERM, lambda *_: os.kill(os.getpid(), signal.SIGINT))
+    return lambda: signal.signal(signal.SIGTERM, previous)
 
 
 @app.command("run")
@@ -69,10 +82,18 @@ def run_cmd(
     except ValueError as e:
         raise fail(str(e))
     console.print(f"run [bold]{config.resolved_run_id}[/] → {config.run_dir}")
+    restore = _stop_on_sigterm()
     try:
         summary = run_benchmark(config, progress=not quiet)
     except (DatasetError, RunConflictError, UnknownMethodError, FileNotFoundError) as e:
         raise fail(str(e))
+    except KeyboardInterrupt:
+        err_console.print(f"[yellow]interrupted[/]: the answers recorded so far are kept in "
+                          f"{config.run_dir / 'predictions.jsonl'}; rerun the same command to resume.",
+                          highlight=False, soft_wrap=True)
+        raise typer.Exit(130)
+    finally:
+        restore()
     tokens = sum(u.total_tokens for u in summary.usage.values())
     calls = sum(u.calls for u in summary.usage.values())
     console.print(f"{summary.questions} questions: {summary.answered_now} answered now, {summary.skipped} already "
