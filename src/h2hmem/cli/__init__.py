@@ -7,6 +7,7 @@ from . import _data, _demo, _run  # noqa: F401  (register commands)
 from . import _caption  # noqa: F401
 from . import _leaderboard  # noqa: F401
 from . import _evaluate  # noqa: F401
+from . import _report  # noqa: F401
 
 
 def main() -> None:

@@ -1,0 +1,62 @@
+"""``h2hmem report``: Markdown + self-contained HTML report, figures and summary.json of one or several runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from ._app import app, console, fail
+
+_SHORT = {"Memory Recall": "Recall", "Memory Reasoning": "Reasoning", "Memory Application": "Application",
+          "micro": "micro", "macro": "macro"}
+
+
+@app.command("report")
+def report_cmd(
+    run_dirs: list[Path] = typer.Argument(..., help="Run directories (each holds predictions.jsonl), in display order."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Output folder (default: the run directory for one run, "
+                                                           "reports/<run ids> for several)."),
+    worst: int = typer.Option(15, "--worst", help="Worst-scored questions to show."),
+    bootstrap: int = typer.Option(1000, "--bootstrap", help="Bootstrap resamples when a run must be scored first "
+                                                            "(spec: at least 1,000)."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress display and no table."),
+) -> None:
+    """Build report.md, report.html (figures embedded), figures/*.png and summary.json.
+
+    Runs without scores/summary.json are scored first with the offline metrics (lexical and
+    evidence recall); the LLM judge is never called here (use `h2hmem evaluate --metrics judge`)."""
+    from ..data import DatasetError
+    from ..report import build_report, rich_table
+
+    if worst < 0:
+        raise fail(f"--worst must be >= 0, got {worst}")
+    if bootstrap < 0:
+        raise fail(f"--bootstrap must be >= 0, got {bootstrap}")
+    for d in run_dirs:
+        if not d.is_dir():
+            raise fail(f"{d}: not a directory")
+        if not (d / "predictions.jsonl").is_file():
+            raise fail(f"{d}: no predictions.jsonl (is this a run directory?)")
+    try:
+        if quiet:
+            paths = build_report(run_dirs, out, worst=worst, n_boot=bootstrap)
+        else:
+            with console.status("building report…") as status:
+                paths = build_report(run_dirs, out, worst=worst, n_boot=bootstrap,
+                                     on_step=lambda s: status.update(f"report: {s}…"))
+    except (FileNotFoundError, ValueError, DatasetError) as e:
+        raise fail(str(e))
+    except OSError as e:
+        raise fail(f"cannot write the report: {e}")
+    if not quiet:
+        # the compact view; report.html has CIs, model and protocol
+        table = paths.tables["comparison"]
+        console.print(rich_table(table, ["rank", "run", *_SHORT, "micro", "macro", "n"], show_ci=False, caption=False,
+                                 labels=_SHORT))
+        published = next((r["source"] for r in table.rows if r.get("kind") == "published"), None)
+        if published:
+            console.print(f"Rows marked [published]: the paper's LLM-judge numbers ({published}).",
+                          style="dim", highlight=False, markup=False)
+    console.print(f"Report written to {paths.out_dir}/ (report.md, report.html, summary.json, figures/)")

@@ -1,0 +1,131 @@
+"""One run as the report sees it: manifest, predictions, scores summary and per-question scores.
+
+A run without ``scores/summary.json`` is scored first with the offline metrics only (lexical +
+evidence recall@k, :func:`h2hmem.metrics.evaluate_run`); the LLM judge is never called here.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..metrics import evaluate_run
+from ..metrics._evaluate import _order, _read_jsonl
+from ..run import Prediction, RunStore, read_predictions
+
+SUMMARY = Path("scores") / "summary.json"
+_SAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+@dataclass
+class RunResult:
+    """Everything the report needs about one run directory."""
+
+    dir: Path
+    manifest: dict[str, Any]
+    summary: dict[str, Any]
+    """``scores/summary.json`` (schema in :mod:`h2hmem.metrics._evaluate`)."""
+    predictions: list[Prediction]
+    """In question order (split, dialogue, session, index)."""
+    f1: dict[str, float | None] = field(default_factory=dict)
+    """Question id → official F1 (``scores/lexical.jsonl``)."""
+    judge: dict[str, float | None] = field(default_factory=dict)
+    """Question id → judge score (``scores/judge.jsonl``; None = unjudged)."""
+    label: str = ""
+    """Display name, unique within a report (set by :func:`label_runs`)."""
+    notes: list[str] = field(default_factory=list)
+    """Warnings worth printing in the report (stale scores…)."""
+
+    @property
+    def run_id(self) -> str:
+        return str(self.manifest.get("run_id") or self.dir.name)
+
+    @property
+    def method(self) -> str:
+        return str(self.manifest.get("method") or self.summary.get("run", {}).get("method") or
+                   (self.predictions[0].method if self.predictions else "") or "?")
+
+    @property
+    def model(self) -> str:
+        return str(self.manifest.get("model") or self.summary.get("run", {}).get("model") or "?")
+
+    @property
+    def protocol(self) -> str:
+        return str(self.manifest.get("protocol") or "?")
+
+    @property
+    def has_judge(self) -> bool:
+        return "judge" in self.summary.get("metrics", {})
+
+
+def _score_map(path: Path, field_name: str) -> dict[str, float | None]:
+    if not path.is_file():
+        return {}
+    return {r["question_id"]: r.get(field_name) for r in _read_jsonl(path)}
+
+
+def load_run(run_dir: str | Path, *, n_boot: int = 1000) -> RunResult:
+    """Read ``run_dir``; score it (lexical + evidence, never the judge) when it has no summary.
+
+    Args:
+        run_dir: a run directory holding ``predictions.jsonl`` (``manifest.json`` optional).
+        n_boot: bootstrap resamples when scoring is needed (default 1,000, spec/metrics.md §3).
+
+    Raises:
+        FileNotFoundError: not a directory, or no ``predictions.jsonl``.
+        ValueError: a bad predictions/scores/manifest file (the message names the file).
+    """
+    d = Path(run_dir)
+    if not d.is_dir():
+        raise FileNotFoundError(f"{d}: not a run directory")
+    if not (d / "predictions.jsonl").is_file():
+        raise FileNotFoundError(f"{d}: no predictions.jsonl (is this a run directory?)")
+    manifest = RunStore(d).read_manifest()
+    summary_path = d / SUMMARY
+    notes = []
+    if summary_path.is_file():
+        try:
+            summary = json.loads(summary_path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            raise ValueError(f"{summary_path}: not valid JSON ({e})") from None
+        if not isinstance(summary, dict) or "metrics" not in summary:
+            raise ValueError(f"{summary_path}: field 'metrics' missing (not a scores summary)")
+        if (d / "predictions.jsonl").stat().st_mtime > summary_path.stat().st_mtime:
+            notes.append("predictions.jsonl is newer than scores/summary.json: the scores may be stale "
+                         "(re-run `h2hmem evaluate`).")
+    else:
+        summary = evaluate_run(d, ("lexical", "evidence"), n_boot=n_boot)
+    preds = sorted(read_predictions(d), key=lambda p: _order(p.question_id))
+    run = RunResult(dir=d, manifest=manifest, summary=summary, predictions=preds,
+                    f1=_score_map(d / "scores" / "lexical.jsonl", "f1"),
+                    judge=_score_map(d / "scores" / "judge.jsonl", "score"), notes=notes)
+    if "lexical" not in summary["metrics"]:
+        raise ValueError(f"{summary_path}: no lexical scores; run `h2hmem evaluate {d}` first")
+    if summary.get("label"):
+        run.notes.append(f"Judge scores are {summary['label']} (judge {summary['metrics']['judge']['model']}).")
+    return run
+
+
+def label_runs(runs: list[RunResult]) -> None:
+    """Give each run the shortest unique display label: method, then "method · model", then
+    "method · model · run id", then the directory path."""
+    for make in (lambda r: r.method, lambda r: f"{r.method} · {r.model}",
+                 lambda r: f"{r.method} · {r.model} · {r.run_id}", lambda r: f"{r.method} · {r.dir}"):
+        labels = [make(r) for r in runs]
+        if len(set(labels)) == len(labels):
+            break
+    for r, lab in zip(runs, labels):
+        r.label = lab
+
+
+def safe_name(text: str) -> str:
+    """A file-system-safe version of ``text`` (letters, digits, ``._-``)."""
+    return _SAFE.sub("_", text).strip("._") or "run"
+
+
+def question_order(question_id: str) -> tuple:
+    """Sort key of a question id: split, dialogue number, session number, index."""
+    return _order(question_id)
