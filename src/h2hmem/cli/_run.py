@@ -87,6 +87,8 @@ def run_cmd(
         summary = run_benchmark(config, progress=not quiet)
     except (DatasetError, RunConflictError, UnknownMethodError, FileNotFoundError) as e:
         raise fail(str(e))
+    except ValueError as e:  # e.g. a damaged manifest or predictions line: the message names file and line
+        raise fail(str(e))
     except KeyboardInterrupt:
         err_console.print(f"[yellow]interrupted[/]: the answers recorded so far are kept in "
                           f"{config.run_dir / 'predictions.jsonl'}; rerun the same command to resume.",

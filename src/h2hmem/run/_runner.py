@@ -33,7 +33,8 @@ from ._store import RunStore, command_line, dataset_fingerprint, now_iso
 
 
 class RunConflictError(ValueError):
-    """The run directory holds a run with different settings (use another ``--run-id``)."""
+    """The run directory holds a run with different settings, or another process is writing it
+    (use another ``--run-id``)."""
 
 
 class RunSummary(BaseModel):
@@ -88,8 +89,19 @@ async def arun_benchmark(config: RunConfig, *, chat_model: ChatModel | None = No
     """Async form of :func:`run_benchmark` (for notebooks that already run an event loop)."""
     method_cls = resolve_method(config.method)
     ds = load_dataset(config.data_root, config.split)
-    questions = select_questions(ds, config.limit)
     store = RunStore(config.run_dir)
+    with store.locked() as holder:
+        if holder is not None:
+            raise RunConflictError(f"{store.dir} is being written by another h2hmem run ({holder}); wait for it "
+                                   "to end, or choose another --run-id")
+        return await _run_locked(config, method_cls, ds, store, chat_model=chat_model, build_model=build_model,
+                                 embedder=embedder, progress=progress)
+
+
+async def _run_locked(config: RunConfig, method_cls: Any, ds: Dataset, store: RunStore, *,
+                      chat_model: ChatModel | None, build_model: ChatModel | None, embedder: Any,
+                      progress: bool) -> RunSummary:
+    questions = select_questions(ds, config.limit)
     manifest = _open_manifest(store, config, ds)
     torn = store.repair()
     if torn:

@@ -11,13 +11,20 @@ import hashlib
 import json
 import os
 import sys
+from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Iterator
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: no advisory locks, runs are not guarded
+    fcntl = None  # type: ignore[assignment]
 
 from ._records import Prediction, read_predictions
 
 MANIFEST = "manifest.json"
 PREDICTIONS = "predictions.jsonl"
+LOCK = ".lock"
 
 
 def now_iso() -> str:
@@ -48,6 +55,33 @@ class RunStore:
         self.manifest_path = self.dir / MANIFEST
         self.predictions_path = self.dir / PREDICTIONS
         self._fh: IO[bytes] | None = None
+
+    @contextmanager
+    def locked(self) -> Iterator[str | None]:
+        """Hold an exclusive advisory lock (``flock`` on ``<run>/.lock``) while the run writes.
+
+        Yields None when the lock is held, else the holder's description (``"pid 1234"``): two
+        processes appending to one ``predictions.jsonl`` would interleave and duplicate records.
+        The operating system releases the lock when the process ends, however it ends (SIGKILL
+        included), so a crash never leaves a stale lock.
+        """
+        self.dir.mkdir(parents=True, exist_ok=True)
+        fh = open(self.dir / LOCK, "a+", encoding="utf-8")
+        try:
+            if fcntl is not None:
+                try:
+                    fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    fh.seek(0)
+                    yield fh.read().strip() or "another process"
+                    return
+            fh.seek(0)
+            fh.truncate()
+            fh.write(f"pid {os.getpid()}")
+            fh.flush()
+            yield None
+        finally:
+            fh.close()
 
     @property
     def exists(self) -> bool:
