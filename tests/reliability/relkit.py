@@ -19,6 +19,8 @@ from typing import Any
 from PIL import Image
 from typer.testing import CliRunner
 
+from h2hmem.testing import default_responder
+
 REPO = Path(__file__).resolve().parents[2]
 H2HMEM = Path(sys.executable).parent / "h2hmem"
 """The console script of the virtualenv running the tests."""
@@ -146,3 +148,49 @@ def jsonl_ids(path: Path) -> list[str]:
         if line.strip():
             out.append(json.loads(line)["question_id"])
     return out
+
+
+# ----- judging -----------------------------------------------------------------------------------
+
+def judge_aware(body: dict) -> str:
+    """Answer requests get the mock's default answer; judge requests (the rubric as system prompt)
+    get a judgment per item: score 1 when the assistant's answer equals the reference, else 0."""
+    system = next((m.get("content") for m in body.get("messages", []) if m.get("role") == "system"), "") or ""
+    if "You grade answers" not in system:
+        return default_responder(body)
+    user = body["messages"][-1]["content"]
+    out = []
+    for block in user.split("\n\n[")[1:] if "\n\n[" in user else []:
+        lid = block.split("]", 1)[0]
+        ref = block.split("Reference answer: ", 1)[1].split("\n", 1)[0].strip()
+        ans = block.split("Assistant's answer: ", 1)[1].split("\n", 1)[0].strip()
+        out.append({"question_id": lid, "score": 1 if ans == ref else 0, "reasoning": "compared"})
+    return json.dumps({"judgments": out})
+
+
+def judged_run(data, tmp_path) -> Path:
+    """``<tmp_path>/runs/judged``: hand-written predictions for every question of ``data``, right
+    (= gold) for even question indexes, wrong for odd ones, and failed for ``dyadic/dialogue2/session1/q0``."""
+    from h2hmem.data import load_dataset
+    from h2hmem.run import Prediction
+
+    run = tmp_path / "runs" / "judged"
+    run.mkdir(parents=True)
+    lines = []
+    for q in load_dataset(data.root).questions:
+        fields = dict(question_id=q.id, split=q.split, dialogue=q.dialogue, session=q.session,
+                      task_type=q.task_type.abbr, main_category=q.main_category.value, difficulty=q.difficulty,
+                      question=q.text, gold=q.gold, method="hand")
+        if q.id == "dyadic/dialogue2/session1/q0":
+            lines.append(Prediction(**fields, error="ServerError: scripted"))
+        else:
+            lines.append(Prediction(**fields, answer=q.gold if q.index % 2 == 0 else "no idea"))
+    (run / "predictions.jsonl").write_text("".join(p.model_dump_json() + "\n" for p in lines))
+    return run
+
+
+def expected_judge_mean(data) -> float:
+    """Right (1) for even indexes, wrong (0) for odd, the failed one 0: over all questions."""
+    right = sum(1 for q in data.question_ids if int(q.rsplit("q", 1)[1]) % 2 == 0
+                and q != "dyadic/dialogue2/session1/q0")
+    return right / len(data.question_ids)

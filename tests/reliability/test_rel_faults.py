@@ -26,10 +26,10 @@ from h2hmem.caption import caption_dataset
 from h2hmem.embed import load_embedder
 from h2hmem.llm import RetryPolicy, load_chat_model
 from h2hmem.metrics import evaluate_run
-from h2hmem.run import Prediction, RunConfig, read_predictions, run_benchmark
+from h2hmem.run import RunConfig, read_predictions, run_benchmark
 from h2hmem.testing import Fault, MockOpenAIServer, Rule, default_responder
 
-from relkit import cli, make_dataset
+from relkit import cli, expected_judge_mean, judge_aware, judged_run, make_dataset
 
 MAX_RETRIES = 3
 FAST = RetryPolicy(max_retries=MAX_RETRIES, initial_backoff_s=0.01, max_backoff_s=0.05, max_retry_after_s=2.0)
@@ -62,22 +62,6 @@ JUDGE_ERROR_TEXT = {"503": "HTTP 503", "connection-reset": "reset", "truncated-j
 # the marker of one question: its text appears only in that question's answer request
 TARGET_ID = "dyadic/dialogue1/session2/q1"
 TARGET_TEXT = "In session 2 of dialogue 1, what did speaker say about item 1?"
-
-
-def judge_aware(body: dict) -> str:
-    """Answer requests get the mock's default answer; judge requests (the rubric as system prompt)
-    get a judgment per item: score 1 when the assistant's answer equals the reference, else 0."""
-    system = next((m.get("content") for m in body.get("messages", []) if m.get("role") == "system"), "") or ""
-    if "You grade answers" not in system:
-        return default_responder(body)
-    user = body["messages"][-1]["content"]
-    out = []
-    for block in user.split("\n\n[")[1:] if "\n\n[" in user else []:
-        lid = block.split("]", 1)[0]
-        ref = block.split("Reference answer: ", 1)[1].split("\n", 1)[0].strip()
-        ans = block.split("Assistant's answer: ", 1)[1].split("\n", 1)[0].strip()
-        out.append({"question_id": lid, "score": 1 if ans == ref else 0, "reasoning": "compared"})
-    return json.dumps({"judgments": out})
 
 
 @pytest.fixture(scope="module")
@@ -312,45 +296,18 @@ def test_caption_failure_is_listed_and_rerun_redoes_only_it(srv, data, tmp_path,
 
 # ----- judge stage -----------------------------------------------------------------------------
 
-def _judged_run(data, tmp_path) -> Path:
-    """A run whose answers are right for even question indexes, wrong for odd ones, and failed for
-    TARGET's neighbour ``dyadic/dialogue2/session1/q0``."""
-    from h2hmem.data import load_dataset
-
-    run = tmp_path / "runs" / "judged"
-    run.mkdir(parents=True)
-    lines = []
-    for q in load_dataset(data.root).questions:
-        fields = dict(question_id=q.id, split=q.split, dialogue=q.dialogue, session=q.session,
-                      task_type=q.task_type.abbr, main_category=q.main_category.value, difficulty=q.difficulty,
-                      question=q.text, gold=q.gold, method="hand")
-        if q.id == "dyadic/dialogue2/session1/q0":
-            lines.append(Prediction(**fields, error="ServerError: scripted"))
-        else:
-            lines.append(Prediction(**fields, answer=q.gold if q.index % 2 == 0 else "no idea"))
-    (run / "predictions.jsonl").write_text("".join(p.model_dump_json() + "\n" for p in lines))
-    return run
-
-
-def _expected_judge_mean(data) -> float:
-    """Right (1) for even indexes, wrong (0) for odd, the failed one 0: over all questions."""
-    right = sum(1 for q in data.question_ids if int(q.rsplit("q", 1)[1]) % 2 == 0
-                and q != "dyadic/dialogue2/session1/q0")
-    return right / len(data.question_ids)
-
-
 @pytest.mark.parametrize("name", list(TRANSIENT))
 def test_judge_stage_absorbs_a_fault_that_clears(srv, data, tmp_path, name):
     fault = TRANSIENT[name]
     srv.set_script([Rule(fault, when=TARGET_TEXT, times=2, path="chat")])
-    run = _judged_run(data, tmp_path)
+    run = judged_run(data, tmp_path)
     summary = evaluate_run(run, ["judge"], data_root=data.root, judge_model=_model(srv), n_boot=50)
     judge = summary["metrics"]["judge"]
     assert srv.faults.count(fault) == 2
     assert judge["coverage"] == {"judged": len(data.question_ids), "total": len(data.question_ids), "errors": 0,
                                  "failed_answers": 1}
     overall = judge["aggregate"]
-    assert _mean_of(overall) == pytest.approx(_expected_judge_mean(data))
+    assert _mean_of(overall) == pytest.approx(expected_judge_mean(data))
 
 
 def _mean_of(agg: dict) -> float:
@@ -362,7 +319,7 @@ def _mean_of(agg: dict) -> float:
 def test_judge_failure_is_counted_in_coverage_and_rerun_judges_only_it(srv, data, tmp_path, name):
     fault = TRANSIENT[name]
     srv.set_script([Rule(fault, when=TARGET_TEXT, path="chat")])
-    run = _judged_run(data, tmp_path)
+    run = judged_run(data, tmp_path)
     summary = evaluate_run(run, ["judge"], data_root=data.root, judge_model=_model(srv), n_boot=50)
     cov = summary["metrics"]["judge"]["coverage"]
     assert cov == {"judged": len(data.question_ids) - 1, "total": len(data.question_ids), "errors": 1,
@@ -377,7 +334,7 @@ def test_judge_failure_is_counted_in_coverage_and_rerun_judges_only_it(srv, data
     summary = evaluate_run(run, ["judge"], data_root=data.root, judge_model=_model(srv), n_boot=50)
     assert srv.calls == 1 and TARGET_TEXT in json.dumps(srv.requests[0])
     assert summary["metrics"]["judge"]["coverage"]["errors"] == 0
-    assert _mean_of(summary["metrics"]["judge"]["aggregate"]) == pytest.approx(_expected_judge_mean(data))
+    assert _mean_of(summary["metrics"]["judge"]["aggregate"]) == pytest.approx(expected_judge_mean(data))
 
 
 # ----- the caption and evaluate commands ---------------------------------------------------------
@@ -407,7 +364,7 @@ def test_cli_evaluate_judge_reports_coverage_and_rerun_judges_only_the_gap(srv, 
     """``h2hmem evaluate --metrics judge``: a content filter on the batch and the single re-ask of
     one question leaves it unjudged (coverage 11/12), never silently dropped or snapped; the next
     evaluate judges only it."""
-    run = _judged_run(data, tmp_path)
+    run = judged_run(data, tmp_path)
     srv.set_script([Rule(Fault.finish("content_filter"), when=TARGET_TEXT, path="chat")])
     args = ["evaluate", run, "--metrics", "judge", "--judge-model", "openai:mock", "--judge-base-url",
             srv.base_url, "--data", data.root, "--no-cache", "--bootstrap", "0", "--quiet"]
@@ -422,4 +379,4 @@ def test_cli_evaluate_judge_reports_coverage_and_rerun_judges_only_the_gap(srv, 
     assert res.code == 0 and srv.calls == 1, res.output
     summary = json.loads((run / "scores" / "summary.json").read_text())
     assert summary["metrics"]["judge"]["coverage"]["errors"] == 0
-    assert _mean_of(summary["metrics"]["judge"]["aggregate"]) == pytest.approx(_expected_judge_mean(data))
+    assert _mean_of(summary["metrics"]["judge"]["aggregate"]) == pytest.approx(expected_judge_mean(data))
