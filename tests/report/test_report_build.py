@@ -181,3 +181,20 @@ def test_judged_runs_use_the_judge_score(runs, tmp_path, spec, comparable):
     if not comparable:
         assert any(NOT_COMPARABLE in n for n in summary["notes"])
     assert f"run/{ORACLE_METHOD}/judge/score" in summary["tables"]
+
+
+def test_judge_only_scores_get_the_offline_metrics_added(tmp_path, sample_root):
+    a, _, qs = make_runs(tmp_path, sample_root)
+    evaluate_run(a, ["judge"], judge_model=_Judge("local:tiny"), judge_mode="question", n_boot=50)
+    assert "lexical" not in json.loads((a / "scores" / "summary.json").read_text())["metrics"]
+    paths = build_report([a], n_boot=50)
+    assert paths.out_dir == a
+    scores = json.loads((a / "scores" / "summary.json").read_text())["metrics"]
+    assert {"lexical", "evidence", "judge"} <= set(scores)
+    summary = json.loads(paths.summary.read_text())
+    assert summary["headline_metric"]["source"] == "judge"
+    run_tables = [k for k in summary["tables"] if k.startswith(f"run/{ORACLE_METHOD}/")]
+    assert run_tables[0] == f"run/{ORACLE_METHOD}/judge/score"  # the paper's metric first
+    assert f"run/{ORACLE_METHOD}/lexical/f1" in run_tables
+    oracle = summary["tables"]["comparison"]["rows"][0]
+    assert oracle["micro"] == pytest.approx((len(qs) - 1) / len(qs))

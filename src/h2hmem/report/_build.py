@@ -160,7 +160,8 @@ def build_report(run_dirs: Sequence[str | Path], out_dir: str | Path | None = No
         desc = r.manifest.get("method_description") or {}
         text = [f"Directory: {r.dir}"] + ([f"Method description: {json.dumps(desc, ensure_ascii=False, sort_keys=True)}"]
                                           if desc else [])
-        sections.append(Section(f"run-{safe_name(r.label)}", f"Details — {r.label}", text=text, tables=per_run[r.label]))
+        sections.append(Section(f"run-{safe_name(r.label)}", f"Details — {r.label}", text=text, tables=per_run[r.label],
+                                fold=True))
     notes = _notes(runs, metric)
     report = Report(f"H2HMem report — {who}", notes, sections)
 

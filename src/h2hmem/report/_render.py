@@ -30,6 +30,8 @@ class Section:
     """(PNG path, alt text / caption)."""
     worst: ReportTable | None = None
     """Rendered as one card per question (question, gold, answers side by side)."""
+    fold: bool = False
+    """HTML: each table in a ``<details>`` element (only the first open) — long per-run detail."""
 
 
 @dataclass
@@ -126,7 +128,7 @@ def render_html(report: Report) -> str:
     """One self-contained HTML page (UTF-8): inline CSS, base64 PNG figures, no scripts."""
     env = Environment(loader=PackageLoader("h2hmem.report", "templates"), autoescape=select_autoescape(["html"]),
                       trim_blocks=True, lstrip_blocks=True)
-    sections = [{"id": s.id, "title": s.title, "text": s.text, "tables": [_view(t) for t in s.tables],
+    sections = [{"id": s.id, "title": s.title, "text": s.text, "tables": [_view(t) for t in s.tables], "fold": s.fold,
                  "figures": [_figure(p, alt) for p, alt in s.figures],
                  "worst": _worst_view(s.worst) if s.worst is not None else None} for s in report.sections]
     return env.get_template("report.html").render(title=report.title, notes=report.notes, sections=sections)

@@ -68,7 +68,8 @@ def _score_map(path: Path, field_name: str) -> dict[str, float | None]:
 
 
 def load_run(run_dir: str | Path, *, n_boot: int = 1000) -> RunResult:
-    """Read ``run_dir``; score it (lexical + evidence, never the judge) when it has no summary.
+    """Read ``run_dir``; score it (lexical + evidence, never the judge) when it has no summary or
+    its summary lacks the lexical scores.
 
     Args:
         run_dir: a run directory holding ``predictions.jsonl`` (``manifest.json`` optional).
@@ -86,6 +87,7 @@ def load_run(run_dir: str | Path, *, n_boot: int = 1000) -> RunResult:
     manifest = RunStore(d).read_manifest()
     summary_path = d / SUMMARY
     notes = []
+    summary: dict[str, Any] = {}
     if summary_path.is_file():
         try:
             summary = json.loads(summary_path.read_text(encoding="utf-8"))
@@ -96,14 +98,14 @@ def load_run(run_dir: str | Path, *, n_boot: int = 1000) -> RunResult:
         if (d / "predictions.jsonl").stat().st_mtime > summary_path.stat().st_mtime:
             notes.append("predictions.jsonl is newer than scores/summary.json: the scores may be stale "
                          "(re-run `h2hmem evaluate`).")
-    else:
+    if not summary_path.is_file() or "lexical" not in summary["metrics"]:
+        # offline metrics only; an existing judge.jsonl is kept and summarised, the judge is never called
         summary = evaluate_run(d, ("lexical", "evidence"), n_boot=n_boot)
+        notes = []
     preds = sorted(read_predictions(d), key=lambda p: _order(p.question_id))
     run = RunResult(dir=d, manifest=manifest, summary=summary, predictions=preds,
                     f1=_score_map(d / "scores" / "lexical.jsonl", "f1"),
                     judge=_score_map(d / "scores" / "judge.jsonl", "score"), notes=notes)
-    if "lexical" not in summary["metrics"]:
-        raise ValueError(f"{summary_path}: no lexical scores; run `h2hmem evaluate {d}` first")
     if summary.get("label"):
         run.notes.append(f"Judge scores are {summary['label']} (judge {summary['metrics']['judge']['model']}).")
     return run

@@ -34,6 +34,14 @@ def _count(row: dict[str, Any], key: str, cell: dict[str, Any] | None, m: dict[s
     row[f"{key}_failed"] = cell["failed"] if cell else 0
 
 
+def _when(iso: str | None) -> str | None:
+    """``2026-11-30T07:00:00+00:00`` → ``2026-11-30 07:00:00 UTC`` (other offsets kept)."""
+    if not iso:
+        return None
+    text = str(iso).replace("T", " ", 1)
+    return text[:-6] + " UTC" if text.endswith("+00:00") else text
+
+
 def runs_table(runs: list[RunResult]) -> ReportTable:
     """One row per run: what was run, on what, and how complete it is."""
     cols = [Column("run", "run"), Column("run_id", "run id"), Column("method", "method"), Column("model", "model"),
@@ -48,7 +56,7 @@ def runs_table(runs: list[RunResult]) -> ReportTable:
                      "questions": len(r.predictions), "questions_total": counts.get("questions", len(r.predictions)),
                      "questions_failed": sum(p.failed for p in r.predictions),
                      "judge": f"{j['model']} ({j['mode']} mode)" if j else "none (not judged)",
-                     "started_at": r.manifest.get("started_at"), "finished_at": r.manifest.get("finished_at"),
+                     "started_at": _when(r.manifest.get("started_at")), "finished_at": _when(r.manifest.get("finished_at")),
                      "dir": str(r.dir)})
     return ReportTable("runs", "Runs", cols, rows,
                        caption="questions = predictions recorded (/ questions selected by the run); "
@@ -133,8 +141,8 @@ def metric_table(run: RunResult, source: str, field: str, title: str) -> ReportT
 
 
 def run_metric_tables(run: RunResult) -> list[ReportTable]:
-    """F1, BLEU-1 and exact match; the judge score (titled with its model and label); evidence
-    recall@5 — the tables of :func:`h2hmem.metrics.summary_tables`, for one run."""
+    """The judge score (titled with its model and label) when there is one, F1, BLEU-1, exact
+    match and evidence recall@5 — the tables of :func:`h2hmem.metrics.summary_tables`, for one run."""
     out = [metric_table(run, "lexical", f, t) for f, t in LEXICAL_TITLES.items()]
     j = run.summary["metrics"].get("judge")
     if j:
@@ -145,7 +153,7 @@ def run_metric_tables(run: RunResult) -> list[ReportTable]:
             t.caption = (f"coverage {cov['judged']}/{cov['total']} judged"
                          + (f", {cov['errors']} unjudged (errors)" if cov["errors"] else "")
                          + (f"; {cov['failed_answers']} failed answers scored 0" if cov["failed_answers"] else ""))
-        out.append(t)
+        out.insert(0, t)  # the paper's metric first
     ev = run.summary["metrics"].get("evidence")
     if ev and ev.get("status") == "ok":
         t = metric_table(run, "evidence", EVIDENCE_DEFAULT, f"Evidence {EVIDENCE_DEFAULT}")
