@@ -65,3 +65,25 @@ def make_runs(tmp: Path, sample_root: Path) -> tuple[Path, Path, list]:
                   usage={"memory_build": BUILD_USAGE})
     b = write_run(tmp / "run_blank", sample_root, BLANK_METHOD, blank, "blank-1")
     return a, b, qs
+
+
+class EchoChat:
+    """A ChatModel stand-in for real runs: answers the question line back; 40 + 4 tokens, $0.0002 per call."""
+
+    spec = "fake:echo"
+    supports_images = False
+
+    def __init__(self):
+        self.total = Usage()
+
+    async def chat(self, messages, config=None, *, stage="answer"):
+        text = messages[-1].content if isinstance(messages[-1].content, str) else ""
+        question = next((line for line in text.splitlines() if line.startswith("Question: ")), "Question: ?")
+        u = Usage(prompt_tokens=40, completion_tokens=4, calls=1, cost_usd=0.0002)
+        self.total = self.total + u
+        from h2hmem.llm import ChatResult
+
+        return ChatResult(text=question[10:], model=self.spec, usage=u, latency_s=0.0)
+
+    def usage_by_stage(self):
+        return {"answer": self.total}

@@ -198,3 +198,34 @@ def test_judge_only_scores_get_the_offline_metrics_added(tmp_path, sample_root):
     assert f"run/{ORACLE_METHOD}/lexical/f1" in run_tables
     oracle = summary["tables"]["comparison"]["rows"][0]
     assert oracle["micro"] == pytest.approx((len(qs) - 1) / len(qs))
+
+
+def test_report_of_a_real_runner_output(tmp_path, sample_root):
+    """A multi-party Full (Text) run written by the runner: its manifest and predictions as they are."""
+    from report_fakes import EchoChat
+
+    from h2hmem.run import RunConfig, run_benchmark
+
+    cfg = RunConfig(data_root=sample_root, split="multi-party", method="full-text", out_dir=tmp_path / "runs",
+                    use_cache=False, limit=30, concurrency=2)
+    run = run_benchmark(cfg, chat_model=EchoChat(), progress=False)
+    paths = build_report([run.run_dir], n_boot=100)
+    assert paths.out_dir == run.run_dir
+    summary = json.loads(paths.summary.read_text())
+    runs_row = summary["tables"]["runs"]["rows"][0]
+    assert (runs_row["method"], runs_row["split"], runs_row["questions"]) == ("full-text", "multi-party", 30)
+    cmp = summary["tables"]["comparison"]["rows"][0]
+    assert cmp["method"] == "Full (Text)" and cmp["n"] == 30
+    assert cmp["micro"] == _agg(run.run_dir)["overall"]["metrics"]["f1"]["mean"]
+    eff = summary["tables"]["efficiency"]["rows"][0]
+    # the echo model: 44 tokens and $0.0002 per answer; no memory-build calls for Full (Text)
+    assert (eff["answer_tokens"], eff["answer_cost"], eff["build_calls"], eff["concurrency"]) == (44, 0.0002, 0, 2)
+    from h2hmem.data import load_dataset
+
+    ds = load_dataset(sample_root, "multi-party")
+    dialogues = {p["question_id"].rsplit("/", 2)[0] for p in map(json.loads, (run.run_dir / "predictions.jsonl").open())}
+    assert eff["sessions"] == sum(1 for d in ds.dialogues if d.id in dialogues for s in d.sessions if s.turns)
+    # the dyadic split is empty in this run: its columns are blank, never an error
+    f1 = summary["tables"]["run/full-text/lexical/f1"]["rows"]
+    assert all(r["dyadic"] is None and r["dyadic_n"] == 0 for r in f1)
+    assert "–" in paths.markdown.read_text()
