@@ -20,6 +20,7 @@ try:
 except ImportError:  # pragma: no cover - Windows: no advisory locks, runs are not guarded
     fcntl = None  # type: ignore[assignment]
 
+from ..data._files import replace_surrogates
 from ._records import Prediction, read_predictions
 
 MANIFEST = "manifest.json"
@@ -141,9 +142,20 @@ class RunStore:
         self._fh = open(self.predictions_path, "ab")
 
     def append(self, pred: Prediction) -> None:
-        """Write one record as a single line and flush it to the OS."""
+        """Write one record as a single line and flush it to the OS.
+
+        Text that is not valid Unicode (a lone surrogate in a model's reply: JSON allows the
+        escape, UTF-8 does not) is written with U+FFFD in its place and the record's
+        ``details["invalid_unicode"]`` lists the fields, instead of stopping the run.
+        """
         assert self._fh is not None, "RunStore.open() first"
-        self._fh.write(pred.model_dump_json().encode("utf-8") + b"\n")
+        try:
+            line = pred.model_dump_json()
+        except ValueError:  # pydantic cannot encode a lone surrogate
+            data, bad = replace_surrogates(pred.model_dump(mode="json"))
+            data["details"]["invalid_unicode"] = bad
+            line = json.dumps(data, ensure_ascii=False)
+        self._fh.write(line.encode("utf-8") + b"\n")
         self._fh.flush()
 
     def close(self) -> None:
