@@ -26,7 +26,7 @@ from h2hmem.data import DatasetError, IssueLog, load_dataset
 
 from relkit import SUB_TYPES, cli, make_dataset
 
-PROFILE = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+PROFILE = settings(max_examples=60, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow,
                                                                           HealthCheck.function_scoped_fixture])
 
 # ----- strategies --------------------------------------------------------------------------------
