@@ -25,8 +25,7 @@ def report_cmd(
 ) -> None:
     """Build report.md, report.html (figures embedded), figures/*.png and summary.json.
 
-    Runs without scores/summary.json are scored first with the offline metrics (lexical and
-    evidence recall); the LLM judge is never called here (use `h2hmem evaluate --metrics judge`)."""
+    Runs without scores/summary.json are scored first with the offline metrics (lexical and evidence recall); the LLM judge is never called here (use `h2hmem evaluate --metrics judge`)."""
     from ..data import DatasetError
     from ..report import build_report, rich_table
 
@@ -43,9 +42,22 @@ def report_cmd(
         if quiet:
             paths = build_report(run_dirs, out, worst=worst, n_boot=bootstrap)
         else:
-            with console.status("building report…") as status:
-                paths = build_report(run_dirs, out, worst=worst, n_boot=bootstrap,
-                                     on_step=lambda s: status.update(f"report: {s}…"))
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            # steps: load (and score, if needed) each run, then tables, figures, writing
+            with Progress(TextColumn("[bold]report[/]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                          TextColumn("{task.fields[step]}", markup=False), console=console, transient=True) as bar:
+                task = bar.add_task("report", total=len(run_dirs) + 3, step="")
+                seen: list[str] = []
+
+                def on_step(name: str) -> None:
+                    if seen:
+                        bar.advance(task)
+                    seen.append(name)
+                    bar.update(task, step=name)
+
+                paths = build_report(run_dirs, out, worst=worst, n_boot=bootstrap, on_step=on_step)
+                bar.update(task, completed=len(run_dirs) + 3)
     except (FileNotFoundError, ValueError, DatasetError) as e:
         raise fail(str(e))
     except OSError as e:
