@@ -156,7 +156,7 @@ async def _run_locked(config: RunConfig, method_cls: Any, ds: Dataset, store: Ru
             if ours and m is not None and hasattr(m, "aclose"):
                 await m.aclose()
         usage = _merge_usage(manifest.get("usage", {}), _usage_of(chat, builder))
-        final = {p.question_id: p for p in store.predictions()}
+        final = {**recorded, **state.latest}  # = predictions.jsonl (last record per id), without re-reading it
         failed_questions = {q.id: final[q.id].error for q in questions if q.id in final and final[q.id].failed}
         failed = len(failed_questions)
         manifest.update({
@@ -236,6 +236,8 @@ class _RunState:
         self.errors = 0
         self.tokens = 0
         self.cached = 0
+        self.latest: dict[str, Prediction] = {}
+        """Records appended by this invocation, by question id (the last one wins)."""
         self._captions_missing: dict[str, int] = {}
         self._progress: Progress | None = None
         self._task: Any = None
@@ -250,6 +252,7 @@ class _RunState:
 
     def record(self, pred: Prediction) -> None:
         self.store.append(pred)
+        self.latest[pred.question_id] = pred
         self.done += 1
         self.errors += pred.failed
         self.cached += pred.cached
