@@ -8,14 +8,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from h2hmem.embed import _multimodal as mm
-from h2hmem.embed._multimodal import (
+from h2hmem.embed import (
     CLIPImageTextEncoder,
     ImageTextEncoder,
     TextFallbackEncoder,
     l2_normalise,
     load_image_text_encoder,
 )
+from h2hmem.embed import _multimodal as mm
 from h2hmem.llm._errors import ImageFileError
 from tiny_clip import PROJECTION_DIM, build_tiny_clip, write_image
 

@@ -3,8 +3,10 @@
 from ._index import VectorIndex
 from ._load import load_embedder
 from ._minilm import MINILM_DIM, MiniLMEmbedder
+from ._multimodal import CLIPImageTextEncoder, GMEImageTextEncoder, ImageTextEncoder, TextFallbackEncoder, load_image_text_encoder
 from ._openai import OpenAIEmbedder
 from ._protocol import Embedder, l2_normalise
 
-__all__ = ["Embedder", "MINILM_DIM", "MiniLMEmbedder", "OpenAIEmbedder", "VectorIndex", "l2_normalise",
+__all__ = ["CLIPImageTextEncoder", "GMEImageTextEncoder", "ImageTextEncoder", "TextFallbackEncoder",
+           "load_image_text_encoder", "Embedder", "MINILM_DIM", "MiniLMEmbedder", "OpenAIEmbedder", "VectorIndex", "l2_normalise",
            "load_embedder"]
