@@ -33,7 +33,7 @@ def _agg(run_dir, source="lexical"):
 def test_two_run_report(runs, tmp_path):
     a, b, qs = runs
     assert not (b / "scores").exists()
-    paths = build_report([a, b], tmp_path / "out")
+    paths = build_report([a, b], tmp_path / "out", n_boot=200)
     # the unscored run was scored offline only, never judged
     assert (b / "scores" / "summary.json").is_file() and not (b / "scores" / "judge.jsonl").exists()
     summary = json.loads(paths.summary.read_text())
@@ -130,7 +130,7 @@ def test_two_run_report(runs, tmp_path):
 def test_default_folders_are_deterministic(runs, tmp_path, monkeypatch):
     a, b, _ = runs
     monkeypatch.chdir(tmp_path)
-    p1 = build_report([a, b])
+    p1 = build_report([a, b], n_boot=100)
     assert p1.out_dir == default_out_dir([load_run(a), load_run(b)])
     assert p1.out_dir.as_posix() == "reports/oracle-1-vs-blank-1"
     first = p1.summary.read_text()

@@ -9,7 +9,7 @@ from typing import Any
 from ..data import MainCategory, TaskType
 from ..metrics import SPLIT_KEYS
 from ._published import paper_method_name, published_quality, published_source
-from ._runs import RunResult
+from ._runs import RunResult, safe_name
 from ._scores import (EVIDENCE_DEFAULT, LEXICAL_TITLES, ScoreMetric, cell_metric, comparable_with_published,
                       run_aggregate)
 from ._table import Column, ReportTable
@@ -137,7 +137,7 @@ def metric_table(run: RunResult, source: str, field: str, title: str) -> ReportT
         add(cat.value, "category", "main_category", cat.value)
     add("Weighted average (micro)", "average", None, None)
     add("Macro average (mean of sub-types)", "average", None, None, macro=True)
-    return ReportTable(f"run/{run.label}/{source}/{field}", f"{title} — {run.label}", cols, rows)
+    return ReportTable(f"run/{safe_name(run.label)}/{source}/{field}", f"{title} — {run.label}", cols, rows)
 
 
 def run_metric_tables(run: RunResult) -> list[ReportTable]:
