@@ -119,3 +119,9 @@ def test_gme_not_in_an_empty_cache(monkeypatch, tmp_path):
 
     monkeypatch.setattr(c, "HF_HUB_CACHE", str(tmp_path))
     assert mm.gme_in_local_cache() is False
+
+
+def test_gme_missing_weights_is_an_error(tmp_path):
+    # the real loading code runs up to the missing files; no weights exist on build machines
+    with pytest.raises(OSError):
+        mm.GMEImageTextEncoder(tmp_path / "no-gme-here", device="cpu")

@@ -161,9 +161,14 @@ class GMEImageTextEncoder:
         self.name = f"gme:{self.source}"
         self.device = _device(device)
         self.batch_size = batch_size
+        import transformers
+
         dtype = torch.float16 if self.device.startswith("cuda") else torch.float32
-        self.model = AutoModel.from_pretrained(self.source, trust_remote_code=True, torch_dtype=dtype,
-                                               device_map=self.device, local_files_only=local_files_only).eval()
+        # transformers >= 4.56 names the argument ``dtype`` (``torch_dtype`` before)
+        major, minor = (int(x) for x in transformers.__version__.split(".")[:2])
+        dtype_kw = {"dtype": dtype} if (major, minor) >= (4, 56) else {"torch_dtype": dtype}
+        self.model = AutoModel.from_pretrained(self.source, trust_remote_code=True, device_map=self.device,
+                                               local_files_only=local_files_only, **dtype_kw).eval()
         self.dim = int(getattr(self.model.config, "hidden_size", 0))
         self._torch = torch
         self._lock = threading.Lock()
