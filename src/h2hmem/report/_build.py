@@ -129,9 +129,9 @@ def build_report(run_dirs: Sequence[str | Path], out_dir: str | Path | None = No
 
     step("figures")
     figs: dict[str, Path] = {
-        "main_categories": category_figure(t_cmp, metric.name, figdir / "main_categories.png"),
-        "subtypes": subtype_figure(t_sub, metric.name, figdir / "subtypes.png"),
-        "difficulty": difficulty_figure(t_diff, metric.name, figdir / "difficulty.png"),
+        "main_categories": category_figure(t_cmp, metric.name, figdir / "main_categories.png", metric.short),
+        "subtypes": subtype_figure(t_sub, metric.name, figdir / "subtypes.png", metric.short),
+        "difficulty": difficulty_figure(t_diff, metric.name, figdir / "difficulty.png", metric.short),
     }
     ev = evidence_figure(t_ev, figdir / "evidence.png")
     if ev is not None:

@@ -87,7 +87,7 @@ def _score_axis(ax: Axes, ylabel: str) -> None:
     ax.set_ylabel(ylabel)
 
 
-def subtype_figure(table: ReportTable, metric_name: str, path: Path) -> Path:
+def subtype_figure(table: ReportTable, metric_name: str, path: Path, ylabel: str | None = None) -> Path:
     """Bars per sub-type (UPR … AR, grouped by main category), one bar per run (rows of
     ``table``: keys ``run`` and ``UPR`` … ``AR`` with ``*_ci``)."""
     runs = [r for r in table.rows if r.get("kind") == "run"]
@@ -111,13 +111,13 @@ def subtype_figure(table: ReportTable, metric_name: str, path: Path) -> Path:
             ax.text((lo + hi) / 2, -0.13, cat.value, ha="center", va="top", fontsize=9, fontweight="bold",
                     color="#333333", transform=ax.get_xaxis_transform())
         ax.set_xticks(xs, labels)
-        _score_axis(ax, metric_name)
+        _score_axis(ax, ylabel or metric_name)
         ax.set_title(f"{metric_name} per sub-type")
         _legend(fig, [r["run"] for r in runs])
         return _save(fig, path, _legend_rows(len(runs)))
 
 
-def category_figure(table: ReportTable, metric_name: str, path: Path) -> Path:
+def category_figure(table: ReportTable, metric_name: str, path: Path, ylabel: str | None = None) -> Path:
     """Memory Recall / Reasoning / Application and the weighted average (micro), one bar per run,
     95% CIs as error bars (rows of the comparison table)."""
     runs = [r for r in table.rows if r.get("kind") == "run"]
@@ -128,13 +128,13 @@ def category_figure(table: ReportTable, metric_name: str, path: Path) -> Path:
         _grouped(ax, list(range(len(keys))), [(r["run"], [r.get(k) for k in keys], [r.get(f"{k}_ci") for k in keys])
                                               for r in runs])
         ax.set_xticks(range(len(keys)), names)
-        _score_axis(ax, metric_name)
+        _score_axis(ax, ylabel or metric_name)
         ax.set_title(f"{metric_name} per main category (95% CI)")
         _legend(fig, [r["run"] for r in runs])
         return _save(fig, path, _legend_rows(len(runs)))
 
 
-def difficulty_figure(table: ReportTable, metric_name: str, path: Path) -> Path:
+def difficulty_figure(table: ReportTable, metric_name: str, path: Path, ylabel: str | None = None) -> Path:
     """Easy / medium / hard, one bar per run, 95% CIs (rows of the difficulty table)."""
     runs = [r for r in table.rows if r.get("kind") == "run"]
     keys = ("easy", "medium", "hard")
@@ -144,7 +144,7 @@ def difficulty_figure(table: ReportTable, metric_name: str, path: Path) -> Path:
                                       for r in runs])
         ax.set_xticks(range(3), [f"{k}" for k in keys])
         ax.set_xlabel("difficulty (dataset label)")
-        _score_axis(ax, metric_name)
+        _score_axis(ax, ylabel or metric_name)
         ax.set_title(f"{metric_name} by difficulty (95% CI)")
         _legend(fig, [r["run"] for r in runs])
         return _save(fig, path, _legend_rows(len(runs)))

@@ -29,7 +29,7 @@ class ScoreMetric:
 
     @property
     def short(self) -> str:
-        return "judge score" if self.source == "judge" else self.field.upper() if self.field == "f1" else self.field
+        return "LLM judge score" if self.source == "judge" else "F1" if self.field == "f1" else self.field
 
 
 def primary_metric(runs: list[RunResult]) -> ScoreMetric:
