@@ -138,3 +138,14 @@ async def test_tiny_clip_image_path(tmp_path):
     parts = user_parts(chat.calls[0][0])
     expected = ["0.png in session1"] + [f"{i}.png in session1" for i in order if session.turns[i].image]
     assert image_names(parts) == expected
+
+
+async def test_unreadable_vector_file_is_rebuilt(setup):
+    session, _, tmp = setup
+    (tmp / "state" / "murag").mkdir(parents=True)
+    (tmp / "state" / "murag" / "session1.npz").write_bytes(b"torn")
+    enc = AngleEncoder()
+    await MuRAGMemory(ctx_for(tmp, RecordingChat()), encoder=enc).observe(session)
+    assert len(enc.seen) == 4
+    with np.load(tmp / "state" / "murag" / "session1.npz") as data:
+        assert data["vectors"].shape == (4, 2)

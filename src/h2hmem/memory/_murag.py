@@ -92,9 +92,12 @@ class SessionVectorCache:
         path = self.folder / f"{session}.npz"
         fp = self._fingerprint(items)
         if path.is_file():
-            with np.load(path) as data:
-                if str(data["fingerprint"]) == fp and data["vectors"].shape[0] == len(items):
-                    return data["vectors"].astype(np.float32)
+            try:
+                with np.load(path) as data:
+                    if str(data["fingerprint"]) == fp and data["vectors"].shape[0] == len(items):
+                        return data["vectors"].astype(np.float32)
+            except (OSError, ValueError, KeyError):  # unreadable: encode again and overwrite
+                pass
         vectors = await self.encoder.encode(items)
         self.folder.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(path.name + ".tmp.npz")
