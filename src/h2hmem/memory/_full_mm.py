@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 
 from ..data import ImageRef, Question, Session
 from ..llm._images import image_text as substitute_text
-from ..llm._types import ContentPart, ImagePart, TextPart
+from ..llm._types import ContentPart, TextPart
 from ._budget import context_budget, keep_most_recent, token_counter
 from ._prompt import ANSWER_CONFIG, build_answer_messages
 from ._protocol import Answer, Evidence, MemoryContext
