@@ -51,7 +51,7 @@ def test_registered():
 async def test_interleaved_and_most_recent_images(sessions):
     s1, s2, q = sessions
     chat = RecordingChat()
-    ans = await run(FullMMMemory(ctx_for(chat), max_images=3), s1, s2, q)
+    ans = await run(FullMMMemory(ctx_for(chat), max_images=3, image_tokens=5), s1, s2, q)
     parts = user_parts(chat.calls[0][0])
     # question image first; 2 slots left → the two most recent turn images (b, c); a → caption text
     assert image_names(parts) == ["q.png in session2", "b.png in session1", "c.png in session2"]
@@ -63,14 +63,17 @@ async def test_interleaved_and_most_recent_images(sessions):
     assert parts[5].name == "c.png in session2"
     assert parts[6].text.startswith("[2024-03-02] Ann: ok\nQuestion: what?")
     assert ans.details["images_attached"] == 3 and ans.details["dropped_images"] == 1
-    assert ans.details["dropped_turns"] == 0 and ans.details["context_tokens"] == 44
+    # lines 4, 11 (a as caption), 4, 8 + 5 (b), 4, 9 + 5 (c), 4 → 54; budget = 100000 − 1280 − 5 (q image)
+    assert ans.details["dropped_turns"] == 0 and ans.details["context_tokens"] == 54
+    assert ans.details["budget_tokens"] == 100_000 - OVERHEAD - 5
     assert [e.session for e in ans.evidence] == ["session2", "session1"]
 
 
 async def test_text_budget_keeps_most_recent_turns(sessions):
     s1, s2, q = sessions
     # line costs: 4, 11 (a as caption), 4, 8, 4, 9, 4 → a budget of 25 keeps the last four lines
-    ans = await run(FullMMMemory(ctx_for(RecordingChat()), context_tokens=OVERHEAD + 25, max_images=3), s1, s2, q)
+    ans = await run(FullMMMemory(ctx_for(RecordingChat()), context_tokens=OVERHEAD + 25, max_images=3, image_tokens=0),
+                    s1, s2, q)
     assert ans.details["budget_tokens"] == 25 and ans.details["context_tokens"] == 25
     assert ans.details["dropped_lines"] == 3 and ans.details["dropped_turns"] == 2 and ans.details["truncated"]
     assert ans.details["images_attached"] == 3 and ans.details["dropped_images"] == 1
@@ -102,3 +105,13 @@ async def test_no_image_budget_means_captions_only(sessions):
 def test_describe():
     d = FullMMMemory(ctx_for(RecordingChat())).describe()
     assert d["max_images"] == 10 and d["modality"] == "native" and d["token_counter"] == "model"
+    assert d["image_tokens"] == 765
+
+
+async def test_missing_image_file_costs_its_caption_even_for_a_vlm(tmp_path):
+    s = make_session("session1", dt.date(2024, 3, 1), [("Ann", "see", "gone.png")])  # no file on disk
+    assert s.turns[0].image.path is None
+    ans = await run(FullMMMemory(ctx_for(RecordingChat()), image_tokens=500), s,
+                    make_session("session2", dt.date(2024, 3, 2), []), make_question("what?"))
+    # header 4 + line '[2024-03-01] Ann: see <image gone.png in session1>' 7 + 1 + '[Image gone.png in session1]' 4 + 1
+    assert ans.details["context_tokens"] == 4 + 8 + 5

@@ -8,8 +8,8 @@ unordered set, detached from their turns (pitfalls 6, 7). Here:
 - image budget (default 10, question image included): the most recent turn images are attached;
   older ones are shown as their caption text (``[Image 1.png in session3: caption]``);
 - text budget (default: the model's context minus the answer budget and prompt overhead): the
-  most recent lines are kept. When the answer model cannot see images, the caption text that
-  replaces each image part is counted too;
+  most recent lines are kept. Each attached image is charged ``image_tokens`` (765) when the
+  answer model sees pixels, or the caption text that replaces it when it cannot;
 - ``Answer.details`` records what was dropped (``dropped_turns``, ``dropped_images``) and the
   ``context_tokens`` sent.
 """
@@ -29,6 +29,9 @@ from ._render import image_part, image_text, render_turn, session_header
 
 MAX_IMAGES = 10
 """Published image budget per answer call."""
+IMAGE_TOKENS = 765
+"""Context tokens charged per attached image for a model that sees pixels: OpenAI's high-detail
+cost of a 1,024 × 1,024 image (85 + 4 tiles × 170); images are sent at most 1,024 px per side."""
 
 
 @dataclass(frozen=True)
@@ -51,14 +54,18 @@ class FullMMMemory:
         ctx: run context (answer model, captions).
         context_tokens: context window to fill; ``None`` = the model's own window (4,096 if unknown).
         max_images: images per answer call, question image included (published 10).
+        image_tokens: context tokens charged per attached image when the model sees pixels
+            (default 765, see :data:`IMAGE_TOKENS`; the official cap counted text only).
     """
 
     name: ClassVar[str] = "full-mm"
     modality: ClassVar[str] = "native"
 
-    def __init__(self, ctx: MemoryContext, context_tokens: int | None = None, max_images: int = MAX_IMAGES):
-        if max_images < 0:
-            raise ValueError(f"full-mm: max_images must be >= 0, got {max_images}")
+    def __init__(self, ctx: MemoryContext, context_tokens: int | None = None, max_images: int = MAX_IMAGES,
+                 image_tokens: int = IMAGE_TOKENS):
+        if max_images < 0 or image_tokens < 0:
+            raise ValueError(f"full-mm: max_images and image_tokens must be >= 0, got {max_images}, {image_tokens}")
+        self.image_tokens = image_tokens
         self.ctx = ctx
         self.context_tokens = context_tokens
         self.max_images = max_images
@@ -68,17 +75,17 @@ class FullMMMemory:
 
     def describe(self) -> dict[str, Any]:
         return {"method": self.name, "modality": self.modality, "context_tokens": self.context_tokens,
-                "max_images": self.max_images, "token_counter": self._counter_kind,
+                "max_images": self.max_images, "image_tokens": self.image_tokens, "token_counter": self._counter_kind,
                 "truncation": "keep most recent turns; keep most recent images",
                 "images": ("native: each image part right after its turn's line, question image first; images over "
                            "the budget shown as caption text; a text-only answer model or a missing file gets "
                            "'[Image <file> in <session>: caption]' (counted in the text budget when the model "
-                           "cannot see images; details.images_substituted)")}
+                           "cannot see images, else image_tokens per image; details.images_substituted)")}
 
     def _image_cost(self, ref: ImageRef) -> int:
-        # a model that sees pixels is not charged text tokens for them (the published budget is text)
-        if self._sees_images:
-            return 0
+        """Context tokens an attached image takes: pixels, or the caption text that replaces them."""
+        if self._sees_images and ref.path is not None:
+            return self.image_tokens
         return self._count(substitute_text(image_part(ref, self.ctx.captions))) + 1
 
     async def observe(self, session: Session) -> None:
