@@ -208,3 +208,34 @@ def test_describe_records_deviations(tmp_path):
     assert d["answer_temperature"] == 0.1 and d["build_temperature"] == 0.3 and d["top_k"] == 5
     assert any("0.5" in x for x in d["deviations"]) and d["follow_links"] is False
     assert "image_description" in d["images"]
+
+
+async def test_over_http_bad_json_and_request_cache(tmp_path):
+    """Through the real model client and an OpenAI-compatible mock whose JSON replies hold no note
+    fields: every note is a fallback, nothing crashes; a rebuild from scratch with the same request
+    cache sends nothing to the server."""
+    from h2hmem.llm import load_chat_model
+    from h2hmem.testing import MockOpenAIServer
+
+    s1, _ = sessions()
+    with MockOpenAIServer() as srv:
+        model = load_chat_model("openai:mock", base_url=srv.base_url, cache=tmp_path / "cache.sqlite")
+
+        def build(state):
+            ctx = MemoryContext(dialogue_id="d", chat=model, state_dir=tmp_path / state, embedder_factory=HashEmbedder)
+            return AMemMemory(ctx)
+
+        mem = build("run1")
+        await mem.observe(s1)
+        assert srv.calls == 3 + 2
+        body = srv.requests[0]
+        assert body["response_format"] == {"type": "json_object"} and body["temperature"] == 0.3
+        assert mem.store.stats.analysis_failures == 3 and mem.store.stats.evolution_failures == 2
+        assert all(n.fallback and n.keywords == [] for n in mem.store.notes)
+
+        again = build("run2")  # no saved notes: rebuilt, but every call is a cache hit
+        await again.observe(s1)
+        assert srv.calls == 5
+        assert model.usage_by_stage()["memory_build"].cached_calls == 5
+        assert [n.content for n in again.store.notes] == [n.content for n in mem.store.notes]
+        await model.aclose()
