@@ -65,3 +65,25 @@ def test_a_second_process_on_the_same_run_is_refused(tmp_path):
     assert f"being written by another h2hmem run (pid {first.pid})" in " ".join(second.output.split())
     preds = tmp_path / "runs" / "r" / "predictions.jsonl"
     assert sorted(jsonl_ids(preds)) == sorted(data.question_ids)  # one record each, none from the refused run
+
+
+@pytest.mark.parametrize("bad,expect", [
+    (lambda t: ["--out", t / "afile"], "Not a directory"),
+    (lambda t: ["--out", t / "afile" / "sub"], "Not a directory"),
+    (lambda t: ["--model", "bogus"], "invalid model spec 'bogus'"),
+    (lambda t: ["--base-url", "notaurl"], "invalid base URL 'notaurl'"),
+    (lambda t: ["--method", "full-txet"], "unknown method 'full-txet'"),
+    (lambda t: ["--concurrency", "0"], "concurrency must be at least 1"),
+    (lambda t: ["--split", "triadic"], "split"),
+], ids=["out-is-a-file", "out-under-a-file", "bad-model-spec", "bad-base-url", "unknown-method", "zero-concurrency",
+        "unknown-split"])
+def test_bad_run_options_are_named_errors(tmp_path, bad, expect):
+    data = make_dataset(tmp_path / "data", dialogues=1, sessions=1, questions_per_session=1, multi_party=False)
+    (tmp_path / "afile").write_text("not a folder")
+    args = {"--data": data.root, "--method": "full-text", "--model": "openai:mock", "--base-url":
+            "http://127.0.0.1:9/v1", "--out": tmp_path / "runs", "--split": "all", "--concurrency": "2"}
+    override = bad(tmp_path)
+    args[override[0]] = override[1]
+    res = cli("run", *[x for kv in args.items() for x in kv], "--no-cache", "--quiet")
+    assert res.code == 2 and "Traceback" not in res.output, res.output
+    assert expect in " ".join(res.output.split()), res.output

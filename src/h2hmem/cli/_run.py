@@ -89,6 +89,8 @@ def run_cmd(
         raise fail(str(e))
     except ValueError as e:  # e.g. a damaged manifest or predictions line: the message names file and line
         raise fail(str(e))
+    except OSError as e:  # --out under a file, disk full, …: say which file, not a traceback
+        raise fail(f"{e.filename or config.run_dir}: {e.strerror or e}")
     except KeyboardInterrupt:
         err_console.print(f"[yellow]interrupted[/]: the answers recorded so far are kept in "
                           f"{config.run_dir / 'predictions.jsonl'}; rerun the same command to resume.",
