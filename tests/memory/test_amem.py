@@ -239,3 +239,15 @@ async def test_over_http_bad_json_and_request_cache(tmp_path):
         assert model.usage_by_stage()["memory_build"].cached_calls == 5
         assert [n.content for n in again.store.notes] == [n.content for n in mem.store.notes]
         await model.aclose()
+
+
+async def test_online_protocol_sees_new_notes(tmp_path):
+    chat = RecordingChat(writer_reply)
+    mem = make(tmp_path, chat, top_k=10)
+    s1, s2 = sessions()
+    await mem.observe(s1)
+    first = await mem.answer(make_question("bike"))
+    assert {e.session for e in first.evidence} == {"session1"} and len(first.evidence) == 3
+    await mem.observe(s2)  # the BM25 index and vectors follow the new notes
+    second = await mem.answer(make_question("bike"))
+    assert len(second.evidence) == 5 and {e.session for e in second.evidence} == {"session1", "session2"}
