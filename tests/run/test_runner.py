@@ -110,3 +110,10 @@ def test_store_repair_keeps_complete_record_without_newline(tmp_path):
     store = RunStore(tmp_path)
     (tmp_path / "predictions.jsonl").write_text('{"a": 1}\n')
     assert store.repair() == 0
+
+
+def test_unknown_method_parameter_refused_before_any_work(sample_root, tmp_path):
+    cfg = _config(sample_root, tmp_path, method_params={"top_k": 3})  # full-text has no top-k
+    with pytest.raises(ValueError, match="takes no parameter top_k; its parameters: context_tokens"):
+        run_benchmark(cfg, chat_model=FakeChat(), progress=False)
+    assert not (cfg.run_dir / "predictions.jsonl").exists()

@@ -7,11 +7,11 @@ with ``async observe(session)`` and ``async answer(question) -> Answer``; option
 
 from ._prompt import ANSWER_CONFIG, SYSTEM_PROMPT, build_answer_messages, prompt_hash, task_instruction
 from ._protocol import Answer, CaptionLookup, Evidence, MemoryContext, MemorySystem
-from ._registry import ENTRY_POINT_GROUP, UnknownMethodError, available_methods, resolve_method
+from ._registry import ENTRY_POINT_GROUP, UnknownMethodError, available_methods, check_params, resolve_method
 from ._render import image_label, image_part, image_text, render_turn, session_header
 
 __all__ = [
     "ANSWER_CONFIG", "ENTRY_POINT_GROUP", "SYSTEM_PROMPT", "Answer", "CaptionLookup", "Evidence", "MemoryContext",
-    "MemorySystem", "UnknownMethodError", "available_methods", "build_answer_messages", "image_label", "image_part",
+    "MemorySystem", "UnknownMethodError", "available_methods", "check_params", "build_answer_messages", "image_label", "image_part",
     "image_text", "prompt_hash", "render_turn", "resolve_method", "session_header", "task_instruction",
 ]

@@ -66,3 +66,22 @@ def resolve_method(name: str) -> type[Any]:
         if not callable(getattr(obj, required, None)):
             raise UnknownMethodError(f"{target!r} is not a MemorySystem: it has no {required}() method")
     return obj
+
+
+def check_params(cls: type[Any], params: dict[str, Any]) -> None:
+    """Refuse parameters the method's constructor does not take, before any work starts.
+
+    Raises:
+        ValueError: names the method, the unknown parameters and the ones it accepts.
+    """
+    import inspect
+
+    sig = inspect.signature(cls.__init__)
+    if any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values()):
+        return
+    accepted = [n for n, p in sig.parameters.items() if n not in ("self", "ctx") and p.kind is not p.VAR_POSITIONAL]
+    unknown = sorted(set(params) - set(accepted))
+    if unknown:
+        name = getattr(cls, "name", cls.__name__)
+        raise ValueError(f"method {name!r} takes no parameter {', '.join(unknown)}; "
+                         f"its parameters: {', '.join(accepted) or '(none)'}")
