@@ -33,7 +33,8 @@ from relkit import cli, expected_judge_mean, judge_aware, judged_run, make_datas
 
 MAX_RETRIES = 3
 FAST = RetryPolicy(max_retries=MAX_RETRIES, initial_backoff_s=0.01, max_backoff_s=0.05, max_retry_after_s=2.0)
-CALL_TIMEOUT_S = 0.4
+CALL_TIMEOUT_S = 1.0
+"""Per-attempt limit: 200× a normal mock round trip, so only the injected read timeout trips it."""
 
 TRANSIENT = {
     "429-retry-after": Fault.http(429, retry_after=0.3),
@@ -42,7 +43,7 @@ TRANSIENT = {
     "502": Fault.http(502),
     "503": Fault.http(503),
     "connection-reset": Fault.reset(),
-    "read-timeout": Fault.timeout(delay_s=1.2),
+    "read-timeout": Fault.timeout(delay_s=2.5),
     "truncated-json": Fault.malformed_json(),
     "truncated-body": Fault.truncated_body(),
     "empty-choices": Fault.empty_choices(),
