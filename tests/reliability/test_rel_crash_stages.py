@@ -102,3 +102,42 @@ def test_caption_cli_shows_the_whole_failure_reason(tmp_path):
                   tmp_path / "caps", "--quiet", env={"H2HMEM_CACHE_DIR": str(tmp_path / "cache")})
     assert res.code == 1
     assert "[request: model 'mock'" in res.output, res.output
+
+
+def test_amem_build_killed_midway_resumes_from_its_saved_notes(tmp_path):
+    """A-Mem saves its note store (atomically) after every turn: a run killed twice while building
+    resumes from the saved notes, so with the request cache the note writer is asked about each
+    turn about once, not once per attempt."""
+    data = make_dataset(tmp_path / "data", dialogues=2, sessions=3, questions_per_session=1, multi_party=False)
+    turns = 2 * 3 * 4
+    notes = tmp_path / "runs" / "amem" / "state"
+    with MockOpenAIServer(latency_s=0.05) as srv:
+        cmd = [str(H2HMEM), "run", "--data", str(data.root), "--method", "a-mem", "--model", "openai:mock",
+               "--base-url", srv.base_url, "--embedder", "openai:mock", "--cache-path", str(tmp_path / "c.sqlite"),
+               "--out", str(tmp_path / "runs"), "--run-id", "amem", "--quiet"]
+        env = {**os.environ, "OPENAI_BASE_URL": srv.base_url}  # the embedder's endpoint
+        note_files = lambda: list(notes.rglob("amem_notes.json")) if notes.exists() else []  # noqa: E731
+
+        def saved_notes() -> int:
+            total = 0
+            for f in note_files():
+                try:
+                    total += len(json.loads(f.read_text())["notes"])
+                except (ValueError, OSError):
+                    pass
+            return total
+
+        for threshold in (3, 12):
+            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+            _kill_when(proc, lambda: saved_notes() >= threshold, deadline_s=60)
+            assert saved_notes() < turns
+        final = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
+    assert final.returncode == 0, final.stdout + final.stderr
+    preds = [json.loads(l) for l in (tmp_path / "runs" / "amem" / "predictions.jsonl").read_text().splitlines()]
+    assert sorted(p["question_id"] for p in preds) == sorted(data.question_ids)
+    assert not any(p["error"] for p in preds)
+    assert saved_notes() == turns
+    analysed = [b for b in srv.requests if str(b.get("messages", [{}])[-1].get("content", "")).startswith(
+        "Analyse one conversation turn")]
+    # each turn once, plus at most the turns in flight at the two kills (one per dialogue being built)
+    assert turns <= len(analysed) <= turns + 2 * 2
