@@ -26,7 +26,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from .. import __version__
 from ..data import Dataset, Dialogue, Question, load_dataset
 from ..llm._types import ChatModel, GenerationConfig, Usage
-from ..memory import MemoryContext, prompt_hash, resolve_method
+from ..memory import MemoryContext, check_params, prompt_hash, resolve_method
 from ._config import RunConfig
 from ._records import Prediction
 from ._store import RunStore, command_line, dataset_fingerprint, now_iso
@@ -88,6 +88,7 @@ async def arun_benchmark(config: RunConfig, *, chat_model: ChatModel | None = No
                          progress: bool = True) -> RunSummary:
     """Async form of :func:`run_benchmark` (for notebooks that already run an event loop)."""
     method_cls = resolve_method(config.method)
+    check_params(method_cls, config.method_params)
     ds = load_dataset(config.data_root, config.split)
     store = RunStore(config.run_dir)
     with store.locked() as holder:
