@@ -51,6 +51,8 @@ def run_cmd(
     top_k: Optional[int] = typer.Option(None, "--top-k", help="Retrieved units per question (published: 5)."),
     param: Optional[list[str]] = typer.Option(None, "--param", help="Method parameter KEY=VALUE (repeatable)."),
     protocol: str = typer.Option("full", help="full (observe all, then ask; official) or online."),
+    answer_max_tokens: int = typer.Option(1024, help="Answer new-token limit (published: 1,024)."),
+    temperature: float = typer.Option(0.1, help="Answer temperature (published: 0.1)."),
     out: Path = typer.Option(Path("runs"), "--out", help="Folder holding run directories."),
     run_id: Optional[str] = typer.Option(None, help="Run directory name (default: derived from the settings)."),
     limit: Optional[int] = typer.Option(None, help="Answer only the first N questions."),
@@ -75,6 +77,7 @@ def run_cmd(
             params["top_k"] = top_k
         config = RunConfig(data_root=data, split=split, method=method, method_params=params, model=model,
                            base_url=base_url or None, build_model=build_model, embedder=embedder, protocol=protocol,
+                           answer_max_tokens=answer_max_tokens, answer_temperature=temperature,
                            out_dir=out, run_id=run_id, limit=limit, concurrency=concurrency,
                            captions_dir=captions_dir, use_cache=not no_cache, refresh_cache=refresh_cache,
                            retry_failed=retry_failed, cache_path=cache_path, max_retries=max_retries,
