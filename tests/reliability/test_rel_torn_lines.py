@@ -9,6 +9,8 @@ line that is not a record is reported with its line number, never skipped.
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from h2hmem.llm import Usage
 from h2hmem.memory import Evidence
@@ -62,3 +64,27 @@ def test_a_bad_complete_line_is_an_error_with_its_line_number(tmp_path, lines):
         path.write_bytes(lines[0] + lines[1] + bad)  # the last line, but newline-terminated: not torn
         with pytest.raises(ValueError, match="line 3 is not a prediction record"):
             read_predictions(path)
+
+
+@settings(max_examples=80, deadline=None, database=None)
+@given(tail=st.binary(max_size=300) | st.text(max_size=200).map(str.encode), n_good=st.integers(0, 3))
+def test_any_tail_after_complete_records_is_ignored_repaired_or_named(tmp_path_factory, tail, n_good):
+    """Random bytes after ``n_good`` complete records: the records are always kept. An unterminated
+    tail is ignored by ``read_predictions`` and removed by ``repair`` (unless it is a whole record);
+    a bad newline-terminated line is a ``ValueError`` naming its line, never another exception."""
+    run = tmp_path_factory.mktemp("tail")
+    good = b"".join(_record(i).model_dump_json().encode() + b"\n" for i in range(1, n_good + 1))
+    path = run / "predictions.jsonl"
+    path.write_bytes(good + tail)
+    complete_tail_lines = [l for l in tail.split(b"\n")[:-1] if l.strip()]
+    try:
+        got = read_predictions(path)
+    except ValueError as e:
+        assert "is not a prediction record" in str(e) and complete_tail_lines, e
+    else:
+        assert [p.question_id for p in got][:n_good] == [f"dyadic/dialogue1/session{i}/q0" for i in range(1, n_good + 1)]
+    removed = RunStore(run).repair()
+    after = path.read_bytes()
+    assert after.startswith(good) and (not after or after.endswith(b"\n"))
+    last = tail.split(b"\n")[-1]
+    assert removed in (0, len(last))
