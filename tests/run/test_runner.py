@@ -33,6 +33,7 @@ def test_full_text_answers_every_question_once(sample_root, tmp_path):
     assert m["counts"]["recorded"] == 152 and m["status"] == "complete"
     assert m["prompt_hashes"]["answer"] and m["method_description"]["truncation"] == "keep most recent turns"
     assert m["usage"]["answer"]["calls"] == 152
+    assert m["timing"]["sessions_observed"] == 6 and m["timing"]["memory_build_s"] >= 0
     # questions about absent sessions are still answered, with the memory that exists
     absent = [p for p in preds if p.details["answer_sessions"] and p.details["answer_sessions"][0] in ("session2",)]
     assert absent and all(p.answer and p.error is None for p in absent)

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any, ClassVar
 
 from ..data import Question, Session
@@ -75,9 +76,11 @@ class NaiveRAGMemory:
         if q_caps:
             query += " " + " ".join(q_caps)
         hits: list[tuple[str, float]] = []
+        t0 = time.perf_counter()
         if len(self.index):
             qvec = (await self.embedder.embed([query]))[0]
             hits = [(cid, s) for cid, s in self.index.search(qvec, self.top_k)[0] if s > self.min_similarity]
+        retrieval_s = time.perf_counter() - t0
         lines = [self._chunks[cid][2] for cid, _ in hits]
         memory = "\n".join(lines) if lines else "(nothing relevant was retrieved)"
         if q_caps:
@@ -88,5 +91,5 @@ class NaiveRAGMemory:
             evidence=[Evidence(session=self._chunks[cid][0], turn=self._chunks[cid][1], score=round(s, 6)) for cid, s in hits],
             usage=result.usage,
             cached=result.cached,
-            details={"retrieved": len(hits), "captions_missing": self._captions_missing},
+            details={"retrieved": len(hits), "retrieval_s": round(retrieval_s, 6), "captions_missing": self._captions_missing},
         )

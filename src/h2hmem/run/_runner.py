@@ -168,6 +168,7 @@ async def _run_locked(config: RunConfig, method_cls: Any, ds: Dataset, store: Ru
                        "failed": failed, "answered_this_invocation": state.done,
                        "skipped_already_recorded": skipped},
             "images_without_caption": state.captions_missing_max(),
+            "timing": _add_timing(manifest.get("timing", {}), state),
             "failed_questions": failed_questions,
         })
         store.write_manifest(manifest)
@@ -188,7 +189,9 @@ async def _drive(d: Dialogue, memory: Any, qs: list[Question], protocol: str, se
         by_session[q.session].append(q)
     try:
         for s in d.sessions:
+            t0 = time.perf_counter()
             await memory.observe(s)
+            state.observed(time.perf_counter() - t0, absent=s.absent)
             if protocol == "online" and by_session.get(s.name):
                 await ask(by_session.pop(s.name))
     except Exception as e:
@@ -237,6 +240,8 @@ class _RunState:
         self.errors = 0
         self.tokens = 0
         self.cached = 0
+        self.build_s = 0.0
+        self.sessions_observed = 0
         self.latest: dict[str, Prediction] = {}
         """Records appended by this invocation, by question id (the last one wins)."""
         self._captions_missing: dict[str, int] = {}
@@ -264,6 +269,10 @@ class _RunState:
         if self._progress is not None:
             self._progress.update(self._task, advance=1,
                                   info=f"errors {self.errors} · cached {self.cached} · tokens {self.tokens:,}")
+
+    def observed(self, seconds: float, absent: bool) -> None:
+        self.build_s += seconds
+        self.sessions_observed += not absent
 
     def captions_missing_max(self) -> int:
         return sum(self._captions_missing.values())
@@ -332,6 +341,14 @@ def _caption_lookup(config: RunConfig):
 
     store = CaptionStore(config.data_root, captions_dir=config.captions_dir)
     return store.for_dialogue
+
+
+def _add_timing(old: dict[str, Any], state: "_RunState") -> dict[str, Any]:
+    """Wall time of ``observe()`` (memory build, embedding included), summed over invocations."""
+    build_s = float(old.get("memory_build_s", 0.0)) + state.build_s
+    sessions = int(old.get("sessions_observed", 0)) + state.sessions_observed
+    return {"memory_build_s": round(build_s, 4), "sessions_observed": sessions,
+            "memory_build_s_per_session": round(build_s / sessions, 6) if sessions else None}
 
 
 def _usage_of(*models: Any) -> dict[str, Usage]:
