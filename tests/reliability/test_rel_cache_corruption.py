@@ -114,10 +114,6 @@ def test_zero_byte_cache_is_an_empty_cache(tmp_path, warm, server):
         assert conn.execute("SELECT COUNT(*) FROM requests").fetchone()[0] == len(data.question_ids)
 
 
-@pytest.mark.xfail(strict=True, reason="ModelClient lets a failing cache write (disk full, I/O error) escape after "
-                                       "the reply was received and paid for, so the question is recorded as failed; "
-                                       "a cache write should warn and return the reply (owner: model layer, "
-                                       "llm/_client.py)")
 def test_cache_write_failure_mid_run_keeps_the_paid_answer(tmp_path, server, monkeypatch):
     import sqlite3 as sq
 

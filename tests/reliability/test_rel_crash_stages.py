@@ -93,8 +93,6 @@ def _question_text(data, qid: str) -> str:
     return next(q.text for q in load_dataset(data.root).questions if q.id == qid)
 
 
-@pytest.mark.xfail(strict=True, reason="caption CLI prints failure reasons as rich markup: the '[request: …]' "
-                                       "part naming the failed call is swallowed (owner: caption, cli/_caption.py)")
 def test_caption_cli_shows_the_whole_failure_reason(tmp_path):
     data = make_dataset(tmp_path / "data", dialogues=1, sessions=1, questions_per_session=1, multi_party=False)
     with MockOpenAIServer(script=[Rule(Fault.finish("content_filter"))]) as srv:

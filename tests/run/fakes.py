@@ -50,3 +50,10 @@ class RecorderMemory:
     async def answer(self, question) -> Answer:
         RecorderMemory.log.append(f"answer {question.id}")
         return Answer(text=f"seen {len(self.seen)}", evidence=[Evidence(session=s) for s in self.seen[-1:]])
+
+
+class SurrogateMemory(RecorderMemory):
+    """Answers with a lone surrogate (not valid Unicode), as a buggy plugin might."""
+
+    async def answer(self, question) -> Answer:
+        return Answer(text="caf\udce9")

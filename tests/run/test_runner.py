@@ -118,3 +118,11 @@ def test_unknown_method_parameter_refused_before_any_work(sample_root, tmp_path)
     with pytest.raises(ValueError, match="takes no parameter top_k; its parameters: context_tokens"):
         run_benchmark(cfg, chat_model=FakeChat(), progress=False)
     assert not (cfg.run_dir / "predictions.jsonl").exists()
+
+
+def test_invalid_unicode_from_a_plugin_is_replaced_and_flagged(sample_root, tmp_path):
+    cfg = _config(sample_root, tmp_path, method="fakes:SurrogateMemory", limit=2)
+    summary = run_benchmark(cfg, chat_model=FakeChat(), progress=False)
+    recs = [json.loads(l) for l in (summary.run_dir / "predictions.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [r["answer"] for r in recs] == ["caf\ufffd", "caf\ufffd"]
+    assert all(r["details"]["invalid_unicode"] == ["answer"] for r in recs)

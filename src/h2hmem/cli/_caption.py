@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from ._app import app, console, fail
@@ -60,7 +61,7 @@ def caption_cmd(
         t.add_row(label, str(value))
     console.print(t)
     for f in summary.failures[:20]:
-        console.print(f"  [red]failed[/] {f.image}: {f.reason}", highlight=False, soft_wrap=True)
+        console.print(f"  [red]failed[/] {escape(str(f.image))}: {escape(f.reason)}", highlight=False, soft_wrap=True)
     if summary.failed > 20:
         console.print(f"  … {summary.failed - 20} more")
     if summary.missing:

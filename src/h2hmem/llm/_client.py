@@ -4,6 +4,9 @@ concurrency limit and usage accounting per stage live here once."""
 from __future__ import annotations
 
 import asyncio
+import logging
+import re
+import sqlite3
 import time
 import weakref
 from collections import defaultdict
@@ -16,6 +19,9 @@ from ._images import messages_fingerprint, prepare_messages
 from ._prices import Prices, cost_usd
 from ._retry import RetryPolicy, call_with_retries
 from ._types import ChatResult, GenerationConfig, ImagePart, Message, Stage, TextPart, Usage
+
+log = logging.getLogger(__name__)
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def describe_request(messages: list[Message], stage: str, n_images: int) -> str:
@@ -138,10 +144,15 @@ class ModelClient:
         usage = Usage(prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens, calls=1,
                       cost_usd=cost, latency_s=latency)
         self._usage[stage] = self._usage[stage] + usage
+        text = _valid_unicode(reply.text)
         if key is not None:
-            self.cache.put(key, CacheEntry(self.spec, reply.text, reply.finish_reason,  # type: ignore[union-attr]
-                                           reply.prompt_tokens, reply.completion_tokens))
-        return ChatResult(text=reply.text, model=self.spec, usage=usage, latency_s=latency, cached=False,
+            try:
+                self.cache.put(key, CacheEntry(self.spec, text, reply.finish_reason,  # type: ignore[union-attr]
+                                               reply.prompt_tokens, reply.completion_tokens))
+            except (sqlite3.Error, OSError) as e:
+                # The reply is paid for: keep it, lose only the cache entry (disk full, I/O error).
+                log.warning("request cache write failed (%s); the reply is used but not cached", e)
+        return ChatResult(text=text, model=self.spec, usage=usage, latency_s=latency, cached=False,
                           finish_reason=reply.finish_reason, images_substituted=substituted)
 
     async def aclose(self) -> None:
@@ -156,3 +167,9 @@ class ModelClient:
 
     def __repr__(self) -> str:
         return f"ModelClient({self.spec!r}, concurrency={self.concurrency}, cache={self.cache!r})"
+
+
+def _valid_unicode(text: str) -> str:
+    """Replace lone surrogates (invalid UTF-8 decoded by a lenient server) with U+FFFD, so the
+    reply can be stored, written to JSON and compared."""
+    return _SURROGATE.sub("\ufffd", text)
