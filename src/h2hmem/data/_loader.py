@@ -15,7 +15,9 @@ import re
 from collections import defaultdict
 from pathlib import Path
 
-from pydantic import ValidationError
+from typing import TypeVar
+
+from pydantic import BaseModel, ValidationError
 
 from ._files import field_errors, read_json, rel
 from ._issues import DatasetError, IssueLog
@@ -23,6 +25,7 @@ from ._raw import RawQuestion, RawQuestionsFile, RawSession
 from ._schema import SPLITS, Dataset, Dialogue, ImageRef, Question, Session, Turn
 from ._taxonomy import TaskType, UnknownLabelError, parse_difficulty, parse_main_category
 
+_M = TypeVar("_M", bound=BaseModel)
 _DIALOGUE_DIR = re.compile(r"^dialogue(\d+)$")
 _SESSION_DIR = re.compile(r"^session(\d+)$")
 _DATE = re.compile(r"^\s*(\d{4})-(\d{1,2})-(\d{1,2})")
@@ -131,6 +134,16 @@ def _load_dialogue(root: Path, split: str, ddir: Path, number: int, log: IssueLo
     return Dialogue(split=split, name=ddir.name, number=number, sessions=tuple(sessions), questions=tuple(questions))
 
 
+def _validated(model: type[_M], data: object, fname: str, log: IssueLog, prefix: str = "") -> _M | None:
+    """``model.model_validate(data)``, or None after logging one error per invalid field."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as e:
+        for path, msg in field_errors(prefix, e.errors()):
+            log.error("invalid-field", fname, msg, field=path)
+        return None
+
+
 def parse_date(raw: str | None) -> dt.date | None:
     """Leading ``YYYY-MM-DD`` of a ``timeline_date`` ("2025-01-01 上午" → 2025-01-01), else None."""
     if not raw:
@@ -154,11 +167,8 @@ def _load_session(root: Path, sdir: Path, k: int, log: IssueLog) -> Session:
     if data is None:
         return Session(name=name, number=k, absent=True)
     fname = rel(sf, root)
-    try:
-        raw = RawSession.model_validate(data)
-    except ValidationError as e:
-        for path, msg in field_errors("", e.errors()):
-            log.error("invalid-field", fname, msg, field=path)
+    raw = _validated(RawSession, data, fname, log)
+    if raw is None:
         return Session(name=name, number=k, absent=True)
     date = parse_date(raw.timeline_date)
     if raw.timeline_date is None:
@@ -246,20 +256,14 @@ def _load_questions(root: Path, split: str, dialogue: str, scenes: Path, sname: 
     if data is None:
         return []
     fname = rel(qf, root)
-    try:
-        raw_file = RawQuestionsFile.model_validate(data)
-    except ValidationError as e:
-        for path, msg in field_errors("", e.errors()):
-            log.error("invalid-field", fname, msg, field=path)
+    raw_file = _validated(RawQuestionsFile, data, fname, log)
+    if raw_file is None:
         return []
     out: list[Question] = []
     for idx, item in enumerate(raw_file.questions):
         field = f"questions[{idx}]"
-        try:
-            rq = RawQuestion.model_validate(item)
-        except ValidationError as e:
-            for path, msg in field_errors(field, e.errors()):
-                log.error("invalid-field", fname, msg, field=path)
+        rq = _validated(RawQuestion, item, fname, log, field)
+        if rq is None:
             continue
         try:
             task = TaskType.parse(rq.question_type.sub_type)
