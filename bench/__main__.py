@@ -1,4 +1,4 @@
-"""``python -m bench all [--quick]`` or ``python -m bench <workload> [--quick]``."""
+"""``python -m bench all [--quick]`` or ``python -m bench <workload>… [--quick]``."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ app = typer.Typer(add_completion=False, help="h2hmem performance benchmarks (see
 
 @app.command()
 def main(
-    workload: str = typer.Argument("all", help=f"all, or one of: {', '.join(WORKLOADS)}"),
+    workload: Optional[list[str]] = typer.Argument(None, help=f"all (default), or one or more of: {', '.join(WORKLOADS)}"),
     quick: bool = typer.Option(False, "--quick", help="reduced version (a few minutes on 2 cores)"),
     profile: Optional[str] = typer.Option(None, "--profile", help="full | quick | tiny (overrides --quick)"),
     results_dir: Optional[Path] = typer.Option(None, "--results-dir",
@@ -29,9 +29,10 @@ def main(
     name = profile or ("quick" if quick else "full")
     if name not in PROFILES:
         raise typer.BadParameter(f"unknown profile {name!r}; choose from {', '.join(PROFILES)}", param_hint="--profile")
-    names = list(WORKLOADS) if workload == "all" else [workload]
-    if any(n not in WORKLOADS for n in names):
-        raise typer.BadParameter(f"unknown workload {workload!r}; choose all or one of {', '.join(WORKLOADS)}",
+    names = list(WORKLOADS) if not workload or workload == ["all"] else list(dict.fromkeys(workload))
+    unknown = [n for n in names if n not in WORKLOADS]
+    if unknown:
+        raise typer.BadParameter(f"unknown workload(s) {', '.join(unknown)}; choose all or from {', '.join(WORKLOADS)}",
                                  param_hint="WORKLOAD")
     out = results_dir or (RESULTS_DIR if name == "full" else RESULTS_DIR / name)
     # wide tables when the output is a file or a pipe (the log of a benchmark run)

@@ -1,9 +1,8 @@
 """Run a step function in a child process and measure its peak RSS.
 
-Peak RSS comes from ``os.wait4`` on that child: Linux reports the maximum resident set of the
-child and of the processes it waited for (the mock server is one, and is far smaller), so it is
-the step's own peak — not the running maximum over all children that
-``getrusage(RUSAGE_CHILDREN)`` would give.
+Peak RSS is the child's own ``VmHWM`` (read by the child at the end, see :mod:`bench._step`);
+where ``/proc`` is missing, ``os.wait4``'s ``ru_maxrss`` for that child (which on Linux also
+counts the parent's RSS at fork time, and so is only an upper bound).
 """
 
 from __future__ import annotations
@@ -59,6 +58,6 @@ def run_step(target: str, spec: dict[str, Any], *, timeout_s: float = 3600.0) ->
             tail = err_path.read_text(encoding="utf-8", errors="replace")[-3000:]
             raise StepError(f"{target} failed (exit {proc.returncode}):\n{tail}")
         result = json.loads(out_path.read_text(encoding="utf-8"))
-    result["peak_rss_mb"] = round(rusage.ru_maxrss / 1024, 1)  # ru_maxrss is in KiB on Linux
+    result.setdefault("peak_rss_mb", round(rusage.ru_maxrss / 1024, 1))  # ru_maxrss is in KiB on Linux
     result["process_s"] = round(elapsed, 2)
     return result

@@ -23,8 +23,9 @@ RSS_GOAL_MIB = 2.5e9 / 2**20
 
 def run_workloads(names: list[str], profile: Profile, *, results_dir: Path, data_dir: Path | None = None,
                   console: Console | None = None) -> list[WorkloadResult]:
-    """Run the named workloads in order with ``profile`` and write ``results_dir/<name>.json`` each;
-    with more than one, also ``results_dir/all.json`` (every target, one table)."""
+    """Run the named workloads in order with ``profile`` and write ``results_dir/<name>.json`` each,
+    then ``results_dir/all.json``: every target of every results file in ``results_dir`` of this
+    profile (so a workload rerun on its own joins the others), shown as one table."""
     unknown = [n for n in names if n not in WORKLOADS]
     if unknown:
         raise ValueError(f"unknown workload(s) {unknown}; choose from {', '.join(WORKLOADS)} or 'all'")
@@ -38,26 +39,32 @@ def run_workloads(names: list[str], profile: Profile, *, results_dir: Path, data
         b.console.rule(f"[bold]{name}[/] ({profile.name})")
         result = WORKLOADS[name](b)
         out.append(result)
-    if len(out) > 1:
-        _write_summary(b, out, started)
+    _write_summary(b, started)
     return out
 
 
-def peak_rss(result: WorkloadResult) -> float | None:
-    values = [v for r in result.rows for k, v in r.items() if k in ("peak_rss_mb", "x10_rss_mb") and v is not None]
+def peak_rss(rows: list[dict[str, Any]]) -> float | None:
+    values = [v for r in rows for k, v in r.items() if k in ("peak_rss_mb", "x10_rss_mb") and v is not None]
     return max(values) if values else None
 
 
-def _write_summary(b: Bench, results: list[WorkloadResult], started: str) -> None:
-    targets = []
-    for r in results:
-        targets.extend({"workload": r.name, **t.__dict__} for t in r.targets)
-        rss = peak_rss(r)
+def _write_summary(b: Bench, started: str) -> None:
+    targets, names = [], []
+    for name in WORKLOADS:
+        path = b.results_dir / f"{name}.json"
+        if not path.is_file():
+            continue
+        saved = json.loads(path.read_text(encoding="utf-8"))
+        if saved.get("profile") != b.profile.name:
+            continue
+        names.append(name)
+        targets.extend({"workload": name, **t} for t in saved["targets"])
+        rss = peak_rss(saved["rows"])
         if rss is not None:
-            targets.append({"workload": r.name, "name": f"{r.name}: peak RSS (max over steps)", "goal": "< 2.5 GB",
+            targets.append({"workload": name, "name": f"{name}: peak RSS (max over steps)", "goal": "< 2.5 GB",
                             "value": rss, "unit": "MiB", "met": rss < RSS_GOAL_MIB})
     payload = {"profile": b.profile.name, "started_at": started, "finished_at": now_iso(), "machine": b.machine,
-               "workloads": [r.name for r in results], "targets": targets}
+               "workloads": names, "targets": targets}
     b.results_dir.mkdir(parents=True, exist_ok=True)
     (b.results_dir / "all.json").write_text(json.dumps(payload, indent=1, ensure_ascii=False) + "\n",
                                            encoding="utf-8")

@@ -70,20 +70,29 @@ def reference_row(b: Bench, srv: MockServerProcess, root: Path, method: str, lim
             "ratio_to_bound": round(res["wall_s"] / bound, 3) if bound else None}
 
 
-def floor_row(b: Bench, srv: MockServerProcess, like: dict[str, Any]) -> dict[str, Any]:
+def floor_row(b: Bench, srv: MockServerProcess, like: dict[str, Any], repeat: int = 0) -> dict[str, Any]:
     """The transport floor (bench/_floor.py) for the calls, C and mean prompt size of ``like``."""
     calls, c = like["calls"], like["C"]
     chars = 4 * like["prompt_tokens"] // max(calls, 1)  # ~4 characters per cl100k token of English
     spec = {"base_url": srv.base_url, "calls": calls, "concurrency": c, "prompt_chars": chars}
     srv.reset()
     res = b.step(f"{like['method']} transport floor C={c} ({calls} calls, ~{chars:,} chars)", "bench._floor:floor_step",
-                 spec, key=f"floor|{calls}|{c}|{chars}")
+                 spec, key=f"floor|{calls}|{c}|{chars}|{repeat}")
     stats = srv.stats()
     res.setdefault("calls", stats["chat_calls"])
     res.setdefault("mock_cpu_s", stats["cpu_s"])
     bound = res["calls"] * b.profile.latency_s / c
     return {"method": like["method"], "step": "transport floor", "C": c, **res, "bound_s": round(bound, 3),
             "ratio_to_bound": round(res["wall_s"] / bound, 3) if bound else None}
+
+
+def median_of(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The row with the median wall time (the lower middle for an even count), with every
+    run's wall time in ``wall_s_runs``."""
+    ordered = sorted(rows, key=lambda r: r["wall_s"])
+    row = dict(ordered[(len(ordered) - 1) // 2])
+    row["wall_s_runs"] = [r["wall_s"] for r in rows]
+    return row
 
 
 def measure(b: Bench) -> WorkloadResult:
@@ -93,16 +102,23 @@ def measure(b: Bench) -> WorkloadResult:
     res = WorkloadResult("run", f"run: harness vs bound N·L/C (L = {p.latency_s * 1000:.0f} ms) and sequential "
                          f"reference — {p.name}", COLUMNS)
     res.settings = {"latency_s": p.latency_s, "methods": list(p.methods), "concurrencies": list(p.concurrencies),
+                    "repeats_at_c32": p.repeats,
                     "questions_per_run": p.run_questions or "all", "c1_and_reference_questions": p.c1_questions,
                     "dataset": f"synthesize_dataset(scale={p.data_scale!r}, seed=0)", "embedder": "hashed (bench)",
                     "cache": "fresh SQLite request cache per run (written, never hit)"}
     with MockServerProcess(p.latency_s) as srv:
         for method in p.methods:
             for c in p.concurrencies:
-                row = harness_row(b, srv, root, method, c, p.c1_questions if c == 1 else p.run_questions)
+                limit = p.c1_questions if c == 1 else p.run_questions
+                if c != TARGET_C:
+                    res.rows.append(harness_row(b, srv, root, method, c, limit))
+                    continue
+                runs = [harness_row(b, srv, root, method, c, limit, tag=f"cold #{i + 1}" if i else "cold")
+                        for i in range(p.repeats)]
+                row = median_of(runs)
+                row["step"] = "harness cold"
                 res.rows.append(row)
-                if c == TARGET_C:
-                    res.rows.append(floor_row(b, srv, row))
+                res.rows.append(median_of([floor_row(b, srv, row, repeat=i) for i in range(p.repeats)]))
             res.rows.append(reference_row(b, srv, root, method, p.c1_questions))
         if p.minilm_run and "naive-rag" in p.methods:
             res.rows.append(harness_row(b, srv, root, "naive-rag", TARGET_C, p.run_questions, embedder="minilm"))

@@ -14,7 +14,7 @@ from typing import Any
 from ._core import Bench, Target, WorkloadResult, now_iso, ratio
 from ._mock import MockServerProcess
 from .index import index_row
-from .run import TARGET_C, harness_row
+from .run import TARGET_C, harness_row, median_of
 from .score import score_row
 
 LINEAR_GOAL = 1.2
@@ -54,7 +54,9 @@ def measure(b: Bench) -> WorkloadResult:
 
     with MockServerProcess(p.latency_s) as srv:
         for method in p.methods:
-            base = harness_row(b, srv, base_root, method, TARGET_C, base_q)
+            # the base is the median of the run workload's repeated runs (shared in `all`); x10 runs once
+            base = median_of([harness_row(b, srv, base_root, method, TARGET_C, base_q,
+                                          tag=f"cold #{i + 1}" if i else "cold") for i in range(p.repeats)])
             big = harness_row(b, srv, big_root, method, TARGET_C, big_q)
             res.rows.append(_pair(f"{method} run C={TARGET_C}", "questions", "wall_s", base, big))
     if p.scale_index:
