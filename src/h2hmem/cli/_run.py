@@ -7,11 +7,14 @@ import os
 import signal
 import threading
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 
 from ._app import app, console, err_console, fail
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 
 def parse_params(items: list[str]) -> dict[str, Any]:
@@ -27,6 +30,22 @@ def parse_params(items: list[str]) -> dict[str, Any]:
         except json.JSONDecodeError:
             out[key.strip().replace("-", "_")] = raw
     return out
+
+
+# RunConfig fields whose command-line option has another name
+_OPTION_OF_FIELD = {"answer_temperature": "--temperature", "out_dir": "--out", "timeout_s": "--timeout",
+                    "method_params": "--param", "use_cache": "--no-cache"}
+
+
+def config_error_message(error: "ValidationError") -> str:
+    """A RunConfig validation error as ``--split: Input should be 'dyadic', …`` lines, one per field,
+    named by the command-line option (no pydantic boilerplate)."""
+    lines = []
+    for err in error.errors():
+        field = str(err["loc"][0]) if err["loc"] else ""
+        option = _OPTION_OF_FIELD.get(field, "--" + field.replace("_", "-"))
+        lines.append(f"{option}: {err['msg'].removeprefix('Value error, ')} (got {err.get('input')!r})")
+    return "; ".join(lines)
 
 
 def _stop_on_sigterm():
@@ -48,7 +67,7 @@ def run_cmd(
     base_url: Optional[list[str]] = typer.Option(None, "--base-url", help="OpenAI-compatible server URL (repeat for round-robin); default $OPENAI_BASE_URL."),
     build_model: Optional[str] = typer.Option(None, help="Separate memory-construction model (A-Mem notes)."),
     embedder: str = typer.Option("minilm", help="Text embedder: minilm or openai:<model>."),
-    top_k: Optional[int] = typer.Option(None, "--top-k", help="Retrieved units per question (published: 5)."),
+    top_k: Optional[int] = typer.Option(None, "--top-k", min=1, help="Retrieved units per question (published: 5)."),
     param: Optional[list[str]] = typer.Option(None, "--param", help="Method parameter KEY=VALUE (repeatable)."),
     protocol: str = typer.Option("full", help="full (observe all, then ask; official) or online."),
     answer_max_tokens: int = typer.Option(1024, help="Answer new-token limit (published: 1,024)."),
@@ -67,6 +86,8 @@ def run_cmd(
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
 ) -> None:
     """Answer every question with a memory method; resumes when the run directory exists."""
+    from pydantic import ValidationError
+
     from ..data import DatasetError
     from ..memory import UnknownMethodError
     from ..run import RunConfig, RunConflictError, run_benchmark
@@ -82,6 +103,8 @@ def run_cmd(
                            captions_dir=captions_dir, use_cache=not no_cache, refresh_cache=refresh_cache,
                            retry_failed=retry_failed, cache_path=cache_path, max_retries=max_retries,
                            timeout_s=timeout)
+    except ValidationError as e:
+        raise fail(config_error_message(e))
     except ValueError as e:
         raise fail(str(e))
     console.print(f"run [bold]{config.resolved_run_id}[/] → {config.run_dir}")

@@ -69,10 +69,14 @@ def resolve_method(name: str) -> type[Any]:
 
 
 def check_params(cls: type[Any], params: dict[str, Any]) -> None:
-    """Refuse parameters the method's constructor does not take, before any work starts.
+    """Refuse parameters the method's constructor does not take, or whose value has the wrong type
+    (checked against the type of the parameter's default: a bool, int or float default needs a
+    value of that kind; ints are accepted for floats; a ``Literal[...]`` annotation lists the allowed
+    values), before any work starts. Value ranges are left to the constructor.
 
     Raises:
-        ValueError: names the method, the unknown parameters and the ones it accepts.
+        ValueError: names the method, the unknown parameters and the ones it accepts, or the
+            parameter, its default and the value given.
     """
     import inspect
 
@@ -81,7 +85,42 @@ def check_params(cls: type[Any], params: dict[str, Any]) -> None:
         return
     accepted = [n for n, p in sig.parameters.items() if n not in ("self", "ctx") and p.kind is not p.VAR_POSITIONAL]
     unknown = sorted(set(params) - set(accepted))
+    name = getattr(cls, "name", cls.__name__)
     if unknown:
-        name = getattr(cls, "name", cls.__name__)
         raise ValueError(f"method {name!r} takes no parameter {', '.join(unknown)}; "
                          f"its parameters: {', '.join(accepted) or '(none)'}")
+    for key, value in params.items():
+        choices = _literal_choices(cls, key)
+        if choices is not None and value not in choices:
+            raise ValueError(f"method {name!r} parameter {key}: expected one of "
+                             f"{', '.join(map(repr, choices))}, got {value!r}")
+        if key in sig.parameters and not _same_kind(sig.parameters[key].default, value):
+            default = sig.parameters[key].default
+            raise ValueError(f"method {name!r} parameter {key}: expected {_KIND[type(default)]} "
+                             f"(default {default!r}), got {value!r}")
+
+
+def _literal_choices(cls: type[Any], key: str) -> tuple[Any, ...] | None:
+    """The allowed values of a ``Literal[...]``-annotated constructor parameter, else ``None``."""
+    import typing
+
+    try:
+        hint = typing.get_type_hints(cls.__init__).get(key)
+    except Exception:  # a plugin's unresolvable annotation: leave the check to its constructor
+        return None
+    return typing.get_args(hint) if typing.get_origin(hint) is typing.Literal else None
+
+
+_KIND = {bool: "true or false", int: "an integer", float: "a number"}
+
+
+def _same_kind(default: Any, value: Any) -> bool:
+    """Whether ``value`` fits a parameter whose default is ``default`` (only bool/int/float defaults
+    are checked; anything else is left to the constructor)."""
+    if type(default) is bool:
+        return isinstance(value, bool)
+    if type(default) is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if type(default) is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return True

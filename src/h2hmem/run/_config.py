@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 Protocol = Literal["full", "online"]
 
@@ -16,7 +16,10 @@ class RunConfig(BaseModel):
 
     Defaults are the published settings where one exists (top-k 5 lives in the methods;
     protocol ``full`` = observe every session, then ask — the official protocol).
+    Unknown keyword arguments are refused (a misspelt ``out=`` must not be silently ignored).
     """
+
+    model_config = ConfigDict(extra="forbid")
 
     data_root: Path
     split: Literal["dyadic", "multi-party", "all"] = "all"

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from ..llm._types import Usage
 from ..memory._protocol import Evidence
@@ -67,6 +67,18 @@ def read_predictions(path: str | Path) -> list[Prediction]:
         except ValueError as e:
             if n == len(lines):
                 break  # the unterminated tail: a torn final write (records are written with their newline)
-            raise ValueError(f"{p}: line {n} is not a prediction record: {e}") from None
+            raise ValueError(f"{p}: line {n} is not a prediction record: {_describe(e)}") from None
         by_id[rec.question_id] = rec
     return list(by_id.values())
+
+
+def _describe(error: ValueError) -> str:
+    """``"question_id: Input should be a valid string (got 5)"`` per field, without pydantic's boilerplate."""
+    if not isinstance(error, ValidationError):
+        return str(error)
+    parts = []
+    for err in error.errors():
+        field = ".".join(map(str, err["loc"]))
+        got = "" if err["type"] in ("missing", "json_invalid") else f" (got {err.get('input')!r:.60})"
+        parts.append(f"{field + ': ' if field else ''}{err['msg']}{got}")
+    return "; ".join(parts)

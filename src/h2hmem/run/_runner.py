@@ -282,6 +282,14 @@ class _RunState:
             self._progress.stop()
 
 
+def _identity_diff(recorded: Any, wanted: dict[str, Any]) -> str:
+    """``"method: recorded 'naive-rag', this run 'ngm'"`` for each setting that differs."""
+    if not isinstance(recorded, dict):
+        return f"recorded settings {recorded!r}"
+    keys = [k for k in wanted if recorded.get(k) != wanted[k]] + [k for k in recorded if k not in wanted]
+    return "; ".join(f"{k}: recorded {recorded.get(k)!r}, this run {wanted.get(k)!r}" for k in keys)
+
+
 def _open_manifest(store: RunStore, config: RunConfig, ds: Dataset) -> dict[str, Any]:
     splits = ["dyadic", "multi-party"] if config.split == "all" else [config.split]
     fingerprint = dataset_fingerprint(ds.root, splits)
@@ -289,7 +297,8 @@ def _open_manifest(store: RunStore, config: RunConfig, ds: Dataset) -> dict[str,
     old = store.read_manifest()
     if old:
         if old.get("identity") != identity:
-            raise RunConflictError(f"{store.dir} holds a run with other settings ({old.get('identity')}); "
+            diff = _identity_diff(old.get("identity"), identity)
+            raise RunConflictError(f"{store.dir} holds a run with other settings ({diff}); "
                                    "choose another --run-id or --out")
         if old.get("dataset_fingerprint") != fingerprint:
             raise RunConflictError(f"{store.dir} was run on a different dataset (fingerprint "
