@@ -28,7 +28,7 @@ def evaluate_cmd(
     seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
     refresh_judge: bool = typer.Option(False, "--refresh-judge", help="Re-judge questions already judged."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the request cache for judge calls."),
-    concurrency: int = typer.Option(8, "--concurrency", help="Judge calls in flight."),
+    concurrency: int = typer.Option(8, "--concurrency", min=1, help="Judge calls in flight."),
     no_ci: bool = typer.Option(False, "--no-ci", help="Hide confidence intervals in the tables."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
 ) -> None:
@@ -40,6 +40,8 @@ def evaluate_cmd(
     unknown = [m for m in names if m not in METRICS]
     if unknown or not names:
         raise fail(f"--metrics: unknown {', '.join(unknown) or '(empty)'}; choose from {', '.join(METRICS)}")
+    if bootstrap < 0:
+        raise fail(f"--bootstrap must be >= 0, got {bootstrap}")
     if judge_mode not in ("session", "question"):
         raise fail(f"--judge-mode must be 'session' or 'question', not {judge_mode!r}")
     if not (run_dir / "predictions.jsonl").is_file():

@@ -23,6 +23,8 @@ from ._format import MAX_ROWS, SubmissionFile, SubmissionRow, image_field, split
 
 Severity = Literal["error", "warning"]
 
+_JSON_TYPE = {list: "array", str: "string", int: "number", float: "number", bool: "boolean", type(None): "null"}
+
 
 class SubmissionProblem(BaseModel):
     """One finding; ``row`` is the 0-based index in ``predictions``, ``field`` the row's field."""
@@ -143,6 +145,10 @@ class _Checker:
         if isinstance(data, dict) and isinstance(data.get("predictions"), list) and len(data["predictions"]) > self.max_rows:
             self.add("error", "too-many-rows", f.name, f"{len(data['predictions'])} rows; at most {self.max_rows} are accepted",
                      field="predictions")
+            return []
+        if not isinstance(data, dict):
+            self.add("error", "invalid-field", f.name, 'the file must hold a JSON object {"predictions": [...]}, '
+                     f"not a JSON {_JSON_TYPE.get(type(data), type(data).__name__)}")
             return []
         try:
             top = SubmissionFile.model_validate(data)
