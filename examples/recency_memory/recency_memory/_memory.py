@@ -6,7 +6,7 @@ from typing import Any, ClassVar
 
 from h2hmem.data import Question, Session, Turn
 from h2hmem.memory import (
-    ANSWER_CONFIG, Answer, Evidence, MemoryContext, build_answer_messages, image_text, render_turn,
+    Answer, Evidence, MemoryContext, build_answer_messages, image_text, render_turn,
 )
 
 
@@ -43,7 +43,7 @@ class RecencyMemory:
         if question.images:
             memory += "\n\nImage attached to the question: " + " ".join(
                 image_text(ref, self.ctx.captions) for ref in question.images)
-        result = await self.ctx.chat.chat(build_answer_messages(question, memory), ANSWER_CONFIG, stage="answer")
+        result = await self.ctx.chat.chat(build_answer_messages(question, memory), self.ctx.answer_config, stage="answer")
         return Answer(
             text=result.text.strip(),
             # most recent first: the order in which this method "ranks" its memory

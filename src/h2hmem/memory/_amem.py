@@ -29,7 +29,7 @@ from ._amem_notes import (
     prompts_hash,
 )
 from ._amem_retrieve import ALPHA, BM25Scorer, hybrid_scores, top_k
-from ._prompt import ANSWER_CONFIG, build_answer_messages
+from ._prompt import build_answer_messages
 from ._protocol import Answer, Evidence, MemoryContext
 from ._render import image_text
 
@@ -92,10 +92,10 @@ class AMemMemory:
                 "alpha_bm25": self.alpha, "follow_links": self.follow_links, "evolve": self.evolve,
                 "note_writer": getattr(self.writer, "spec", "?"), "build_temperature": self.build_config.temperature,
                 "embedder": getattr(self.embedder, "name", "?"),
-                "answer_temperature": ANSWER_CONFIG.temperature,
+                "answer_temperature": self.ctx.answer_config.temperature,
                 "images": "captions: note content '[speaker]: date: text [image: <file> in <session>] "
                           "[image_description: caption]'; question image as its caption",
-                "deviations": [f"answer temperature {ANSWER_CONFIG.temperature} (official A-Mem run: "
+                "deviations": [f"answer temperature {self.ctx.answer_config.temperature} (official A-Mem run: "
                                f"{OFFICIAL_ANSWER_TEMPERATURE}), as for the other methods",
                                "unparseable note-writer replies give fallback notes (official code crashed); "
                                "count in stats.analysis_failures"],
@@ -219,7 +219,8 @@ class AMemMemory:
         memory = "\n\n".join(n.render() for n, _ in hits) if hits else "(nothing relevant was retrieved)"
         if q_caps:
             memory += "\n\nImage attached to the question: " + " ".join(q_caps)
-        result = await self.ctx.chat.chat(build_answer_messages(question, memory), ANSWER_CONFIG, stage="answer")
+        result = await self.ctx.chat.chat(build_answer_messages(question, memory), self.ctx.answer_config,
+                                          stage="answer")
         return Answer(
             text=result.text.strip(),
             evidence=[Evidence(session=n.session, turn=n.turn, score=None if s is None else round(s, 6))

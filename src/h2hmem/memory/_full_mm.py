@@ -23,7 +23,7 @@ from ..data import ImageRef, Question, Session
 from ..llm._images import image_text as substitute_text
 from ..llm._types import ContentPart, TextPart
 from ._budget import context_budget, keep_most_recent, token_counter
-from ._prompt import ANSWER_CONFIG, build_answer_messages
+from ._prompt import build_answer_messages
 from ._protocol import Answer, Evidence, MemoryContext
 from ._render import image_part, image_text, render_turn, session_header
 
@@ -105,7 +105,7 @@ class FullMMMemory:
 
     async def answer(self, question: Question) -> Answer:
         q_images = [image_part(ref, self.ctx.captions) for ref in question.images][: self.max_images]
-        budget = context_budget(self.ctx.chat, self.context_tokens, ANSWER_CONFIG.max_tokens)
+        budget = context_budget(self.ctx.chat, self.context_tokens, self.ctx.answer_config.max_tokens)
         budget -= sum(self._image_cost(ref) for ref in question.images[: self.max_images])
         # the most recent images overall are the ones attached; older images become caption text
         image_slots = self.max_images - len(q_images)
@@ -129,7 +129,7 @@ class FullMMMemory:
             parts.append(TextPart(text="Image attached to the question: "
                                   + " ".join(image_text(ref, self.ctx.captions) for ref in over)))
         memory: list[ContentPart] | str = parts if parts else ""
-        result = await self.ctx.chat.chat(build_answer_messages(question, memory, q_images), ANSWER_CONFIG,
+        result = await self.ctx.chat.chat(build_answer_messages(question, memory, q_images), self.ctx.answer_config,
                                           stage="answer")
         kept = self._lines[start:]
         sessions = list(dict.fromkeys(ln.session for ln in reversed(kept)))

@@ -25,7 +25,7 @@ import numpy as np
 from ..data import ImageRef, Question, Session, Turn
 from ..llm._types import ContentPart, ImagePart, TextPart
 from ._budget import token_counter
-from ._prompt import ANSWER_CONFIG, build_answer_messages
+from ._prompt import build_answer_messages
 from ._protocol import Answer, CaptionLookup, Evidence, MemoryContext
 from ._render import image_part, image_text, render_turn
 
@@ -159,7 +159,8 @@ async def answer_from_hits(ctx: MemoryContext, question: Question, hits: list[tu
     """The answer call shared by MuRAG and NGM: native context, shared prompt, evidence in rank order."""
     parts, q_images, details = build_native_context(hits, question, ctx.captions, count,
                                                     max_images=max_images, max_text_tokens=max_text_tokens)
-    result = await ctx.chat.chat(build_answer_messages(question, parts, q_images), ANSWER_CONFIG, stage="answer")
+    result = await ctx.chat.chat(build_answer_messages(question, parts, q_images), ctx.answer_config,
+                                 stage="answer")
     details.update(extra or {})
     details["images_substituted"] = result.images_substituted
     return Answer(
