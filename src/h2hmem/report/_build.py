@@ -56,8 +56,19 @@ def default_out_dir(runs: Sequence[RunResult]) -> Path:
     return REPORTS_DIR / name
 
 
+def _question_set(run: RunResult) -> str:
+    """What decides which questions a run answered: dataset fingerprint, split and ``--limit``."""
+    m = run.manifest
+    limit = (m.get("config") or {}).get("limit")
+    return (f"dataset {str(m.get('dataset_fingerprint') or '?')[:12]}, split {m.get('split') or '?'}, "
+            + (f"first {limit} questions" if limit else "all questions"))
+
+
 def _notes(runs: list[RunResult], metric: ScoreMetric) -> list[str]:
     notes = [f"{r.label}: {n}" for r in runs for n in r.notes]
+    if len({_question_set(r) for r in runs}) > 1:
+        notes.append("The runs answered different question sets, so their scores are not directly comparable ("
+                     + "; ".join(f"{r.label}: {_question_set(r)}" for r in runs) + ").")
     if metric.source == "lexical":
         judged = [r.label for r in runs if r.has_judge]
         notes.append("Headline score: the official set-based F1, because "
