@@ -102,3 +102,11 @@ def test_damaged_prediction_line_is_described_by_field(tmp_path):
         read_predictions(tmp_path)
     assert str(e.value).startswith(f"{path}: line 1 is not a prediction record: Invalid JSON: ")
     assert "pydantic" not in str(e.value)
+
+
+@pytest.mark.parametrize("command", [["export"], ["submission", "export"]])
+def test_export_of_a_folder_without_predictions_says_so(tmp_path, command):
+    result = runner.invoke(app, [*command, str(tmp_path / "nope")])
+    assert result.exit_code == 2
+    assert f"{tmp_path / 'nope'}: no predictions.jsonl (is this a run directory?)" in " ".join(result.output.split())
+    assert "Errno" not in result.output

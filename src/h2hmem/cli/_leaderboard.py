@@ -29,6 +29,8 @@ def export_cmd(
     """Write prediction_dyadic.json and prediction_multiparty.json (official fields + question_id)."""
     from ..leaderboard import export_submission
 
+    if not (run_dir / "predictions.jsonl").is_file():
+        raise fail(f"{run_dir}: no predictions.jsonl (is this a run directory?)")
     try:
         paths = export_submission(run_dir, out)
     except (FileNotFoundError, ValueError) as e:

@@ -158,6 +158,8 @@ def export_cmd(
 
     if format != "official":
         raise fail(f"unknown format {format!r}; supported: official (for leaderboard files use `h2hmem submission export`)")
+    if not (run_dir / "predictions.jsonl").is_file():
+        raise fail(f"{run_dir}: no predictions.jsonl (is this a run directory?)")
     try:
         paths = export_official(run_dir, out)
     except (FileNotFoundError, ValueError) as e:
