@@ -110,3 +110,11 @@ def test_export_of_a_folder_without_predictions_says_so(tmp_path, command):
     assert result.exit_code == 2
     assert f"{tmp_path / 'nope'}: no predictions.jsonl (is this a run directory?)" in " ".join(result.output.split())
     assert "Errno" not in result.output
+
+
+def test_missing_captions_folder_is_refused_before_the_run_starts(sample_root, tmp_path):
+    cfg = RunConfig(data_root=sample_root, split="multi-party", method="full-text", out_dir=tmp_path / "runs",
+                    use_cache=False, limit=1, captions_dir=tmp_path / "no-captions")
+    with pytest.raises(FileNotFoundError, match=f"captions folder {tmp_path / 'no-captions'} does not exist"):
+        run_benchmark(cfg, chat_model=FakeChat(), progress=False)
+    assert not (tmp_path / "runs").exists()

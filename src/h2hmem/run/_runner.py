@@ -68,6 +68,7 @@ def run_benchmark(config: RunConfig, *, chat_model: ChatModel | None = None, bui
         DatasetError: the dataset has errors (every one named).
         RunConflictError: the run directory belongs to a run with other settings.
         UnknownMethodError: unknown method name or plugin spec.
+        FileNotFoundError: ``config.captions_dir`` is set but is not a folder.
     """
     return asyncio.run(arun_benchmark(config, chat_model=chat_model, build_model=build_model,
                                       embedder=embedder, progress=progress))
@@ -89,6 +90,9 @@ async def arun_benchmark(config: RunConfig, *, chat_model: ChatModel | None = No
     """Async form of :func:`run_benchmark` (for notebooks that already run an event loop)."""
     method_cls = resolve_method(config.method)
     check_params(method_cls, config.method_params)
+    if config.captions_dir is not None and not Path(config.captions_dir).is_dir():
+        raise FileNotFoundError(f"captions folder {config.captions_dir} does not exist (write it with "
+                                f"`h2hmem caption <dataset> --captions-dir {config.captions_dir}`)")
     ds = load_dataset(config.data_root, config.split)
     store = RunStore(config.run_dir)
     with store.locked() as holder:
