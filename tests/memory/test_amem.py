@@ -142,6 +142,7 @@ async def test_answer_evidence_and_links(tmp_path):
     await mem.observe(s1)
     await mem.observe(s2)
     ans = await mem.answer(make_question("what happened to the bike?"))
+    assert ans.details["retrieval_s"] >= 0  # timed retrieval, for the efficiency table
     msgs, cfg, stage = chat.calls[-1]
     assert stage == "answer" and cfg.temperature == 0.1
     assert len(ans.evidence) == 2 and ans.evidence[0].score >= ans.evidence[1].score

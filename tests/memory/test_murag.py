@@ -58,6 +58,7 @@ async def test_ranking_context_and_evidence(setup):
     assert enc.seen[0] == ("[Ann] 2024-03-01: cat <deg=0>", session.turns[0].image.path)
     assert enc.seen[3] == ("[Bob] 2024-03-01: sky <deg=60> [Image c.png in session1: caption c]", None)
     ans = await mem.answer(question)
+    assert ans.details["retrieval_s"] >= 0  # timed retrieval, for the efficiency table
     assert enc.seen[-1] == ("what cat? <deg=10>", question.images[0].path)  # query = text + image
     # cosines with 10°: t0 cos 10°, t2 cos 15°, t3 cos 50° (t1 cos 80° is 4th)
     assert [(e.session, e.turn) for e in ans.evidence] == [("session1", 0), ("session1", 2), ("session1", 3)]

@@ -42,6 +42,7 @@ async def test_recall_matches_hand_computed_graph(tmp_path):
     assert g.edges[0][(1, "temporal")] == pytest.approx(math.exp(-60 / 3600))
     assert g.edges[2][(3, "temporal")] == pytest.approx(math.exp(-(86400 - 120) / 3600))
     ans = await mem.answer(make_question("q <deg=25>"))
+    assert ans.details["retrieval_s"] >= 0  # timed retrieval, for the efficiency table
     # n3 cos15°·1.3, n0 cos25°·1.3, n2 cos15°·1.2 → (session2, 0), (session1, 0), (session1, 2)
     assert [(e.session, e.turn) for e in ans.evidence] == [("session2", 0), ("session1", 0), ("session1", 2)]
     assert ans.evidence[0].score == pytest.approx(math.cos(math.radians(15)) * 1.3, abs=1e-5)

@@ -17,6 +17,8 @@ at temperature 0.1 (the official A-Mem run used 0.5).
 
 from __future__ import annotations
 
+import time
+
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -215,7 +217,9 @@ class AMemMemory:
         q_caps = [image_text(ref, self.ctx.captions) for ref in question.images]
         if q_caps:
             query += " " + " ".join(q_caps)
+        t0 = time.perf_counter()
         hits = await self.retrieve(query)
+        retrieval_s = time.perf_counter() - t0
         memory = "\n\n".join(n.render() for n, _ in hits) if hits else "(nothing relevant was retrieved)"
         if q_caps:
             memory += "\n\nImage attached to the question: " + " ".join(q_caps)
@@ -226,5 +230,5 @@ class AMemMemory:
             evidence=[Evidence(session=n.session, turn=n.turn, score=None if s is None else round(s, 6))
                       for n, s in hits],
             usage=result.usage, cached=result.cached,
-            details={"retrieved": len(hits), "linked": sum(1 for _, s in hits if s is None), "notes": len(self.store.notes),
+            details={"retrieved": len(hits), "retrieval_s": round(retrieval_s, 6), "linked": sum(1 for _, s in hits if s is None), "notes": len(self.store.notes),
                      "fallback_notes": self.store.stats.analysis_failures})

@@ -14,6 +14,8 @@ images as MuRAG").
 
 from __future__ import annotations
 
+import time
+
 import hashlib
 import json
 from dataclasses import dataclass
@@ -238,8 +240,10 @@ class MuRAGMemory:
 
     async def answer(self, question: Question) -> Answer:
         hits: list[tuple[Unit, float]] = []
+        t0 = time.perf_counter()
         if len(self.index):
             q = await encode_query(self.encoder, question, self.ctx.captions)
             hits = [(self._units[uid], s) for uid, s in self.index.search(q, self.top_k)[0]]
+        extra = {"retrieved": len(hits), "retrieval_s": round(time.perf_counter() - t0, 6)}
         return await answer_from_hits(self.ctx, question, hits, self._count, max_images=self.max_images,
-                                      max_text_tokens=self.max_text_tokens, extra={"retrieved": len(hits)})
+                                      max_text_tokens=self.max_text_tokens, extra=extra)

@@ -14,6 +14,8 @@ The graph rules live in :mod:`._ngm_graph`.
 
 from __future__ import annotations
 
+import time
+
 from typing import Any, ClassVar, Literal
 
 from ..data import Question, Session, Turn
@@ -110,12 +112,13 @@ class NGMMemory:
 
     async def answer(self, question: Question) -> Answer:
         hits: list[tuple[Unit, float]] = []
+        t0 = time.perf_counter()
         if len(self.graph):
             q = await encode_query(self.encoder, question, self.ctx.captions)
             found = self.graph.recall(q) if self.recall == "neighbours" else self.graph.recall_dfs(q)
             hits = [(self._units[n], s) for n, s in found]
         return await answer_from_hits(
             self.ctx, question, hits, self._count, max_images=self.max_images, max_text_tokens=self.max_text_tokens,
-            extra={"retrieved": len(hits), "nodes": len(self.graph),
+            extra={"retrieved": len(hits), "retrieval_s": round(time.perf_counter() - t0, 6), "nodes": len(self.graph),
                    "semantic_links": self.graph.edge_count("semantic") // 2,
                    "undated_sessions": self._undated_sessions})
