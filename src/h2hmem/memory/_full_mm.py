@@ -110,7 +110,7 @@ class FullMMMemory:
         # the most recent images overall are the ones attached; older images become caption text
         image_slots = self.max_images - len(q_images)
         with_image = [i for i, ln in enumerate(self._lines) if ln.image is not None]
-        attach = set(with_image[len(with_image) - image_slots:]) if image_slots > 0 else set()
+        attach = set(with_image[max(0, len(with_image) - image_slots):]) if image_slots > 0 else set()
         costs = [ln.cost if (i in attach or ln.image is None) else ln.caption_cost for i, ln in enumerate(self._lines)]
         start = keep_most_recent(costs, budget)
 
