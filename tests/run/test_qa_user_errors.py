@@ -118,3 +118,10 @@ def test_missing_captions_folder_is_refused_before_the_run_starts(sample_root, t
     with pytest.raises(FileNotFoundError, match=f"captions folder {tmp_path / 'no-captions'} does not exist"):
         run_benchmark(cfg, chat_model=FakeChat(), progress=False)
     assert not (tmp_path / "runs").exists()
+
+
+async def test_run_benchmark_inside_an_event_loop_points_to_arun_benchmark(tmp_path):
+    # pytest-asyncio runs this test inside a loop, like a notebook cell
+    cfg = RunConfig(data_root=tmp_path, out_dir=tmp_path / "runs")
+    with pytest.raises(RuntimeError, match=r"use `await arun_benchmark\(config, \.\.\.\)`"):
+        run_benchmark(cfg, chat_model=FakeChat(), progress=False)

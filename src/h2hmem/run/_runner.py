@@ -69,9 +69,21 @@ def run_benchmark(config: RunConfig, *, chat_model: ChatModel | None = None, bui
         RunConflictError: the run directory belongs to a run with other settings.
         UnknownMethodError: unknown method name or plugin spec.
         FileNotFoundError: ``config.captions_dir`` is set but is not a folder.
+        RuntimeError: called inside a running event loop (Jupyter): use :func:`arun_benchmark`.
     """
+    if _loop_running():
+        raise RuntimeError("run_benchmark() cannot run inside a running event loop (Jupyter, async code); "
+                           "use `await arun_benchmark(config, ...)` there")
     return asyncio.run(arun_benchmark(config, chat_model=chat_model, build_model=build_model,
                                       embedder=embedder, progress=progress))
+
+
+def _loop_running() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 def select_questions(ds: Dataset, limit: int | None) -> list[Question]:
