@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Optional
 
 import typer
 
-from ._app import app, console, fail
+from ._app import app, console, err_console, fail
 
 
 @app.command("evaluate")
@@ -66,3 +67,20 @@ def evaluate_cmd(
         console.print(f"[bold yellow]Judge scores are {summary['label']}[/] (judge {judge_model}).")
     console.print(f"Scores written to {run_dir / 'scores'}/ (summary.json, "
                   + ", ".join(f"{m}.jsonl" for m in summary["metrics"]) + ")")
+    unfinished = _unfinished(run_dir, summary["run"]["n_predictions"])
+    if unfinished:
+        err_console.print(f"[yellow]warning:[/] {unfinished}", highlight=False, soft_wrap=True)
+
+
+def _unfinished(run_dir: Path, n_predictions: int) -> str | None:
+    """A warning when the run's manifest selected more questions than were recorded (an interrupted
+    or still running `h2hmem run`): its scores cover the recorded questions only."""
+    try:
+        counts = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8")).get("counts") or {}
+        selected = int(counts.get("questions") or 0)
+    except (OSError, ValueError, TypeError, AttributeError):
+        return None
+    if selected <= n_predictions:
+        return None
+    return (f"the run is unfinished: {n_predictions} of {selected} questions have a recorded answer, and these "
+            "scores cover only those; rerun the same `h2hmem run` command to finish it, then evaluate again")
