@@ -125,3 +125,22 @@ async def test_run_benchmark_inside_an_event_loop_points_to_arun_benchmark(tmp_p
     cfg = RunConfig(data_root=tmp_path, out_dir=tmp_path / "runs")
     with pytest.raises(RuntimeError, match=r"use `await arun_benchmark\(config, \.\.\.\)`"):
         run_benchmark(cfg, chat_model=FakeChat(), progress=False)
+
+
+def test_run_cli_notes_uncaptioned_images_and_whole_run_usage(tmp_path, monkeypatch):
+    from h2hmem.data import synthesize_dataset
+    from h2hmem.testing import MockOpenAIServer
+
+    synthesize_dataset(tmp_path / "data", "small", 0)
+    monkeypatch.setenv("H2HMEM_CACHE_DIR", str(tmp_path / "cache"))
+    with MockOpenAIServer() as srv:
+        args = ["run", "--data", str(tmp_path / "data"), "--method", "full-text", "--model", "openai:mock",
+                "--base-url", srv.base_url, "--out", str(tmp_path / "runs"), "--limit", "1", "--quiet"]
+        result = runner.invoke(app, args, env={"COLUMNS": "300"})
+    assert result.exit_code == 0, result.output
+    out = " ".join(result.output.split())
+    assert "1 model calls" in out and "tokens (whole run)" in out
+    manifest = json.loads(next((tmp_path / "runs").glob("*/manifest.json")).read_text())
+    missing = manifest["images_without_caption"]
+    assert missing > 0  # synthetic images, never captioned
+    assert f"note: {missing} images had no caption (shown by file name only)" in out

@@ -127,8 +127,9 @@ def run_cmd(
     tokens = sum(u.total_tokens for u in summary.usage.values())
     calls = sum(u.calls for u in summary.usage.values())
     console.print(f"{summary.questions} questions: {summary.answered_now} answered now, {summary.skipped} already "
-                  f"recorded, {summary.failed} failed · {calls} model calls · {tokens:,} tokens")
+                  f"recorded, {summary.failed} failed · {calls} model calls · {tokens:,} tokens (whole run)")
     console.print(f"predictions: {summary.run_dir / 'predictions.jsonl'}\nnext: h2hmem evaluate {summary.run_dir}")
+    _warn_uncaptioned(summary.run_dir)
     if summary.failed:
         console.print(f"[yellow]{summary.failed} failed questions[/] (answer recorded as failed, scored 0):")
         for qid, error in list(summary.failed_questions.items())[:10]:
@@ -136,6 +137,19 @@ def run_cmd(
         if summary.failed > 10:
             console.print(f"  … {summary.failed - 10} more (manifest.json: failed_questions)")
         console.print("fix the cause, then rerun the same command with --retry-failed")
+
+
+def _warn_uncaptioned(run_dir: Path) -> None:
+    """Say so when images reached the method without a caption (no `h2hmem caption` run, or a wrong
+    --captions-dir): caption-based methods then see only the image's file name."""
+    try:
+        missing = int(json.loads((run_dir / "manifest.json").read_text(encoding="utf-8")).get("images_without_caption") or 0)
+    except (OSError, ValueError, TypeError, AttributeError):
+        return
+    if missing:
+        err_console.print(f"[yellow]note:[/] {missing} images had no caption (shown by file name only); caption them "
+                          "with `h2hmem caption <dataset>` (add --captions-dir DIR and pass the same DIR to run)",
+                          highlight=False, soft_wrap=True)
 
 
 @app.command("methods")
