@@ -144,3 +144,26 @@ def test_run_cli_notes_uncaptioned_images_and_whole_run_usage(tmp_path, monkeypa
     missing = manifest["images_without_caption"]
     assert missing > 0  # synthetic images, never captioned
     assert f"note: {missing} images had no caption (shown by file name only)" in out
+
+
+class StringAnswerMemory:
+    """A plugin mistake: answer() returns a plain string instead of an Answer."""
+
+    def __init__(self, ctx):
+        pass
+
+    async def observe(self, session) -> None:
+        pass
+
+    async def answer(self, question):
+        return "just a string"
+
+
+def test_plugin_returning_a_non_answer_is_recorded_not_a_crash(sample_root, tmp_path):
+    cfg = RunConfig(data_root=sample_root, split="multi-party", method="test_qa_user_errors:StringAnswerMemory",
+                    out_dir=tmp_path, use_cache=False, limit=2)
+    summary = run_benchmark(cfg, chat_model=FakeChat(), progress=False)
+    assert summary.failed == 2
+    assert set(summary.failed_questions.values()) == {
+        "StringAnswerMemory.answer() returned str, not h2hmem.memory.Answer"}
+    assert [p.answer for p in read_predictions(summary.run_dir)] == [None, None]

@@ -26,7 +26,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from .. import __version__
 from ..data import Dataset, Dialogue, Question, load_dataset
 from ..llm._types import ChatModel, GenerationConfig, Usage
-from ..memory import MemoryContext, check_params, prompt_hash, resolve_method
+from ..memory import Answer, MemoryContext, check_params, prompt_hash, resolve_method
 from ._config import RunConfig
 from ._records import Prediction
 from ._store import RunStore, command_line, dataset_fingerprint, now_iso
@@ -224,6 +224,9 @@ async def _answer(memory: Any, q: Question, method: str) -> Prediction:
         ans = await memory.answer(q)
     except Exception as e:
         return _failed(q, method, _err(e), latency=time.perf_counter() - t0)
+    if not isinstance(ans, Answer):  # a plugin's mistake: recorded for the question, not a crash of the run
+        return _failed(q, method, f"{type(memory).__name__}.answer() returned {type(ans).__name__}, "
+                       "not h2hmem.memory.Answer", latency=time.perf_counter() - t0)
     details = dict(ans.details)
     details["answer_sessions"] = list(q.answer_sessions)
     return Prediction(**_question_fields(q), answer=ans.text, evidence=ans.evidence,
