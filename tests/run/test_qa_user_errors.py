@@ -167,3 +167,13 @@ def test_plugin_returning_a_non_answer_is_recorded_not_a_crash(sample_root, tmp_
     assert set(summary.failed_questions.values()) == {
         "StringAnswerMemory.answer() returned str, not h2hmem.memory.Answer"}
     assert [p.answer for p in read_predictions(summary.run_dir)] == [None, None]
+
+
+@pytest.mark.parametrize("run_id", ["../escape", "a/b", ".", "..", "a\\b"])
+def test_run_id_must_be_one_folder_name(tmp_path, run_id):
+    with pytest.raises(ValidationError, match="must be a single folder name"):
+        RunConfig(data_root=tmp_path, run_id=run_id)
+    result = runner.invoke(app, ["run", "--data", str(tmp_path), "--out", str(tmp_path / "runs"), "--run-id", run_id])
+    assert result.exit_code == 2
+    assert f"--run-id: run id {run_id!r} must be a single folder name" in " ".join(result.output.split())
+    assert not (tmp_path / "runs").exists() and not (tmp_path / "escape").exists()

@@ -44,7 +44,9 @@ def config_error_message(error: "ValidationError") -> str:
     for err in error.errors():
         field = str(err["loc"][0]) if err["loc"] else ""
         option = _OPTION_OF_FIELD.get(field, "--" + field.replace("_", "-"))
-        lines.append(f"{option}: {err['msg'].removeprefix('Value error, ')} (got {err.get('input')!r})")
+        msg = err["msg"].removeprefix("Value error, ")
+        got = repr(err.get("input"))
+        lines.append(f"{option}: {msg}" + ("" if got in msg else f" (got {got})"))
     return "; ".join(lines)
 
 

@@ -71,6 +71,15 @@ class RunConfig(BaseModel):
             raise ValueError("concurrency must be at least 1")
         return v
 
+    @field_validator("run_id")
+    @classmethod
+    def _one_folder_name(cls, v: str | None) -> str | None:
+        # the run directory is out_dir/run_id: a path here would write outside out_dir (or into it)
+        if v is not None and v != "" and (v in (".", "..") or "/" in v or "\\" in v or "\0" in v):
+            raise ValueError(f"run id {v!r} must be a single folder name (no '/', not '.' or '..'); "
+                             "use --out for the folder holding runs")
+        return v
+
     def default_run_id(self) -> str:
         """Deterministic id from what defines the run, so re-running the same command resumes it."""
         parts = [self.method, self.model, self.split, self.protocol]
