@@ -92,7 +92,7 @@ CASES = [
          "line 2 column 20"),
     Case("zero-byte", _dy_bytes(b""), "error", "invalid-json", DY, "line 1"),
     Case("not-utf8", _dy_bytes('{"predictions": ["é"]}'.encode("latin-1")), "error", "not-utf8", DY, "byte"),
-    Case("top-level-list", _dy_bytes(b"[]"), "error", "invalid-field", DY, "dictionary"),
+    Case("top-level-list", _dy_bytes(b"[]"), "error", "invalid-field", DY, "must hold a JSON object"),
     Case("predictions-missing", _dy_bytes(b'{"answers": []}'), "error", "invalid-field", f"{DY}.predictions",
          "required"),
     Case("predictions-not-a-list", _dy_bytes(b'{"predictions": "all of them"}'), "error", "invalid-field",

@@ -126,3 +126,29 @@ def test_invalid_unicode_from_a_plugin_is_replaced_and_flagged(sample_root, tmp_
     recs = [json.loads(l) for l in (summary.run_dir / "predictions.jsonl").read_text(encoding="utf-8").splitlines()]
     assert [r["answer"] for r in recs] == ["caf\ufffd", "caf\ufffd"]
     assert all(r["details"]["invalid_unicode"] == ["answer"] for r in recs)
+
+
+def test_default_run_id_separates_settings_that_change_answers(sample_root, tmp_path):
+    base = _config(sample_root, tmp_path, method="naive-rag")
+    assert base.default_run_id() == "naive-rag_local-smollm2_multi-party_full"
+    k3 = base.model_copy(update={"method_params": {"top_k": 3}})
+    k3_again = base.model_copy(update={"method_params": {"top_k": 3}})
+    cold = base.model_copy(update={"answer_temperature": 0.0})
+    ids = {base.default_run_id(), k3.default_run_id(), cold.default_run_id()}
+    assert len(ids) == 3 and k3.default_run_id() == k3_again.default_run_id()
+    assert k3.default_run_id().startswith("naive-rag_local-smollm2_multi-party_full_h")
+
+
+def test_bad_parameter_value_stops_the_run_before_any_work(sample_root, tmp_path):
+    from h2hmem.run import MethodSetupError
+
+    cfg = _config(sample_root, tmp_path, method="naive-rag", method_params={"top_k": 0})
+    with pytest.raises(MethodSetupError, match="cannot build method 'naive-rag'.*top_k must be at least 1"):
+        run_benchmark(cfg, chat_model=FakeChat(), embedder=object(), progress=False)
+    assert not (cfg.run_dir / "predictions.jsonl").exists() and not (cfg.run_dir / "manifest.json").exists()
+
+
+def test_unknown_embedder_refused_up_front(sample_root, tmp_path):
+    cfg = _config(sample_root, tmp_path, method="naive-rag", embedder="bogus")
+    with pytest.raises(ValueError, match="unknown embedder spec 'bogus'"):
+        run_benchmark(cfg, chat_model=FakeChat(), progress=False)

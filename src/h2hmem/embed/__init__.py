@@ -1,7 +1,7 @@
 """Embedders (texts → unit vectors) and an exact top-k cosine index."""
 
 from ._index import VectorIndex
-from ._load import load_embedder
+from ._load import load_embedder, parse_embedder_spec
 from ._minilm import MINILM_DIM, MiniLMEmbedder
 from ._multimodal import CLIPImageTextEncoder, GMEImageTextEncoder, ImageTextEncoder, TextFallbackEncoder, load_image_text_encoder
 from ._openai import OpenAIEmbedder
@@ -9,4 +9,4 @@ from ._protocol import Embedder, l2_normalise
 
 __all__ = ["CLIPImageTextEncoder", "GMEImageTextEncoder", "ImageTextEncoder", "TextFallbackEncoder",
            "load_image_text_encoder", "Embedder", "MINILM_DIM", "MiniLMEmbedder", "OpenAIEmbedder", "VectorIndex", "l2_normalise",
-           "load_embedder"]
+           "load_embedder", "parse_embedder_spec"]

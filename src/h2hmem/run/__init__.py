@@ -2,8 +2,8 @@
 
 from ._config import RunConfig
 from ._records import Prediction, read_predictions
-from ._runner import RunConflictError, RunSummary, arun_benchmark, run_benchmark, select_questions
+from ._runner import MethodSetupError, RunConflictError, RunSummary, arun_benchmark, run_benchmark, select_questions
 from ._store import RunStore, dataset_fingerprint
 
-__all__ = ["Prediction", "RunConfig", "RunConflictError", "RunStore", "RunSummary", "arun_benchmark",
+__all__ = ["MethodSetupError", "Prediction", "RunConfig", "RunConflictError", "RunStore", "RunSummary", "arun_benchmark",
            "dataset_fingerprint", "read_predictions", "run_benchmark", "select_questions"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from pathlib import Path
 from typing import Any, Literal
@@ -85,6 +87,12 @@ class RunConfig(BaseModel):
         parts = [self.method, self.model, self.split, self.protocol]
         if self.limit:
             parts.append(f"limit{self.limit}")
+        # settings that change answers but are not in the name: a short hash keeps ids readable and distinct
+        extra = {k: v for k, v in self.identity().items()
+                 if k in ("method_params", "build_model", "embedder", "answer_max_tokens", "answer_temperature")
+                 and v != _DEFAULT_IDENTITY[k]}
+        if extra:
+            parts.append("h" + hashlib.sha256(json.dumps(extra, sort_keys=True, default=str).encode()).hexdigest()[:8])
         return re.sub(r"[^A-Za-z0-9._-]+", "-", "_".join(parts)).strip("-")
 
     @property
@@ -101,3 +109,8 @@ class RunConfig(BaseModel):
                 "model": self.model, "build_model": self.build_model, "embedder": self.embedder,
                 "protocol": self.protocol, "limit": self.limit,
                 "answer_max_tokens": self.answer_max_tokens, "answer_temperature": self.answer_temperature}
+
+
+_DEFAULT_IDENTITY = {"method_params": {}, "build_model": None, "embedder": "minilm", "answer_max_tokens": 1024,
+                     "answer_temperature": 0.1}
+"""Identity values that leave the default run id unchanged (the published settings)."""

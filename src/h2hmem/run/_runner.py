@@ -37,6 +37,10 @@ class RunConflictError(ValueError):
     (use another ``--run-id``)."""
 
 
+class MethodSetupError(ValueError):
+    """The method cannot be built with the given parameters (nothing was run)."""
+
+
 class RunSummary(BaseModel):
     run_dir: Path
     questions: int
@@ -102,6 +106,9 @@ async def arun_benchmark(config: RunConfig, *, chat_model: ChatModel | None = No
     """Async form of :func:`run_benchmark` (for notebooks that already run an event loop)."""
     method_cls = resolve_method(config.method)
     check_params(method_cls, config.method_params)
+    from ..embed import parse_embedder_spec
+
+    parse_embedder_spec(config.embedder)
     if config.captions_dir is not None and not Path(config.captions_dir).is_dir():
         raise FileNotFoundError(f"captions folder {config.captions_dir} does not exist (write it with "
                                 f"`h2hmem caption <dataset> --captions-dir {config.captions_dir}`)")
@@ -134,7 +141,6 @@ async def _run_locked(config: RunConfig, method_cls: Any, ds: Dataset, store: Ru
     answer_config = GenerationConfig(temperature=config.answer_temperature, max_tokens=config.answer_max_tokens)
     manifest["models"] = {"answer": getattr(chat, "spec", config.model),
                           "build": getattr(builder, "spec", None) if builder else None, "embedder": config.embedder}
-    store.write_manifest(manifest)
 
     by_dialogue: dict[str, list[Question]] = defaultdict(list)
     for q in pending:
@@ -145,18 +151,32 @@ async def _run_locked(config: RunConfig, method_cls: Any, ds: Dataset, store: Ru
     dialogue_sem = asyncio.Semaphore(config.dialogue_concurrency)
     descriptions: dict[str, Any] = {}
 
+    def build(d: Dialogue) -> Any:
+        ctx = MemoryContext(dialogue_id=d.id, chat=chat, build_chat=builder, captions=captions(d.split, d.name),
+                            state_dir=store.dir / "state" / d.split / d.name,
+                            embedder_factory=embed_factory, answer_config=answer_config)
+        memory = method_cls(ctx, **config.method_params)
+        if not descriptions and hasattr(memory, "describe"):
+            descriptions.update(memory.describe())
+        return memory
+
+    # Parameters are the same for every dialogue: build the first memory before any work, so a
+    # configuration error stops the run with one message instead of failing every question.
+    built: dict[str, Any] = {}
+    if dialogues:
+        try:
+            built[dialogues[0].id] = build(dialogues[0])
+        except Exception as e:
+            raise MethodSetupError(f"cannot build method {config.method!r} with parameters "
+                                   f"{config.method_params or '{}'}: {_err(e)}") from e
+    store.write_manifest(manifest)
+
     async def run_dialogue(d: Dialogue) -> None:
         async with dialogue_sem:
-            ctx = MemoryContext(dialogue_id=d.id, chat=chat, build_chat=builder,
-                                captions=captions(d.split, d.name),
-                                state_dir=store.dir / "state" / d.split / d.name,
-                                embedder_factory=embed_factory, answer_config=answer_config)
             qs = by_dialogue[d.id]
             try:
-                memory = method_cls(ctx, **config.method_params)
-                if not descriptions and hasattr(memory, "describe"):
-                    descriptions.update(memory.describe())
-            except Exception as e:  # a bad parameter fails every question of the dialogue, named
+                memory = built.pop(d.id) if d.id in built else build(d)
+            except Exception as e:  # dialogue-specific (e.g. its saved state): its questions fail, named
                 for q in qs:
                     state.record(_failed(q, config.method, f"method setup failed: {_err(e)}"))
                 return
@@ -361,7 +381,8 @@ def _load_chat(config: RunConfig, spec: str) -> ChatModel:
 def _load_embedder(config: RunConfig) -> Any:
     from ..embed import load_embedder
 
-    return load_embedder(config.embedder)
+    # an OpenAI-compatible embedder is served by the run's --base-url (first one), like the chat model
+    return load_embedder(config.embedder, base_url=config.base_url[0] if config.base_url else None)
 
 
 def _caption_lookup(config: RunConfig):
