@@ -108,7 +108,8 @@ async def arun_benchmark(config: RunConfig, *, chat_model: ChatModel | None = No
     check_params(method_cls, config.method_params)
     from ..embed import parse_embedder_spec
 
-    parse_embedder_spec(config.embedder)
+    if embedder is None:  # a ready embedder object needs no spec (tests, notebooks, the benchmarks)
+        parse_embedder_spec(config.embedder)
     if config.captions_dir is not None and not Path(config.captions_dir).is_dir():
         raise FileNotFoundError(f"captions folder {config.captions_dir} does not exist (write it with "
                                 f"`h2hmem caption <dataset> --captions-dir {config.captions_dir}`)")
