@@ -179,7 +179,7 @@ def test_cli_run_lists_failures_and_retry_failed_redoes_only_them(srv, data, tmp
             srv.base_url, "--no-cache", "--out", tmp_path / "runs", "--run-id", "cli", "--quiet",
             "--max-retries", "2", "--timeout", "5"]
     res = cli(*args)
-    assert res.code == 0 and "Traceback" not in res.output, res.output
+    assert res.code == 1 and "Traceback" not in res.output, res.output  # failures recorded: exit 1
     assert "1 failed" in res.output and f"{TARGET_ID}: ContentFilterError" in res.output
     assert "--retry-failed" in res.output
     srv.set_script(None)

@@ -139,6 +139,7 @@ def run_cmd(
         if summary.failed > 10:
             console.print(f"  … {summary.failed - 10} more (manifest.json: failed_questions)")
         console.print("fix the cause, then rerun the same command with --retry-failed")
+        raise typer.Exit(1)  # like `caption`: the run is complete, but scripts must notice the failures
 
 
 def _warn_uncaptioned(run_dir: Path) -> None:
