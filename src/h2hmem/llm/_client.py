@@ -29,10 +29,10 @@ def describe_request(messages: list[Message], stage: str, n_images: int) -> str:
     last = ""
     for m in reversed(messages):
         if m.role == "user":
-            last = m.content if isinstance(m.content, str) else " ".join(
-                p.text for p in m.content if isinstance(p, TextPart))
+            last = m.content[:400] if isinstance(m.content, str) else " ".join(
+                p.text[:400] for p in m.content if isinstance(p, TextPart))[:400]
             break
-    last = " ".join(last.split())
+    last = " ".join(last.split())  # only the head: prompts run to tens of kB and this runs on every call
     if len(last) > 60:
         last = last[:57] + "..."
     return f"stage={stage}, {len(messages)} messages, {n_images} images, last user text {last!r}"
