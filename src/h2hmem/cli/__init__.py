@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 from ._app import app
-from . import _data, _demo, _run  # noqa: F401  (register commands)
-from . import _caption  # noqa: F401
-from . import _leaderboard  # noqa: F401
-from . import _evaluate  # noqa: F401
-from . import _report  # noqa: F401
-
+# Registration order is the order `h2hmem --help` lists: the pipeline first, then the groups.
+from . import _caption, _run, _evaluate, _report, _demo  # noqa: F401,E402  (register commands)
+from . import _data, _leaderboard  # noqa: F401,E402  (register command groups)
 
 def main() -> None:
     """Console-script entry point."""
