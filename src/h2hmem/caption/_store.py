@@ -20,14 +20,13 @@ names no file (official) or this file.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from .._atomic import atomic_write_text
 from ..data import ImageRef, IssueLog, find_root
 
 
@@ -226,8 +225,8 @@ class CaptionStore:
         """
         path = self.caption_path(image)
         path.parent.mkdir(parents=True, exist_ok=True)
-        _atomic_write(path, record.model_dump_json(indent=2))
-        _atomic_write(path.with_suffix(".txt"), record.final_text)
+        atomic_write_text(path, record.model_dump_json(indent=2))
+        atomic_write_text(path.with_suffix(".txt"), record.final_text)
         return path
 
 
@@ -258,12 +257,3 @@ def _rel(path: Path, base: Path) -> str:
         return str(path)
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
 
+from .._atomic import atomic_write_text
 from ..data import Session, Turn
 from ..llm._types import Message
 from ._protocol import CaptionLookup
@@ -253,7 +253,4 @@ class NoteStore(BaseModel):
         """Write atomically (temporary file, then rename)."""
         if path is None:
             return
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(self.model_dump_json(), encoding="utf-8")
-        os.replace(tmp, path)
+        atomic_write_text(path, self.model_dump_json())

@@ -29,12 +29,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from .._atomic import atomic_write_text
 from ..data import load_dataset
 from ..run._records import Prediction, read_predictions
 from ..run._store import RunStore, now_iso
@@ -56,14 +56,7 @@ def _order(qid: str) -> tuple:
 
 
 def _write_jsonl(path: Path, records: Sequence[dict[str, Any]]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    with tmp.open("w", encoding="utf-8") as f:
-        for r in records:
-            f.write(json.dumps(r, ensure_ascii=False) + "\n")
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    atomic_write_text(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), fsync=True)
 
 
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:
@@ -277,7 +270,5 @@ def evaluate_run(run_dir: str | Path, metrics: Sequence[str] = ("lexical", "evid
         if recs:
             summary["metrics"]["judge"] = _judge_summary(recs, judge_model if "judge" in metrics else None, n_boot, seed)
             summary["label"] = summary["metrics"]["judge"]["label"]
-    tmp = scores / "summary.json.tmp"
-    tmp.write_text(json.dumps(summary, ensure_ascii=False, indent=1), encoding="utf-8")
-    os.replace(tmp, scores / "summary.json")
+    atomic_write_text(scores / "summary.json", json.dumps(summary, ensure_ascii=False, indent=1))
     return summary

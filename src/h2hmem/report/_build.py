@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .._atomic import atomic_write_text
 from ._efficiency import efficiency_table
 from ._figures import category_figure, difficulty_figure, efficiency_figure, evidence_figure, subtype_figure
 from ._published import published_source
@@ -81,9 +81,7 @@ def _notes(runs: list[RunResult], metric: ScoreMetric) -> list[str]:
 
 
 def _write(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    atomic_write_text(path, text)
 
 
 def build_report(run_dirs: Sequence[str | Path], out_dir: str | Path | None = None, *,

@@ -20,6 +20,7 @@ try:
 except ImportError:  # pragma: no cover - Windows: no advisory locks, runs are not guarded
     fcntl = None  # type: ignore[assignment]
 
+from .._atomic import atomic_write_text
 from ..data._files import replace_surrogates
 from ._records import Prediction, read_predictions
 
@@ -103,13 +104,8 @@ class RunStore:
 
     def write_manifest(self, manifest: dict[str, Any]) -> None:
         """Atomic replace (write a temporary file, fsync, rename): never a half-written manifest."""
-        self.dir.mkdir(parents=True, exist_ok=True)
-        tmp = self.manifest_path.with_suffix(".json.tmp")
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(manifest, f, ensure_ascii=False, indent=1, default=str)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, self.manifest_path)
+        atomic_write_text(self.manifest_path, json.dumps(manifest, ensure_ascii=False, indent=1, default=str),
+                          fsync=True)
 
     def repair(self) -> int:
         """Cut a torn last line off ``predictions.jsonl``; returns the number of bytes removed."""

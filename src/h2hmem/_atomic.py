@@ -1,0 +1,34 @@
+"""Atomic file replacement: readers see the old file or the new one, never half of one."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+
+def atomic_write_text(path: str | Path, text: str, *, fsync: bool = False) -> None:
+    """Write ``text`` (UTF-8) to ``path`` through a temporary file in the same folder and a rename.
+
+    Args:
+        path: destination; its folder is created when missing.
+        text: the whole new content.
+        fsync: flush the data to disk before the rename (files a crash must not lose, such as a run
+            manifest; costs a disk sync).
+
+    Raises:
+        OSError: the folder cannot be written (the temporary file is removed).
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            if fsync:
+                f.flush()
+                os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
