@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -95,11 +95,37 @@ def _values(rows: list[dict[str, Any]], metrics: Sequence[str]) -> np.ndarray:
     return vals
 
 
-def _boot_weights(rng: np.random.Generator, n: int, n_boot: int) -> np.ndarray:
-    """(n_boot, n) resample counts: row b says how often each question appears in resample b."""
-    idx = rng.integers(0, n, size=(n_boot, n))
-    flat = (np.arange(n_boot)[:, None] * n + idx).ravel()
-    return np.bincount(flat, minlength=n_boot * n).reshape(n_boot, n).astype(np.float64)
+def _boot_weights(rng: np.random.Generator, n: int, n_boot: int) -> Iterator[np.ndarray]:
+    """Resample counts in blocks of rows: row b says how often each question appears in resample b.
+
+    Blocks keep memory bounded (about 16 MB a block, whatever ``n``); drawing the block rows one
+    after another from one generator gives exactly the numbers of a single (n_boot, n) draw.
+    """
+    rows = max(1, min(n_boot, _BLOCK_CELLS // max(n, 1)))
+    for start in range(0, n_boot, rows):
+        b = min(rows, n_boot - start)
+        idx = rng.integers(0, n, size=(b, n))
+        flat = (np.arange(b)[:, None] * n + idx).ravel()
+        yield np.bincount(flat, minlength=b * n).reshape(b, n).astype(np.float64)
+
+
+_BLOCK_CELLS = 2_000_000
+
+
+def _bootstrap(rng: np.random.Generator, vals: np.ndarray, n_boot: int,
+               codes: np.ndarray | None) -> tuple[np.ndarray, np.ndarray | None]:
+    """Bootstrap means (n_boot, metrics) and, with sub-type ``codes``, the macro means (n_boot, metrics)."""
+    boot, macro = [], []
+    for w in _boot_weights(rng, len(vals), n_boot):
+        boot.append(_means(w, vals))
+        if codes is not None:
+            per_type = [_means(w[:, codes == t], vals[codes == t]) for t in np.unique(codes)]
+            stack = np.stack(per_type)  # (types, block, metrics); NaN where a type has no value
+            present = ~np.isnan(stack)
+            with np.errstate(invalid="ignore"):
+                macro.append(np.where(present.any(axis=0),
+                                      np.nansum(stack, axis=0) / np.maximum(present.sum(axis=0), 1), np.nan))
+    return np.vstack(boot), (np.vstack(macro) if codes is not None else None)
 
 
 def _means(weights: np.ndarray, vals: np.ndarray) -> np.ndarray:
@@ -135,10 +161,11 @@ def _cell(rows: list[dict[str, Any]], metrics: Sequence[str], n_boot: int, seed:
     with np.errstate(invalid="ignore"):
         means = np.where(ns > 0, np.nansum(vals, axis=0) / np.maximum(ns, 1), np.nan)
     cis: list[list[float] | None] = [None] * len(metrics)
-    weights = None
+    codes = _type_codes(rows) if macro else None
+    boot_macro = None
     if n_total and n_boot > 0:
-        weights = _boot_weights(_rng(seed, key), n_total, n_boot)
-        cis = _ci(_means(weights, vals))
+        boot, boot_macro = _bootstrap(_rng(seed, key), vals, n_boot, codes)
+        cis = _ci(boot)
     cell_metrics: dict[str, Any] = {}
     for j, m in enumerate(metrics):
         cell_metrics[m] = {
@@ -148,14 +175,17 @@ def _cell(rows: list[dict[str, Any]], metrics: Sequence[str], n_boot: int, seed:
             "ci": cis[j] if ns[j] else None,
         }
     if macro:
-        _add_macro(cell_metrics, rows, vals, metrics, weights)
+        _add_macro(cell_metrics, codes, vals, metrics, boot_macro)
     return {"n_total": n_total, "failed": sum(r["failed"] for r in rows), "metrics": cell_metrics}
 
 
-def _add_macro(cell_metrics: dict[str, Any], rows: list[dict[str, Any]], vals: np.ndarray,
-               metrics: Sequence[str], weights: np.ndarray | None) -> None:
-    codes = np.array([list(TaskType).index(TaskType[r["task_type"]]) for r in rows], dtype=int)
-    type_means, boot_means = [], []
+def _type_codes(rows: list[dict[str, Any]]) -> np.ndarray:
+    return np.array([list(TaskType).index(TaskType[r["task_type"]]) for r in rows], dtype=int)
+
+
+def _add_macro(cell_metrics: dict[str, Any], codes: np.ndarray, vals: np.ndarray,
+               metrics: Sequence[str], boot_macro: np.ndarray | None) -> None:
+    type_means = []
     for t in range(len(TaskType)):
         sel = codes == t
         if not sel.any():
@@ -164,8 +194,6 @@ def _add_macro(cell_metrics: dict[str, Any], rows: list[dict[str, Any]], vals: n
         mask = ~np.isnan(sub)
         with np.errstate(invalid="ignore"):
             type_means.append(np.where(mask.any(axis=0), np.nansum(sub, axis=0) / np.maximum(mask.sum(axis=0), 1), np.nan))
-        if weights is not None:
-            boot_means.append(_means(weights[:, sel], sub))
     if not type_means:
         for m in metrics:
             cell_metrics[m].update(macro=None, macro_ci=None, macro_types=0)
@@ -175,11 +203,7 @@ def _add_macro(cell_metrics: dict[str, Any], rows: list[dict[str, Any]], vals: n
     with np.errstate(invalid="ignore"):
         macro = np.where(n_types > 0, np.nansum(tm, axis=0) / np.maximum(n_types, 1), np.nan)
     macro_cis: list[list[float] | None] = [None] * len(metrics)
-    if boot_means:
-        stack = np.stack(boot_means)  # (types, n_boot, metrics); NaN where a type has no value
-        present = ~np.isnan(stack)
-        with np.errstate(invalid="ignore"):
-            boot_macro = np.where(present.any(axis=0), np.nansum(stack, axis=0) / np.maximum(present.sum(axis=0), 1), np.nan)
+    if boot_macro is not None:
         macro_cis = _ci(boot_macro)
     for j, m in enumerate(metrics):
         ok = n_types[j] > 0
