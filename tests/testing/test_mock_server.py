@@ -147,3 +147,16 @@ def test_unknown_route_and_bad_json_are_not_counted():
             assert c.post(f"{srv.base_url}/chat/completions", content=b"{nope").status_code == 400
             assert c.get(f"{srv.base_url}/models").json()["data"][0]["id"] == "mock"
     assert srv.calls == 0
+
+
+def test_keep_requests_false_counts_calls_without_keeping_bodies():
+    import httpx
+
+    from h2hmem.testing import MockOpenAIServer
+
+    with MockOpenAIServer(keep_requests=False) as srv:
+        for _ in range(3):
+            r = httpx.post(f"{srv.base_url}/chat/completions",
+                           json={"model": "m", "messages": [{"role": "user", "content": "hi"}]})
+            assert r.status_code == 200
+        assert srv.calls == 3 and srv.requests == []

@@ -109,6 +109,8 @@ class MockOpenAIServer:
         script: faults per request (see :class:`~h2hmem.testing.Rule`); replace later with
             :meth:`set_script`.
         embedding_dim: dimension of ``/v1/embeddings`` vectors (request field ``dimensions`` overrides).
+        keep_requests: keep every request body in :attr:`requests` (set False for long load tests:
+            thousands of full-context prompts take hundreds of MB).
 
     Chat replies honour ``max_tokens`` (answer cut to that many cl100k tokens, ``finish_reason``
     ``"length"``) and report usage: prompt tokens per :func:`prompt_tokens`, completion tokens =
@@ -122,8 +124,9 @@ class MockOpenAIServer:
 
     def __init__(self, latency_s: float = 0.0, tokens_per_s: float | None = None,
                  responder: Responder | None = None, script: Sequence[ScriptItem] | None = None,
-                 *, embedding_dim: int = 64):
+                 *, embedding_dim: int = 64, keep_requests: bool = True):
         self.latency_s = latency_s
+        self.keep_requests = keep_requests
         self.tokens_per_s = tokens_per_s
         self.responder: Responder = responder or default_responder
         self.embedding_dim = embedding_dim
@@ -281,7 +284,8 @@ class MockOpenAIServer:
             return True
 
         self.calls += 1
-        self.requests.append(body)
+        if self.keep_requests:
+            self.requests.append(body)
         self.endpoints.append(endpoint)
         fault = self._script.next_fault(endpoint, body)
         self.faults.append(fault)
