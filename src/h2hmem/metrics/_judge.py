@@ -22,11 +22,10 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel
 
 from ..llm._errors import ModelError
 from ..llm._types import ChatModel, GenerationConfig, Message
-from ..run._records import Prediction
+from ..run._records import Prediction, QuestionKey
 
 JUDGE_LEVELS: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 1.0)
 """The five scores of the rubric (spec §2)."""
@@ -60,16 +59,9 @@ Reply with one JSON object and nothing else:
 with exactly one judgment for every item id."""
 
 
-class JudgeRecord(BaseModel):
+class JudgeRecord(QuestionKey):
     """One question's judgment, one line of ``scores/judge.jsonl``."""
 
-    question_id: str
-    split: str
-    dialogue: str
-    session: str
-    task_type: str
-    main_category: str
-    difficulty: str
     score: float | None
     """One of :data:`JUDGE_LEVELS`, or None when the judge gave no valid score (see ``error``)."""
     reasoning: str = ""
@@ -209,9 +201,7 @@ class _Judge:
 
     def _emit(self, p: Prediction, **fields: Any) -> None:
         rec = JudgeRecord(
-            question_id=p.question_id, split=p.split, dialogue=p.dialogue, session=p.session,
-            task_type=p.task_type, main_category=p.main_category, difficulty=p.difficulty,
-            judge_model=self.model.spec, mode=self.mode, label=self.label, input_hash=input_hash(p), **fields)
+            **p.model_dump(include=set(QuestionKey.model_fields)), judge_model=self.model.spec, mode=self.mode, label=self.label, input_hash=input_hash(p), **fields)
         self.records[p.question_id] = rec
         if self.on_record is not None:
             self.on_record(rec)

@@ -15,7 +15,9 @@ from ..llm._types import Usage
 from ..memory._protocol import Evidence
 
 
-class Prediction(BaseModel):
+class QuestionKey(BaseModel):
+    """The question fields every per-question record starts with (predictions, judgments)."""
+
     question_id: str
     """``"{split}/dialogue{N}/session{K}/q{index}"``."""
     split: str
@@ -25,6 +27,9 @@ class Prediction(BaseModel):
     """Abbreviation (UPR … AR)."""
     main_category: str
     difficulty: str
+
+
+class Prediction(QuestionKey):
     question: str
     question_images: list[str] = []
     """``"sessionK/<file>"`` keys of the question's images."""
