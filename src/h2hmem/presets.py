@@ -1,0 +1,31 @@
+"""Protocol presets: ``paper`` (default) and ``harmonized``.
+
+``paper`` behaves as the newest official H2HMem scripts do, choice for choice, so published numbers
+can be reproduced (``shared/spec/protocol-fidelity.md``); ``harmonized`` is the corrected protocol that
+compares memories on equal terms (one shared answer prompt, no head truncation, strict judge levels).
+Each stage (run, caption, judge) resolves a preset into named options of its own and records the
+resolved values in its manifest; this module owns only the preset names and the default.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, get_args
+
+Preset = Literal["paper", "harmonized"]
+"""The preset names."""
+
+DEFAULT_PRESET: Preset = "paper"
+"""Default for ``run``, ``caption`` and ``evaluate``: reproduce the official scripts."""
+
+PRESETS: tuple[str, ...] = get_args(Preset)
+
+
+def check_preset(name: str) -> Preset:
+    """Return ``name`` as a :data:`Preset`.
+
+    Raises:
+        ValueError: ``name`` is not one of :data:`PRESETS` (the message lists them).
+    """
+    if name not in PRESETS:
+        raise ValueError(f"unknown preset {name!r}; choose one of: {', '.join(PRESETS)}")
+    return name  # type: ignore[return-value]
