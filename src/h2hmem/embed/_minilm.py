@@ -5,26 +5,26 @@ H2HMem paper, spec/baselines.md), loaded offline from the files shipped in the P
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import importlib.util
 import os
 import threading
-from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ._cached import CachingEmbedder
 from ._protocol import l2_normalise
 
 MINILM_DIM = 384
 """all-MiniLM-L6-v2 output dimension (model card)."""
 BATCH_SIZE = 64
-LRU_SIZE = 50_000
-"""Embeddings kept in memory (384 float32 = 1.5 KB each → ~75 MB at most)."""
+"""Texts per forward pass (sentence-transformers sorts a call's texts by length first)."""
 
 _model: Any = None
 _model_lock = threading.Lock()
+_encode_lock = threading.Lock()
+"""One forward pass at a time in the process: two would only fight over the same cores."""
 
 
 def minilm_path() -> Path:
@@ -57,36 +57,26 @@ def _load() -> Any:
         return _model
 
 
-class MiniLMEmbedder:
-    """all-MiniLM-L6-v2 on CPU. Encoding runs in a worker thread (one at a time); results are
-    kept in an in-memory LRU keyed by SHA-256 of the text (the model is deterministic)."""
+class MiniLMEmbedder(CachingEmbedder):
+    """all-MiniLM-L6-v2 on CPU (cache, LRU and batching across callers: :class:`CachingEmbedder`).
+
+    Encoding runs in a worker thread, one model call at a time per process, with torch's
+    intra-op threads set to the CPUs this process may use (:func:`torch_threads`).
+
+    Args:
+        cache / refresh: see :class:`CachingEmbedder` (None = memory only).
+    """
 
     name = "all-MiniLM-L6-v2"
     dim = MINILM_DIM
-
-    def __init__(self) -> None:
-        self._lru: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._lock = threading.Lock()
+    cache_model = "sentence-transformers/all-MiniLM-L6-v2@fp32"
 
     def _encode(self, texts: list[str]) -> np.ndarray:
         model = _load()
-        with self._lock:
+        with _encode_lock:
             out = model.encode(texts, batch_size=BATCH_SIZE, normalize_embeddings=True, convert_to_numpy=True,
                                show_progress_bar=False)
         return l2_normalise(out)
 
-    async def embed(self, texts: list[str]) -> np.ndarray:
-        keys = [hashlib.sha256(t.encode("utf-8")).hexdigest() for t in texts]
-        missing = list(dict.fromkeys(k for k in keys if k not in self._lru))
-        if missing:
-            by_key = dict(zip(keys, texts))
-            vectors = await asyncio.to_thread(self._encode, [by_key[k] for k in missing])
-            for k, v in zip(missing, vectors):
-                self._lru[k] = v
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for i, k in enumerate(keys):
-            out[i] = self._lru[k]
-            self._lru.move_to_end(k)
-        while len(self._lru) > LRU_SIZE:
-            self._lru.popitem(last=False)
-        return out
+    async def _compute(self, texts: list[str]) -> np.ndarray:
+        return await asyncio.to_thread(self._encode, texts)

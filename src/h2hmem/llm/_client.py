@@ -54,7 +54,9 @@ class ModelClient:
     4. ``finish_reason == "length"`` returns the cut text (default ``on_truncation="return"``)
        or raises :class:`OutputTruncatedError` (``"raise"``); only returned replies are cached.
 
-    ``latency_s`` is the wall time of the whole call, retries included.
+    ``latency_s`` is the wall time of the whole call, retries included, less the time spent
+    waiting for a slot (``queue_s``: the concurrency semaphore, or a local model serving
+    another request), so a queue of requests on one local model is not reported as latency.
     """
 
     def __init__(self, spec: str, backend: Backend, *, cache: RequestCache | None = None, concurrency: int = 8,
@@ -129,13 +131,20 @@ class ModelClient:
         n_images = sum(isinstance(p, ImagePart) for m in prepared if not isinstance(m.content, str) for p in m.content)
         description = describe_request(messages, stage, n_images)
 
+        queued = 0.0
+
         async def attempt() -> BackendReply:
+            nonlocal queued
+            t_wait = time.perf_counter()
             async with self._semaphore():
-                return await self.backend.complete(prepared, config, description=description,
-                                                   timeout_s=self.timeout_s)
+                queued += time.perf_counter() - t_wait
+                reply = await self.backend.complete(prepared, config, description=description,
+                                                    timeout_s=self.timeout_s)
+                queued += reply.queue_s
+                return reply
 
         reply = await call_with_retries(attempt, self.retry)
-        latency = time.perf_counter() - start
+        latency = time.perf_counter() - start - queued
         if reply.finish_reason == "length" and self.on_truncation == "raise":
             raise OutputTruncatedError(f"answer hit max_tokens={config.max_tokens}",
                                        RequestInfo(self.spec, None, description))
@@ -153,7 +162,7 @@ class ModelClient:
                 # The reply is paid for: keep it, lose only the cache entry (disk full, I/O error).
                 log.warning("request cache write failed (%s); the reply is used but not cached", e)
         return ChatResult(text=text, model=self.spec, usage=usage, latency_s=latency, cached=False,
-                          finish_reason=reply.finish_reason, images_substituted=substituted)
+                          finish_reason=reply.finish_reason, images_substituted=substituted, queue_s=queued)
 
     async def aclose(self) -> None:
         """Close HTTP connections opened in the running event loop."""
