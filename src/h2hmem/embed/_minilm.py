@@ -54,7 +54,26 @@ def _load() -> Any:
                 pass
 
             _model = SentenceTransformer(str(minilm_path()), device="cpu", local_files_only=True)
+            import torch
+
+            torch.set_num_threads(torch_threads())
         return _model
+
+
+def torch_threads() -> int:
+    """Intra-op threads for the encoder: ``$H2HMEM_TORCH_THREADS`` when set, else the CPUs this
+    process may run on (``os.sched_getaffinity``; ``os.cpu_count`` counts CPUs a container or
+    ``taskset`` does not give us, and more threads than cores only contend)."""
+    env = os.environ.get("H2HMEM_TORCH_THREADS")
+    if env:
+        try:
+            return max(1, int(env))
+        except ValueError:
+            raise ValueError(f"H2HMEM_TORCH_THREADS must be a whole number, got {env!r}") from None
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
 
 
 class MiniLMEmbedder(CachingEmbedder):

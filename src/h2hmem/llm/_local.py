@@ -100,6 +100,19 @@ def _load_llama(path: Path) -> Any:
         return _models[key]
 
 
+PUBLISHED_ANSWER_TOKENS = 1024
+"""The published answer budget (spec/baselines.md), kept for every model that is not embedded."""
+
+
+def demo_answer_tokens(spec: str) -> int:
+    """Answer budget ``h2hmem demo`` gives the model ``spec``: the embedded model's own
+    (:attr:`LocalModel.demo_answer_tokens`), else the published 1,024."""
+    backend, _, name = spec.partition(":")
+    if backend == "local" and name in LOCAL_MODELS:
+        return LOCAL_MODELS[name].demo_answer_tokens
+    return PUBLISHED_ANSWER_TOKENS
+
+
 def local_model_path(name: str) -> Path:
     """The GGUF file of ``local:<name>`` (joined and verified first for a split model).
 
