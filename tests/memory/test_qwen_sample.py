@@ -20,8 +20,9 @@ pytestmark = pytest.mark.slow
 QWEN = "local:qwen2.5-coder-1.5b"
 BUDGET = 96
 """The demo's answer budget for this model (``demo_answer_tokens``)."""
-TURNS = 3
-"""Turns of the session given to A-Mem: 3 analyses + 2 evolutions (~15 s each on 2 busy cores)."""
+TURNS = 2
+"""Turns of the session given to A-Mem: 2 analyses + 1 evolution (JSON-mode calls: ~20 s each on
+2 quiet cores, minutes when other jobs hold them)."""
 
 
 @pytest.fixture(scope="module")
@@ -86,3 +87,18 @@ async def test_writes_valid_amem_notes(qwen, sample_root, tmp_path):
     for note in mem.store.notes:
         assert not note.fallback and len(note.keywords) >= 2 and note.context.strip() and note.tags
         assert all(isinstance(k, str) and k.strip() for k in note.keywords + note.tags)
+
+
+async def test_judges_as_a_local_judge(qwen):
+    from h2hmem.metrics import NOT_COMPARABLE, judge_predictions
+    from h2hmem.run import Prediction
+
+    def pred(i, answer):
+        return Prediction(question_id=f"multi-party/dialogue1/session1/q{i}", split="multi-party", dialogue="dialogue1",
+                          session="session1", task_type="UPR", main_category="Memory Recall", difficulty="easy",
+                          question="What is the name of Alice's cat?", gold="Almond", answer=answer, latency_s=0.0)
+
+    right, wrong = await judge_predictions([pred(0, "Her cat is called Almond."), pred(1, "Alice has no pets.")], qwen)
+    assert right.score is not None and wrong.score is not None, (right.error, wrong.error)
+    assert right.score >= 0.75 and wrong.score <= 0.25 and right.calls == 1  # both items in one session call
+    assert right.label == wrong.label == NOT_COMPARABLE and right.judge_model == QWEN
