@@ -61,7 +61,7 @@ def test_upload_review_and_ranking(client, files, sample_dataset):
     assert entry["scores"]["all"]["coverage"] == pytest.approx((441 - 63) / 441)
     assert set(entry["scores"]) >= {"main:Memory Recall", "sub:UPR", "sub:AR"}
     page = client.get("/")
-    assert "Gold-ish RAG" in page.text and f"{want * 100:.1f}" in page.text
+    assert "Gold-ish RAG" in page.text and f"{want:.3f}" in page.text
     detail = client.get("/entries/1")
     assert detail.status_code == 200 and "<svg" in detail.text and "UPR" in detail.text
     qs = client.get("/api/entries/1/questions").json()["questions"]
@@ -117,15 +117,21 @@ def test_missing_file_and_method_are_reported(client, files):
 
 
 def test_unauthenticated_review_is_refused(client, files):
+    """Without a session every admin route redirects HTML requests to the login page (GET and
+    POST alike, before the form is read) and answers API requests 401; nothing changes."""
     upload(client, files)
     tok = csrf_of(client)
     for action in ("approve", "reject", "withdraw"):
-        r = client.post(f"/admin/entries/1/{action}", data={"csrf_token": tok, "reason": "x"})
-        assert r.status_code == 401 and "Administrators only: log in at /admin/login first." in r.text
-    assert client.get("/admin/entries/1").status_code == 401
-    assert client.get("/admin", follow_redirects=False).headers["location"] == "/admin/login"
+        r = client.post(f"/admin/entries/1/{action}", data={"csrf_token": tok, "reason": "x"}, follow_redirects=False)
+        assert r.status_code == 303 and r.headers["location"] == "/admin/login", action
+    for path in ("/admin", "/admin/entries/1", "/admin/sessions", "/admin/password"):
+        r = client.get(path, follow_redirects=False)
+        assert r.status_code == 303 and r.headers["location"] == "/admin/login", path
+    r = client.get("/api/admin/entries")
+    assert r.status_code == 401 and r.json() == {"detail": "Administrators only: log in first."}
     login(client)
     assert "pending" in client.get("/admin/entries/1").text
+    assert client.get("/api/admin/entries").json()["entries"][0]["status"] == "pending"
 
 
 def test_missing_or_wrong_csrf_token_is_refused(client, files):
