@@ -51,6 +51,21 @@ def expected_f1(dataset: Dataset, preds: list[Prediction]) -> float:
     return total / len(dataset.questions)
 
 
+ADMIN_PW = "correct horse battery"
+
+
+def make_client(tmp_path: Path, sample_root: Path, db_url: str | None = None, **kw):
+    """A TestClient of a fresh service on a SQLite file in ``tmp_path`` with administrator ``admin``."""
+    from fastapi.testclient import TestClient
+
+    from h2hmem.leaderboard import LeaderboardSettings, create_admin, create_app, open_database
+
+    db_url = db_url or f"sqlite:///{tmp_path / 'lb.db'}"
+    with open_database(db_url)() as db:
+        create_admin(db, "admin", ADMIN_PW)
+    return TestClient(create_app(LeaderboardSettings(data_root=sample_root, db_url=db_url, secret="test-secret", **kw)))
+
+
 CSRF = re.compile(r'name="csrf_token" value="([^"]+)"')
 
 

@@ -5,29 +5,11 @@ from __future__ import annotations
 import csv
 import io
 import json
-from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
 
-from h2hmem.leaderboard import LeaderboardSettings, create_admin, create_app, export_submission, open_database
-
-from lb_helpers import csrf_of, expected_f1, login, mixed_predictions, upload, write_run
-
-ADMIN_PW = "correct horse battery"
-
-
-@pytest.fixture
-def files(tmp_path, sample_dataset) -> list[Path]:
-    return export_submission(write_run(tmp_path / "run", mixed_predictions(sample_dataset)))
-
-
-def make_client(tmp_path: Path, sample_root: Path, db_url: str | None = None, **kw) -> TestClient:
-    db_url = db_url or f"sqlite:///{tmp_path / 'lb.db'}"
-    with open_database(db_url)() as db:
-        create_admin(db, "admin", ADMIN_PW)
-    return TestClient(create_app(LeaderboardSettings(data_root=sample_root, db_url=db_url, secret="test-secret", **kw)))
-
+from lb_helpers import ADMIN_PW, csrf_of, expected_f1, login, make_client, mixed_predictions, upload
 
 @pytest.fixture
 def client(tmp_path, sample_root) -> TestClient:

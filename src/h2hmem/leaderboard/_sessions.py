@@ -92,6 +92,18 @@ def revoke_admin_sessions(db: Session, admin_id: int, why: str) -> int:
     return n
 
 
+def revoke_sessions_of(db: Session, username: str, why: str) -> int:
+    """End every session of the administrator named ``username``; returns how many were open.
+
+    Raises:
+        LookupError: no administrator of that name.
+    """
+    admin = db.scalar(select(Admin).where(Admin.username == username))
+    if admin is None:
+        raise LookupError(f"no administrator {username!r}")
+    return revoke_admin_sessions(db, admin.id, why)
+
+
 def list_sessions(db: Session, username: str | None = None) -> list[AdminSession]:
     """Sessions (newest first) with their admin loaded, optionally of one administrator."""
     q = select(AdminSession).options(selectinload(AdminSession.admin)).order_by(AdminSession.id.desc())
