@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 from ..data import SPLITS, TaskType
 from ._scoring import GROUP_ORDER, METRICS, group_label
 from ._store import public_entries, public_entry
-from ._views import INFO_COLUMNS, METRIC_LABELS, entry_public, questions_csv, ranking, ranking_columns, ranking_csv, subtype_chart
+from ._views import INFO_COLUMNS, METRIC_LABELS, column_titles, entry_public, questions_csv, ranking, ranking_columns, ranking_csv, subtype_chart
 from ._web import PageError, get_db, render
 
 router = APIRouter()
@@ -32,7 +32,7 @@ def ranking_page(request: Request, metric: str = "f1", sort: str = "all", dir: s
     except ValueError as e:
         raise PageError(400, str(e)) from None
     return render(request, "index.html", rows=rows, metric=metric, metric_labels=METRIC_LABELS, sort=sort, dir=dir,
-                  columns=ranking_columns(), info_columns=INFO_COLUMNS)
+                  columns=ranking_columns(), info_columns=INFO_COLUMNS, column_titles=column_titles())
 
 
 @router.get("/entries/{entry_id}", response_class=HTMLResponse)

@@ -24,6 +24,21 @@ def ranking_columns() -> list[tuple[str, str]]:
     return [("macro", "Macro"), *((g, group_label(g)) for g in GROUP_ORDER), ("coverage", "Coverage")]
 
 
+def column_titles() -> dict[str, str]:
+    """A description of each score column of :func:`ranking_columns` (header tooltips)."""
+    titles = {"macro": "Macro: mean of the nine sub-type means", "all": "All questions (micro average)",
+              "coverage": "Coverage: share of questions answered"}
+    for g in GROUP_ORDER:
+        kind, _, name = g.partition(":")
+        if kind == "split":
+            titles[g] = f"{name.capitalize()} split"
+        elif kind == "main":
+            titles[g] = name
+        elif kind == "sub":
+            titles[g] = f"{name}: {next(t.value for t in TaskType if t.abbr == name)}"
+    return titles
+
+
 def entry_public(e: Entry) -> dict[str, Any]:
     """The public JSON of an entry (metadata and aggregated scores; no review details)."""
     return {
