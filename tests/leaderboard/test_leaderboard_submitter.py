@@ -8,7 +8,6 @@ import sqlite3
 import threading
 import time
 
-import pytest
 from sqlalchemy import inspect
 
 from h2hmem.leaderboard import UploadedFile, check_submission, predictions_hash, score_submission
@@ -184,3 +183,17 @@ def test_a_database_of_the_previous_version_is_upgraded(tmp_path, sample_root, f
     assert _state(client, status_path(r.text))["state"] == "scored"
     login(client)
     assert "Old method" in client.get("/admin?status=all").text
+
+
+def test_a_scoring_failure_is_shown_not_raised(tmp_path, sample_root, files):
+    def broken(report, dataset):
+        raise RuntimeError("tokenizer data missing")
+
+    client = make_client(tmp_path, sample_root, scorer=broken)
+    path = status_path(upload(client, files).text)
+    s = _state(client, path)
+    assert s["state"] == "failed" and s["scores"] is None
+    assert "scoring failed: an administrator will look at it" in client.get(path).text
+    login(client)
+    page = client.get("/admin/entries/1").text
+    assert "RuntimeError: tokenizer data missing" in page and 'id="approve"' not in page

@@ -10,7 +10,6 @@ Entries still ``queued``/``running`` when the server stopped are queued again at
 from __future__ import annotations
 
 import asyncio
-import logging
 from typing import Callable
 
 from pydantic import BaseModel
@@ -22,9 +21,7 @@ from ..llm import ChatModel
 from ..run import Prediction
 from ._db import Entry
 from ._store import refresh_summary
-from ._worker import EntryQueue
-
-log = logging.getLogger(__name__)
+from ._worker import EntryQueue, record_failure
 
 
 class JudgeVerdict(BaseModel):
@@ -71,9 +68,6 @@ def _prediction(q: Question, answer: str) -> Prediction:
         main_category=q.main_category.value, difficulty=q.difficulty, question=q.text,
         question_images=[i.key for i in q.images], gold=q.gold, answer=answer,
     )
-
-
-MAX_JUDGE_ERROR_CHARS = 2000
 
 
 class JudgeWorker(EntryQueue):
@@ -138,10 +132,6 @@ class JudgeWorker(EntryQueue):
                         qs.judge_score, qs.judge_reasoning = v.score, v.reasoning
                 refresh_summary(entry)
                 entry.judge_status = "done"
+                db.commit()
             except Exception as e:  # noqa: BLE001 - any judge failure is recorded on the entry, shown to admins
-                log.exception("judge failed for entry %s", entry_id)
-                db.rollback()
-                entry = db.get(Entry, entry_id)
-                entry.judge_status = "failed"
-                entry.judge_error = f"{type(e).__name__}: {e}"[:MAX_JUDGE_ERROR_CHARS]
-            db.commit()
+                record_failure(db, entry_id, e, "judge_status", "judge_error", "judge")

@@ -29,9 +29,8 @@ def too_large_message(limit: int) -> str:
 def _contains(exc: BaseException, kind: type[BaseException]) -> bool:
     if isinstance(exc, kind):
         return True
-    if isinstance(exc, BaseExceptionGroup):
-        return any(_contains(e, kind) for e in exc.exceptions)
-    return False
+    inner = getattr(exc, "exceptions", None)  # an exception group (Python 3.11, or the 3.10 backport)
+    return isinstance(inner, (list, tuple)) and any(_contains(e, kind) for e in inner if isinstance(e, BaseException))
 
 
 class BodyLimit:

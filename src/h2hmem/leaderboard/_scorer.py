@@ -8,7 +8,6 @@ by a stopped server are queued again at start-up.
 
 from __future__ import annotations
 
-import logging
 from typing import Callable
 
 from sqlalchemy import select
@@ -20,12 +19,9 @@ from ._format import MAX_ROWS
 from ._scoring import QuestionResult, score_submission, summarise
 from ._store import stored_files
 from ._validate import SubmissionReport, check_submission
-from ._worker import EntryQueue
-
-log = logging.getLogger(__name__)
+from ._worker import EntryQueue, record_failure
 
 ScoreFn = Callable[[SubmissionReport, Dataset], list[QuestionResult]]
-MAX_SCORE_ERROR_CHARS = 2000
 
 
 class ScoreWorker(EntryQueue):
@@ -64,10 +60,6 @@ class ScoreWorker(EntryQueue):
                 entry.questions = [QuestionScore(**r.model_dump()) for r in results]
                 entry.summary = summarise(results)
                 entry.score_status, entry.score_error = "scored", ""
+                db.commit()
             except Exception as e:  # noqa: BLE001 - recorded on the entry and shown to admins
-                log.exception("scoring failed for entry %s", entry_id)
-                db.rollback()
-                entry = db.get(Entry, entry_id)
-                entry.score_status = "failed"
-                entry.score_error = f"{type(e).__name__}: {e}"[:MAX_SCORE_ERROR_CHARS]
-            db.commit()
+                record_failure(db, entry_id, e, "score_status", "score_error", "scoring")

@@ -6,7 +6,25 @@ import logging
 import queue
 import threading
 
+from sqlalchemy.orm import Session
+
+from ._db import Entry
+
 log = logging.getLogger(__name__)
+MAX_ERROR_CHARS = 2000
+"""Longest error text kept on an entry."""
+
+
+def record_failure(db: Session, entry_id: int, exc: Exception, state_field: str, error_field: str, what: str) -> None:
+    """Undo the failed work and mark the entry: ``state_field = "failed"``, ``error_field`` = the
+    error's type and message (shown to administrators); the traceback goes to the log. Commits."""
+    log.exception("%s failed for entry %s", what, entry_id)
+    db.rollback()
+    entry = db.get(Entry, entry_id)
+    if entry is not None:
+        setattr(entry, state_field, "failed")
+        setattr(entry, error_field, f"{type(exc).__name__}: {exc}"[:MAX_ERROR_CHARS])
+    db.commit()
 
 
 class EntryQueue:
