@@ -247,3 +247,18 @@ def test_unexpected_errors_are_a_page_not_a_traceback(client, monkeypatch):
     r = c.get("/api/entries")
     assert r.status_code == 500 and r.json() == {"detail": "Internal error: the request could not be completed "
                                                            "(it is logged on the server)."}
+
+
+def test_page_modules_do_not_import_the_app_module():
+    """No import cycle: the route modules and ``_web`` import shared helpers from ``_web``, never ``_app``."""
+    import ast
+    from pathlib import Path
+
+    import h2hmem.leaderboard as lb
+
+    pkg = Path(lb.__file__).parent
+    for name in ("_web", "_public", "_submit", "_admin", "_accounts", "_middleware", "_sessions"):
+        tree = ast.parse((pkg / f"{name}.py").read_text())
+        imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+        imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
+        assert "_app" not in imported, name
