@@ -24,6 +24,8 @@ KEEP_ENDED = dt.timedelta(days=7)
 
 @dataclass(frozen=True)
 class SessionPolicy:
+    """When sessions end on their own: ``idle`` after the last request, ``absolute`` after login."""
+
     idle: dt.timedelta = dt.timedelta(minutes=30)
     absolute: dt.timedelta = dt.timedelta(hours=8)
 
@@ -38,6 +40,7 @@ class AdminIdentity:
 
 
 def token_hash(token: str) -> str:
+    """The hex SHA-256 stored for a session token."""
     return hashlib.sha256(token.encode()).hexdigest()
 
 
@@ -113,6 +116,7 @@ def list_sessions(db: Session, username: str | None = None) -> list[AdminSession
 
 
 def list_admins(db: Session) -> list[Admin]:
+    """Every administrator, by name."""
     return list(db.scalars(select(Admin).order_by(Admin.username)))
 
 

@@ -76,6 +76,7 @@ def predictions_hash(report: SubmissionReport) -> str:
 
 
 def receipt_hash(token: str) -> str:
+    """The hex SHA-256 stored for a submitter's status token."""
     return hashlib.sha256(token.encode()).hexdigest()
 
 
@@ -122,6 +123,7 @@ def submitter_state(entry: Entry) -> str:
 
 
 def stored_files(entry: Entry) -> list[UploadedFile]:
+    """The entry's uploaded files as :class:`UploadedFile` (for re-validation and scoring)."""
     return [UploadedFile(name=f.name, content=f.content, split=f.split) for f in entry.files]
 
 

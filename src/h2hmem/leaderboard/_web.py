@@ -29,10 +29,12 @@ _UNSET = object()
 
 
 def is_api(path: str) -> bool:
+    """Paths answered in JSON (errors included)."""
     return path.startswith("/api/")
 
 
 def policy_of(settings: Any) -> SessionPolicy:
+    """The session timeouts of :class:`LeaderboardSettings` ``settings``."""
     return SessionPolicy(idle=dt.timedelta(minutes=settings.session_idle_minutes),
                          absolute=dt.timedelta(hours=settings.session_hours))
 
