@@ -130,3 +130,17 @@ async def test_minilm_from_cache_equals_fresh_compute(tmp_path):
     assert (await warm.embed(texts)).tobytes() == v.tobytes() and warm.stats.cache_hits == 2
     fresh = load_embedder("minilm")  # no persistent cache: computed again
     np.testing.assert_allclose(await fresh.embed(texts), v, atol=1e-6)
+
+
+def test_torch_threads_follow_the_cpus_we_may_use(monkeypatch):
+    import os
+
+    from h2hmem.embed._minilm import torch_threads
+
+    monkeypatch.delenv("H2HMEM_TORCH_THREADS", raising=False)
+    assert torch_threads() == len(os.sched_getaffinity(0))
+    monkeypatch.setenv("H2HMEM_TORCH_THREADS", "3")
+    assert torch_threads() == 3
+    monkeypatch.setenv("H2HMEM_TORCH_THREADS", "many")
+    with pytest.raises(ValueError, match="H2HMEM_TORCH_THREADS"):
+        torch_threads()
