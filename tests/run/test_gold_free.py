@@ -162,3 +162,13 @@ def test_resolved_arguments_and_summed_stats():
     assert resolved_arguments(NaiveRAGMemory, {"top_k": 8}) == {"top_k": 8, "min_similarity": 0.1}
     assert summed_stats({"d1": {"analysis_failures": 2, "ok": True}, "d2": {"analysis_failures": 1}}) == \
         {"analysis_failures": 3}
+
+
+def test_view_copies_and_pickles(synth, tmp_path):
+    import copy
+    import pickle
+
+    q = next(q for q in load_dataset(synth).questions if q.images)
+    v = question_view(q, image_dir=tmp_path / "img", fields=("home_session",))
+    assert copy.deepcopy(v) == v == pickle.loads(pickle.dumps(v))
+    assert pickle.loads(pickle.dumps(v)).home_session == q.session

@@ -65,6 +65,6 @@ def image_part(ref: ImageRef | QuestionImage, captions: CaptionLookup | None = N
 
 
 def _caption(ref: ImageRef | QuestionImage, captions: CaptionLookup | None) -> str | None:
-    if captions is not None:
-        return captions(ref)  # type: ignore[arg-type]
-    return ref.caption if isinstance(ref, QuestionImage) else None
+    if isinstance(ref, QuestionImage):  # looked up (and counted) when the view was built
+        return ref.caption
+    return captions(ref) if captions is not None else None

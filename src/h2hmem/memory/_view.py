@@ -26,10 +26,9 @@ import os
 import secrets
 import shutil
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any
 
 from ..data import ImageRef, MainCategory, Question, TaskType
@@ -104,8 +103,9 @@ class QuestionView:
     images: tuple[QuestionImage, ...] = ()
     dialogue_id: str = ""
     """``"dyadic/dialogue5"``: the dialogue whose memory is asked."""
-    granted: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}), repr=False)
-    """Extra facts granted to this method through ``question_fields`` (usually empty)."""
+    granted: tuple[tuple[str, Any], ...] = field(default=(), repr=False)
+    """Extra facts granted to this method through ``question_fields``, as ``(name, value)`` pairs
+    (usually none); read them as attributes (``question.home_session``)."""
 
     @property
     def main_category(self) -> MainCategory:
@@ -113,7 +113,7 @@ class QuestionView:
         return self.task_type.main_category
 
     def __getattr__(self, name: str) -> Any:
-        granted = self.__dict__.get("granted") or {}
+        granted = dict(self.__dict__.get("granted") or ())
         if name in granted:
             return granted[name]
         if name in WITHHELD:
@@ -188,6 +188,6 @@ def question_view(question: Question, captions: Callable[[Any], str | None] | No
     check_fields(fields, "question_fields")
     folder = image_dir if image_dir is not None else default_image_dir()
     images = tuple(question_image(ref, captions, folder) for ref in question.images)
-    granted = MappingProxyType({f: GRANTABLE[f](question) for f in fields})
+    granted = tuple((f, GRANTABLE[f](question)) for f in fields)
     return QuestionView(key=key or new_key(), text=question.text, task_type=question.task_type, images=images,
                         dialogue_id=dialogue_id or f"{question.split}/{question.dialogue}", granted=granted)

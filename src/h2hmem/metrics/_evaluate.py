@@ -124,7 +124,7 @@ def _drop_changed_judgments(preds: list[Prediction], path: Path) -> dict[str, An
     """Without a judge call: drop the judgments of ``path`` whose prediction changed (file rewritten)
     and return the stale note when some predictions are left without a current judgment."""
     by_id = {p.question_id: p for p in preds}
-    records = [JudgeRecord.model_validate(r) for r in _read_jsonl(path)]
+    records = _judge_records(path)
     kept = {r.question_id: r for r in records if r.question_id in by_id and _current(r, by_id[r.question_id])}
     if len(kept) != len(records):
         _write_jsonl(path, [kept[p.question_id].model_dump(mode="json") for p in preds if p.question_id in kept])
@@ -137,15 +137,21 @@ def _drop_changed_judgments(preds: list[Prediction], path: Path) -> dict[str, An
                       "`h2hmem evaluate RUN --metrics judge`"}
 
 
+def _judge_records(path: Path) -> list[JudgeRecord]:
+    out = []
+    for i, r in enumerate(_read_jsonl(path)):
+        try:
+            out.append(JudgeRecord.model_validate(r))
+        except ValueError as e:
+            raise ValueError(f"{path}: record {i + 1} is not a judge record ({e})") from None
+    return out
+
+
 def _load_judged(path: Path, spec: str, mode: str, refresh: bool) -> dict[str, JudgeRecord]:
     if refresh or not path.is_file():
         return {}
     old = {}
-    for i, r in enumerate(_read_jsonl(path)):
-        try:
-            rec = JudgeRecord.model_validate(r)
-        except ValueError as e:
-            raise ValueError(f"{path}: record {i + 1} is not a judge record ({e})") from None
+    for rec in _judge_records(path):
         if rec.judge_model != spec:
             raise ValueError(f"{path} holds judgments by {rec.judge_model!r}, not {spec!r}; "
                              "re-judge everything with refresh (CLI: --refresh-judge) or use another run copy")
