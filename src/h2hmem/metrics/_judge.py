@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 from ..llm._errors import ModelError
 from ..llm._types import ChatModel, GenerationConfig, Message
-from ..run._records import Prediction, QuestionKey
+from ..run._records import Prediction, QuestionKey, prediction_hash
 
 JUDGE_LEVELS: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 1.0)
 """The five scores of the rubric (spec §2)."""
@@ -81,6 +81,9 @@ class JudgeRecord(QuestionKey):
     """:data:`NOT_COMPARABLE` for a ``local:`` judge."""
     input_hash: str
     """SHA-256 of (question, gold, answer): a cached judgment is reused only for the same inputs."""
+    prediction_hash: str | None = None
+    """:func:`~h2hmem.run.prediction_hash` of the prediction judged (None in files written before it
+    existed): a judgment whose prediction changed since is dropped, never reported as current."""
 
     @property
     def judged(self) -> bool:
@@ -201,7 +204,8 @@ class _Judge:
 
     def _emit(self, p: Prediction, **fields: Any) -> None:
         rec = JudgeRecord(
-            **p.model_dump(include=set(QuestionKey.model_fields)), judge_model=self.model.spec, mode=self.mode, label=self.label, input_hash=input_hash(p), **fields)
+            **p.model_dump(include=set(QuestionKey.model_fields)), judge_model=self.model.spec, mode=self.mode, label=self.label, input_hash=input_hash(p),
+            prediction_hash=prediction_hash(p), **fields)
         self.records[p.question_id] = rec
         if self.on_record is not None:
             self.on_record(rec)
