@@ -29,6 +29,8 @@ from ..llm._types import ChatModel, GenerationConfig, Usage
 from ..memory import Answer, MemoryContext, check_params, prompt_hash, resolve_method
 from ._config import RunConfig
 from ._records import Prediction
+from ._selection import Selection
+from ._spend import BudgetExhausted, guard_models
 from ._store import RunStore, command_line, dataset_fingerprint, now_iso
 
 
@@ -53,6 +55,8 @@ class RunSummary(BaseModel):
     failed_questions: dict[str, str] = {}
     """``question_id → error`` of those questions (dataset order): redo them with ``retry_failed``."""
     usage: dict[str, Usage]
+    stopped: str | None = None
+    """Why this invocation stopped before answering every question (``--max-cost``); None otherwise."""
 
 
 def run_benchmark(config: RunConfig, *, chat_model: ChatModel | None = None, build_model: ChatModel | None = None,
@@ -90,9 +94,16 @@ def _loop_running() -> bool:
     return True
 
 
-def select_questions(ds: Dataset, limit: int | None) -> list[Question]:
-    """Questions in dataset order (dialogue, session number, index), the first ``limit`` when set."""
+def select_questions(ds: Dataset, limit: int | None, selection: Selection | None = None) -> list[Question]:
+    """Questions in dataset order (dialogue, session number, index), narrowed by ``selection``
+    (filters, then the stratified sample), then the first ``limit`` when set.
+
+    Raises:
+        SelectionError: the selection names question ids or dialogues the dataset lacks.
+    """
     qs = [q for d in ds.dialogues for q in sorted(d.questions, key=lambda q: (_session_number(q.session), q.index))]
+    if selection is not None:
+        qs = selection.apply(qs)
     return qs[:limit] if limit else qs
 
 
@@ -126,7 +137,7 @@ async def arun_benchmark(config: RunConfig, *, chat_model: ChatModel | None = No
 async def _run_locked(config: RunConfig, method_cls: Any, ds: Dataset, store: RunStore, *,
                       chat_model: ChatModel | None, build_model: ChatModel | None, embedder: Any,
                       progress: bool) -> RunSummary:
-    questions = select_questions(ds, config.limit)
+    questions = select_questions(ds, config.limit, config.selection)
     manifest = _open_manifest(store, config, ds)
     torn = store.repair()
     if torn:
@@ -137,6 +148,7 @@ async def _run_locked(config: RunConfig, method_cls: Any, ds: Dataset, store: Ru
 
     chat = chat_model or _load_chat(config, config.model)
     builder = build_model or (_load_chat(config, config.build_model) if config.build_model else None)
+    budget, (chat, builder) = guard_models(config.max_cost_usd, config.prices, chat, builder)
     embed_factory = _shared(lambda: embedder if embedder is not None else _load_embedder(config))
     captions = _caption_lookup(config)
     answer_config = GenerationConfig(temperature=config.answer_temperature, max_tokens=config.answer_max_tokens)
@@ -186,7 +198,12 @@ async def _run_locked(config: RunConfig, method_cls: Any, ds: Dataset, store: Ru
     store.open()
     state.start(total=len(pending), progress=progress, label=f"{config.method} · {config.split}")
     try:
-        await asyncio.gather(*(run_dialogue(d) for d in dialogues))
+        # return_exceptions: a budget stop in one dialogue lets the others finish their calls in flight
+        # (every later call is refused at once), so nothing is written after the store is closed
+        outcomes = await asyncio.gather(*(run_dialogue(d) for d in dialogues), return_exceptions=True)
+        for outcome in outcomes:
+            if isinstance(outcome, BaseException) and not isinstance(outcome, BudgetExhausted):
+                raise outcome
     finally:
         state.stop()
         store.close()
@@ -208,9 +225,13 @@ async def _run_locked(config: RunConfig, method_cls: Any, ds: Dataset, store: Ru
             "timing": _add_timing(manifest.get("timing", {}), state),
             "failed_questions": failed_questions,
         })
+        if budget is not None:
+            manifest.setdefault("budget", []).append({"at": now_iso(), "max_cost_usd": budget.limit_usd,
+                                                      "spent_usd": round(budget.spent_usd, 6), "stopped": budget.refused})
         store.write_manifest(manifest)
     return RunSummary(run_dir=store.dir, questions=len(questions), answered_now=state.done, skipped=skipped,
-                      failed=failed, failed_questions=failed_questions, usage=usage)
+                      failed=failed, failed_questions=failed_questions, usage=usage,
+                      stopped=budget.refused if budget is not None else None)
 
 
 async def _drive(d: Dialogue, memory: Any, qs: list[Question], protocol: str, sem: asyncio.Semaphore,
@@ -219,7 +240,10 @@ async def _drive(d: Dialogue, memory: Any, qs: list[Question], protocol: str, se
         async def one(q: Question) -> None:
             async with sem:
                 state.record(await _answer(memory, q, state.method))
-        await asyncio.gather(*(one(q) for q in batch))
+        # wait for every question before passing on a budget stop, so no paid answer goes unrecorded
+        for outcome in await asyncio.gather(*(one(q) for q in batch), return_exceptions=True):
+            if isinstance(outcome, BaseException):
+                raise outcome
 
     by_session: dict[str, list[Question]] = defaultdict(list)
     for q in qs:
@@ -376,7 +400,8 @@ def _load_chat(config: RunConfig, spec: str) -> ChatModel:
         from ..llm import default_cache_path
         cache = config.cache_path or default_cache_path()
     return load_chat_model(spec, base_url=config.base_url, cache=cache, concurrency=config.concurrency,
-                           timeout_s=config.timeout_s, max_retries=config.max_retries, refresh=config.refresh_cache)
+                           timeout_s=config.timeout_s, max_retries=config.max_retries, refresh=config.refresh_cache,
+                           prices=config.prices or None)
 
 
 def _load_embedder(config: RunConfig) -> Any:
