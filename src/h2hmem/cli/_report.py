@@ -92,5 +92,5 @@ def report_cmd(
             if row["group"] == "overall":
                 ci = row.get("diff_ci") or [float("nan")] * 2
                 console.print(f"{row['pair']}: difference {row['diff']:+.3f} [{ci[0]:+.3f}, {ci[1]:+.3f}], "
-                              f"p = {row['p']:.3g} (n = {row['n']})", highlight=False, markup=False)
+                              f"p = {row['p']:.3g} (n = {row['n']})", highlight=False, markup=False, soft_wrap=True)
     console.print(f"Report written to {paths.out_dir}/ (report.md, report.html, summary.json, figures/)")

@@ -114,7 +114,7 @@ def paired_figure(table: ReportTable, metric_name: str, path: Path) -> Path | No
         return None
     pairs = list(dict.fromkeys(r["pair"] for r in rows))
     with plt.rc_context(STYLE):
-        fig, ax = plt.subplots(figsize=(7.5, 0.9 + 0.32 * len(rows)))
+        fig, ax = plt.subplots(figsize=(10, 0.9 + 0.32 * len(rows)))
         labels = []
         for y, r in enumerate(reversed(rows)):
             colour = OKABE_ITO[pairs.index(r["pair"]) % len(OKABE_ITO)]
@@ -125,11 +125,12 @@ def paired_figure(table: ReportTable, metric_name: str, path: Path) -> Path | No
             else:
                 ax.plot(r["diff"], y, "o", color=colour, markersize=4)
             stars = "" if r.get("p") is None else f"  p={r['p']:.3g}"
-            labels.append(f"{r['pair']} · {r['group']}{stars}" if len(pairs) > 1 else f"{r['group']}{stars}")
+            pair = r["pair"] if len(r["pair"]) <= 60 else r["pair"][:57] + "…"
+            labels.append(f"{pair} · {r['group']}{stars}" if len(pairs) > 1 else f"{r['group']}{stars}")
         ax.axvline(0.0, color="#555555", linewidth=0.8)
         ax.set_yticks(range(len(rows)), labels)
         ax.grid(axis="x", color="#dddddd", linewidth=0.6)
         ax.grid(axis="y", visible=False)
         ax.set_xlabel(f"difference in {metric_name} (B − A), 95% paired bootstrap CI")
-        ax.set_title(pairs[0] if len(pairs) == 1 else "Paired differences")
+        ax.set_title(pairs[0][:90] if len(pairs) == 1 else "Paired differences")
         return _save(fig, path, 0)

@@ -29,6 +29,7 @@ from ..llm._types import ChatModel, GenerationConfig, Usage
 from ..memory import Answer, MemoryContext, check_params, prompt_hash, resolve_method
 from ._config import RunConfig
 from ._records import Prediction
+from ._progress import DialogueBars
 from ._selection import Selection
 from ._spend import BudgetExhausted, guard_models
 from ._store import RunStore, command_line, dataset_fingerprint, now_iso
@@ -165,7 +166,9 @@ async def _run_locked(config: RunConfig, method_cls: Any, ds: Dataset, store: Ru
     descriptions: dict[str, Any] = {}
 
     def build(d: Dialogue) -> Any:
-        ctx = MemoryContext(dialogue_id=d.id, chat=chat, build_chat=builder, captions=captions(d.split, d.name),
+        state.bars.expect(d.id, sum(len(s.turns) for s in d.sessions))
+        ctx = MemoryContext(dialogue_id=d.id, chat=state.bars.wrap(chat, d.id), build_chat=state.bars.wrap(builder, d.id),
+                            captions=captions(d.split, d.name),
                             state_dir=store.dir / "state" / d.split / d.name,
                             embedder_factory=embed_factory, answer_config=answer_config)
         memory = method_cls(ctx, **config.method_params)
@@ -253,6 +256,7 @@ async def _drive(d: Dialogue, memory: Any, qs: list[Question], protocol: str, se
             t0 = time.perf_counter()
             await memory.observe(s)
             state.observed(time.perf_counter() - t0, absent=s.absent)
+            state.bars.session_done(d.id, len(s.turns))
             if protocol == "online" and by_session.get(s.name):
                 await ask(by_session.pop(s.name))
     except Exception as e:
@@ -260,6 +264,8 @@ async def _drive(d: Dialogue, memory: Any, qs: list[Question], protocol: str, se
         for q in (q for batch in by_session.values() for q in batch):
             state.record(_failed(q, state.method, err))
         return
+    finally:
+        state.bars.built(d.id)
     await ask([q for batch in by_session.values() for q in batch])
 
 
@@ -311,6 +317,7 @@ class _RunState:
         self._captions_missing: dict[str, int] = {}
         self._progress: Progress | None = None
         self._task: Any = None
+        self.bars = DialogueBars()
 
     def start(self, total: int, progress: bool, label: str) -> None:
         if not progress:
@@ -318,6 +325,7 @@ class _RunState:
         self._progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                                   TextColumn("{task.fields[info]}"), TimeElapsedColumn(), TimeRemainingColumn())
         self._task = self._progress.add_task(label, total=total, info="")
+        self.bars.attach(self._progress)
         self._progress.start()
 
     def record(self, pred: Prediction) -> None:
