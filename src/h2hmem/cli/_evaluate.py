@@ -91,7 +91,7 @@ def evaluate_cmd(
         console.print(f"[bold yellow]Judge scores are {summary['label']}[/] (judge {judge_model}).")
     console.print(f"Scores written to {run_dir / 'scores'}/ (summary.json, "
                   + ", ".join(f"{m}.jsonl" for m in summary["metrics"]) + ")")
-    unfinished = _unfinished(run_dir, summary["run"]["n_predictions"])
+    unfinished = None if summary.get("selection") else _unfinished(run_dir, summary["run"]["n_predictions"])
     if unfinished:
         err_console.print(f"[yellow]warning:[/] {unfinished}", highlight=False, soft_wrap=True)
 

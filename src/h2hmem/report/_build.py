@@ -58,10 +58,12 @@ def default_out_dir(runs: Sequence[RunResult]) -> Path:
 
 
 def _question_set(run: RunResult) -> str:
-    """What decides which questions a run answered: dataset fingerprint, split and ``--limit``."""
+    """What decides which questions a run answered: dataset fingerprint, split, selection and ``--limit``."""
     m = run.manifest
     limit = (m.get("config") or {}).get("limit")
+    chosen = (m.get("identity") or {}).get("selection")
     return (f"dataset {str(m.get('dataset_fingerprint') or '?')[:12]}, split {m.get('split') or '?'}, "
+            + (f"selection {json.dumps(chosen, sort_keys=True)}, " if chosen else "")
             + (f"first {limit} questions" if limit else "all questions"))
 
 
