@@ -86,3 +86,22 @@ def test_max_cost_stops_then_resumes_without_losing_or_repeating(synth, tmp_path
         lines = (cfg.run_dir / "predictions.jsonl").read_text().splitlines()
         ids = [json.loads(x)["question_id"] for x in lines]
         assert len(ids) == 60 == len(set(ids)) and server.calls == 60
+
+
+def test_caption_stage_counts_one_call_per_uncaptioned_image(synth, tmp_path):
+    from h2hmem.caption._run import dataset_images
+    from h2hmem.caption._settings import CaptionSettings
+    from h2hmem.llm._tokens import count_tokens
+
+    with MockOpenAIServer() as server:
+        cfg = _cfg(synth, tmp_path, server, selection=Selection(dialogues=["dyadic/1"]))
+        est = estimate_run(cfg, embedder=HashEmbedder(), caption_model="openai:gpt-4o")
+        assert server.calls == 0
+    _, images = dataset_images(synth)
+    n = sum(1 for iid, ref in images.items() if ref.path is not None and (iid.split, iid.dialogue) == ("dyadic", "dialogue1"))
+    cap = est.stages["caption"]
+    assert n > 0 and cap.calls == n and cap.model == "gpt-4o"
+    # each: the prompt (gpt-4o counts with o200k) + one image at 765 tokens; 3 + 3 chat-format tokens
+    assert cap.prompt_tokens == n * (count_tokens(CaptionSettings().rendered_prompt, "o200k_base") + 765)
+    assert cap.format_tokens == n * 6
+    assert cap.cost_usd == pytest.approx(((cap.prompt_tokens + cap.format_tokens) * 2.50 + cap.completion_tokens * 10.0) / 1e6)

@@ -90,6 +90,9 @@ def run_cmd(
                                                                              "invocation's model calls would cost more than USD."),
     price: Optional[list[str]] = typer.Option(None, "--price", help="MODEL=IN/OUT: USD per million input/output "
                                                                     "tokens of a model not in the built-in table; repeatable."),
+    caption_model: Optional[str] = typer.Option(None, "--caption-model", help="With --dry-run: also count the calls "
+                                                                              "`h2hmem caption --model MODEL` would make "
+                                                                              "for images without a caption."),
     concurrency: int = typer.Option(8, help="Model calls / questions in flight."),
     captions_dir: Optional[Path] = typer.Option(None, help="Folder of captions written by `h2hmem caption --captions-dir`."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the request cache."),
@@ -128,7 +131,7 @@ def run_cmd(
     except ValueError as e:
         raise fail(str(e))
     if dry_run:
-        _dry_run(config, quiet)
+        _dry_run(config, quiet, caption_model)
         return
     console.print(f"run [bold]{config.resolved_run_id}[/] → {config.run_dir}")
     restore = _stop_on_sigterm()
@@ -190,14 +193,14 @@ def parse_prices(items: list[str]) -> dict[str, tuple[float, float]]:
     return out
 
 
-def _dry_run(config: Any, quiet: bool) -> None:
+def _dry_run(config: Any, quiet: bool, caption_model: str | None = None) -> None:
     from ..data import DatasetError
     from ..memory import UnknownMethodError
     from ..run import estimate_run
     from ._cost import print_estimate
 
     try:
-        estimate = estimate_run(config, progress=not quiet)
+        estimate = estimate_run(config, progress=not quiet, caption_model=caption_model)
     except (DatasetError, UnknownMethodError, FileNotFoundError, ValueError) as e:
         raise fail(str(e))
     print_estimate(estimate, f"dry run of {config.resolved_run_id} (nothing was sent)")

@@ -195,18 +195,23 @@ def collect(estimate: CostEstimate, *models: CountingChat | None) -> None:
             estimate.unpriced.append(model_name(m.client))
 
 
-def estimate_run(config: RunConfig, *, embedder: Any = None, progress: bool = False) -> CostEstimate:
+def estimate_run(config: RunConfig, *, embedder: Any = None, progress: bool = False,
+                 caption_model: str | None = None) -> CostEstimate:
     """Dry run of ``config``: counts per stage, nothing sent, nothing written to ``config.run_dir``
     or the request cache (sync entry point; see the module docstring for what is exact).
+
+    ``caption_model``: also count the caption calls that model would make for the selected
+    dialogues' images without a caption (stage ``"caption"``).
 
     Raises: as :func:`~h2hmem.run.run_benchmark` for a bad dataset, method or selection.
     """
     import asyncio
 
-    return asyncio.run(aestimate_run(config, embedder=embedder, progress=progress))
+    return asyncio.run(aestimate_run(config, embedder=embedder, progress=progress, caption_model=caption_model))
 
 
-async def aestimate_run(config: RunConfig, *, embedder: Any = None, progress: bool = False) -> CostEstimate:
+async def aestimate_run(config: RunConfig, *, embedder: Any = None, progress: bool = False,
+                        caption_model: str | None = None) -> CostEstimate:
     """Async form of :func:`estimate_run`."""
     from ._runner import arun_benchmark
 
@@ -224,9 +229,15 @@ async def aestimate_run(config: RunConfig, *, embedder: Any = None, progress: bo
                                        progress=progress)
         from ._store import RunStore
         manifest = RunStore(scratch.run_dir).read_manifest()
+        dialogues = {f"{p.split}/{p.dialogue}" for p in RunStore(scratch.run_dir).predictions()}
     estimate.questions = summary.questions
     estimate.already_recorded = summary.skipped
     collect(estimate, chat, builder)
+    if caption_model is not None:
+        from ._dry_captions import add_caption_estimate
+
+        await add_caption_estimate(estimate, config, caption_model, dialogues)
+        return estimate
     missing = int(manifest.get("images_without_caption") or 0)
     if missing:
         estimate.notes.append(f"{missing} images have no caption: `h2hmem caption` would make about {missing} "
