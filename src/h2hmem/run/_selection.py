@@ -150,12 +150,13 @@ class Selection(BaseModel):
         """
         if strict:
             self._check_known(items)
-        pool = [x for x in items if self._keep(x)]
+        ids = set(self.question_ids)
+        pool = [x for x in items if self._keep(x, ids)]
         if self.sample is None or self.sample >= len(pool):
             return pool
         return stratified_sample(pool, self.sample, self.seed)
 
-    def _keep(self, x: Any) -> bool:
+    def _keep(self, x: Any, ids: set[str]) -> bool:
         if self.task_types and task_type_of(x) not in self.task_types:
             return False
         if self.difficulties and str(_get(x, "difficulty") or "unknown") not in self.difficulties:
@@ -164,7 +165,7 @@ class Selection(BaseModel):
             dialogue = _get(x, "dialogue")
             if dialogue not in self.dialogues and f"{_get(x, 'split')}/{dialogue}" not in self.dialogues:
                 return False
-        return not self.question_ids or question_id_of(x) in set(self.question_ids)
+        return not ids or question_id_of(x) in ids
 
     def _check_known(self, items: Sequence[Any]) -> None:
         problems = []
