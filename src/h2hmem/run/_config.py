@@ -45,7 +45,8 @@ class RunConfig(BaseModel):
     out_dir: Path = Path("runs")
     run_id: str | None = None
     limit: int | None = None
-    """Answer only the first N questions (dataset order) — for smoke tests."""
+    """Answer only the first N questions (dataset order, after ``selection``) — for smoke tests;
+    ``selection.sample`` is the representative subset."""
     concurrency: int = 8
     """Maximum model calls in flight (and questions answered at once)."""
     dialogue_concurrency: int = 4
