@@ -105,3 +105,16 @@ def test_caption_stage_counts_one_call_per_uncaptioned_image(synth, tmp_path):
     assert cap.prompt_tokens == n * (count_tokens(CaptionSettings().rendered_prompt, "o200k_base") + 765)
     assert cap.format_tokens == n * 6
     assert cap.cost_usd == pytest.approx(((cap.prompt_tokens + cap.format_tokens) * 2.50 + cap.completion_tokens * 10.0) / 1e6)
+
+
+def test_a_mem_note_writing_is_counted_as_memory_build(synth, tmp_path):
+    with MockOpenAIServer() as server:
+        cfg = _cfg(synth, tmp_path, server, method="a-mem", selection=Selection(dialogues=["dyadic/1"]))
+        est = estimate_run(cfg, embedder=HashEmbedder())
+        assert server.calls == 0
+        run_benchmark(cfg, embedder=HashEmbedder(), progress=False)
+        usage = json.loads((cfg.run_dir / "manifest.json").read_text())["usage"]
+    # the mock's notes are unusable JSON, like the dry run's empty replies: both fall back alike, so equal
+    for stage in ("memory_build", "answer"):
+        assert est.stages[stage].calls == usage[stage]["calls"] > 0
+        assert est.stages[stage].prompt_tokens == usage[stage]["prompt_tokens"]
