@@ -87,3 +87,7 @@ def test_different_question_sets_are_noted_and_group_pools(runs, tmp_path):
     notes = json.loads((tmp_path / "rep2" / "summary.json").read_text())["tables"]["paired"]["notes"]
     assert notes and "different question sets (152 and 100" in notes[0] and "the 100 both scored" in notes[0]
     assert "difference +0.000" in res.output and "p = 1" in res.output
+    res = CliRunner().invoke(app, ["report", str(a), str(b), "--group", "--out", str(tmp_path / "rep3"),
+                                   "--bootstrap", "100"])
+    assert res.exit_code == 0, res.output
+    assert " ± " in res.output and "(sd over 2 runs); pooled" in res.output and "over 304 questions" in res.output

@@ -93,4 +93,12 @@ def report_cmd(
                 ci = row.get("diff_ci") or [float("nan")] * 2
                 console.print(f"{row['pair']}: difference {row['diff']:+.3f} [{ci[0]:+.3f}, {ci[1]:+.3f}], "
                               f"p = {row['p']:.3g} (n = {row['n']})", highlight=False, markup=False, soft_wrap=True)
+    if not quiet and "groups" in paths.tables:
+        for row in paths.tables["groups"].rows:
+            if row["group"] == "overall":
+                sd = "n/a" if row["sd"] is None else f"{row['sd']:.3f}"
+                ci = row.get("pooled_ci") or [float("nan")] * 2
+                console.print(f"{row['config']}: {row['mean']:.3f} ± {sd} (sd over {row['runs']} runs); pooled "
+                              f"{row['pooled']:.3f} [{ci[0]:.3f}, {ci[1]:.3f}] over {row['pooled_n']} questions",
+                              highlight=False, markup=False, soft_wrap=True)
     console.print(f"Report written to {paths.out_dir}/ (report.md, report.html, summary.json, figures/)")
