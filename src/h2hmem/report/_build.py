@@ -18,7 +18,7 @@ from ._published import published_source
 from ._render import Report, Section, render_html, render_markdown
 from ._runs import RunResult, label_runs, load_run, safe_name
 from ._table import ReportTable
-from ._scores import ScoreMetric, comparable_with_published, primary_metric
+from ._scores import ScoreMetric, comparable_with_published, primary_metric, run_aggregate
 from ._tables import comparison_table, difficulty_table, evidence_table, run_metric_tables, runs_table, subtype_table
 from ._worst import DEFAULT_WORST, worst_questions
 
@@ -145,8 +145,11 @@ def build_report(run_dirs: Sequence[str | Path], out_dir: str | Path | None = No
     t_ev = evidence_table(runs)
     t_eff = efficiency_table(runs)
     t_worst = worst_questions(runs, metric, worst)
-    t_pair = paired_table(runs, metric, n_boot=n_boot)
-    t_group = group_table(runs, metric, n_boot=n_boot) if group else None
+    # the resample count the scores were aggregated with (not n_boot, which applies to unscored runs only),
+    # so the same scored runs always give the same report
+    boot = max((int((run_aggregate(r, metric.source) or {}).get("n_boot") or 0) for r in runs), default=0) or n_boot
+    t_pair = paired_table(runs, metric, n_boot=boot)
+    t_group = group_table(runs, metric, n_boot=boot) if group else None
     per_run = {r.label: run_metric_tables(r) for r in runs}
 
     step("figures")
