@@ -240,8 +240,8 @@ async def aestimate_run(config: RunConfig, *, embedder: Any = None, progress: bo
         return estimate
     missing = int(manifest.get("images_without_caption") or 0)
     if missing:
-        estimate.notes.append(f"{missing} images have no caption: `h2hmem caption` would make about {missing} "
-                              "caption calls (one per image) before this run")
+        estimate.notes.append(f"{missing} images reach the method without a caption (the answer prompts were counted "
+                              "so); --caption-model MODEL counts what captioning them first would cost")
     return estimate
 
 
