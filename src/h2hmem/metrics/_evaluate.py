@@ -175,11 +175,16 @@ async def _judge(todo: list[Prediction], model: Any, mode: JudgeMode, path: Path
                 await aclose()
 
 
+def already_judged(preds: list[Prediction], path: Path, spec: str, mode: str, refresh: bool) -> dict[str, JudgeRecord]:
+    """Judgments in ``path`` that still hold for ``preds`` (same judge and mode, and :func:`_current`)."""
+    old = _load_judged(path, spec, mode, refresh)
+    return {p.question_id: old[p.question_id] for p in preds
+            if p.question_id in old and old[p.question_id].judged and _current(old[p.question_id], p)}
+
+
 def _run_judge(preds: list[Prediction], model: Any, mode: JudgeMode, path: Path, refresh: bool,
                show_progress: bool) -> list[JudgeRecord]:
-    old = _load_judged(path, model.spec, mode, refresh)
-    keep = {p.question_id: old[p.question_id] for p in preds
-            if p.question_id in old and old[p.question_id].judged and _current(old[p.question_id], p)}
+    keep = already_judged(preds, path, model.spec, mode, refresh)
     todo = [p for p in preds if p.question_id not in keep]
     if refresh and path.exists():
         path.unlink()
@@ -235,7 +240,7 @@ def _judge_summary(records: list[dict[str, Any]], model: Any, n_boot: int, seed:
 def evaluate_run(run_dir: str | Path, metrics: Sequence[str] = ("lexical", "evidence"), *,
                  data_root: str | Path | None = None, judge_model: Any = None, judge_mode: JudgeMode = "session",
                  n_boot: int = DEFAULT_N_BOOT, seed: int = 0, refresh: bool = False,
-                 show_progress: bool = False) -> dict[str, Any]:
+                 show_progress: bool = False, selection: Any = None) -> dict[str, Any]:
     """Score ``run_dir`` and write its ``scores/`` files; returns the summary (schema above).
 
     Args:
@@ -251,6 +256,8 @@ def evaluate_run(run_dir: str | Path, metrics: Sequence[str] = ("lexical", "evid
         seed: bootstrap seed.
         refresh: re-judge questions already judged in ``scores/judge.jsonl``.
         show_progress: show a rich progress bar while judging.
+        selection: a :class:`~h2hmem.run.Selection`: score only those predictions (recorded as
+            ``summary["selection"]``; the ``scores/`` files then cover only them).
 
     Raises:
         FileNotFoundError: no ``predictions.jsonl`` (or dataset) where expected.
@@ -266,6 +273,10 @@ def evaluate_run(run_dir: str | Path, metrics: Sequence[str] = ("lexical", "evid
     preds = sorted(read_predictions(run_dir), key=lambda p: _order(p.question_id))
     if not preds:
         raise ValueError(f"{run_dir / 'predictions.jsonl'} holds no predictions")
+    if selection is not None and not selection.is_empty:
+        preds = selection.apply(preds, strict=False)
+        if not preds:
+            raise ValueError(f"{run_dir}: no prediction matches the selection {selection.recorded()}")
     manifest = RunStore(run_dir).read_manifest()
     root = Path(data_root) if data_root is not None else None
     if root is None and manifest.get("data_root") and Path(manifest["data_root"]).is_dir():
@@ -298,6 +309,8 @@ def evaluate_run(run_dir: str | Path, metrics: Sequence[str] = ("lexical", "evid
                 "gold_source": "dataset" if root is not None else "predictions", "gold_mismatches": mismatches},
         "label": None, "metrics": {},
     }
+    if selection is not None and not selection.is_empty:
+        summary["selection"] = selection.recorded()
     ids = {p.question_id for p in preds}
     if (scores / "lexical.jsonl").is_file():
         recs = [r for r in _read_jsonl(scores / "lexical.jsonl") if r["question_id"] in ids]
