@@ -31,6 +31,8 @@ def evaluate_cmd(
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the request cache for judge calls."),
     concurrency: int = typer.Option(8, "--concurrency", min=1, help="Judge calls in flight."),
     no_ci: bool = typer.Option(False, "--no-ci", help="Hide confidence intervals in the tables."),
+    no_transcripts: bool = typer.Option(False, "--no-transcripts", help="Do not keep each judge call in "
+                                        "RUN_DIR/transcripts-judge.jsonl.gz."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
 ) -> None:
     """Score RUN_DIR: writes scores/*.jsonl and scores/summary.json, prints one table per metric."""
@@ -58,7 +60,8 @@ def evaluate_cmd(
             raise fail(f"--judge-model {judge_model}: {e}")
     try:
         summary = evaluate_run(run_dir, names, data_root=data, judge_model=model, judge_mode=judge_mode,  # type: ignore[arg-type]
-                               n_boot=bootstrap, seed=seed, refresh=refresh_judge, show_progress=not quiet)
+                               n_boot=bootstrap, seed=seed, refresh=refresh_judge, show_progress=not quiet,
+                               transcripts=not no_transcripts)
     except (FileNotFoundError, ValueError, DatasetError) as e:
         raise fail(str(e))
     for table in summary_tables(summary, show_ci=not no_ci):

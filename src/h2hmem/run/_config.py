@@ -58,6 +58,8 @@ class RunConfig(BaseModel):
     """Redo only questions whose recorded prediction has an error."""
     timeout_s: float = 120.0
     max_retries: int = 5
+    transcripts: bool = True
+    """Keep every model call in ``transcripts.jsonl.gz`` (prompt, reply, usage; not part of the run's identity)."""
 
     @field_validator("limit")
     @classmethod

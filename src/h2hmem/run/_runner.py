@@ -25,6 +25,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from .. import __version__
 from ..data import Dataset, Dialogue, Question, load_dataset
+from ..llm._calllog import record_calls, tag_calls
 from ..llm._types import ChatModel, GenerationConfig, Usage
 from ..memory import Answer, MemoryContext, check_params, prompt_hash, resolve_method
 from ._config import RunConfig
@@ -142,6 +143,7 @@ async def _run_locked(config: RunConfig, method_cls: Any, ds: Dataset, store: Ru
     answer_config = GenerationConfig(temperature=config.answer_temperature, max_tokens=config.answer_max_tokens)
     manifest["models"] = {"answer": getattr(chat, "spec", config.model),
                           "build": getattr(builder, "spec", None) if builder else None, "embedder": config.embedder}
+    manifest["transcripts"] = store.transcripts.path.name if config.transcripts else None
 
     by_dialogue: dict[str, list[Question]] = defaultdict(list)
     for q in pending:
@@ -183,10 +185,15 @@ async def _run_locked(config: RunConfig, method_cls: Any, ds: Dataset, store: Ru
                 return
             await _drive(d, memory, qs, config.protocol, question_sem, state)
 
-    store.open()
+    store.open(transcripts=config.transcripts)
+    if store.transcripts.torn_bytes_removed:
+        manifest.setdefault("repairs", []).append({"at": now_iso(),
+                                                   "transcript_bytes_removed": store.transcripts.torn_bytes_removed})
     state.start(total=len(pending), progress=progress, label=f"{config.method} · {config.split}")
     try:
-        await asyncio.gather(*(run_dialogue(d) for d in dialogues))
+        with record_calls(store.transcripts.write if config.transcripts else None), \
+                tag_calls(invocation=int(manifest.get("resumes", 0))):
+            await asyncio.gather(*(run_dialogue(d) for d in dialogues))
     finally:
         state.stop()
         store.close()
@@ -227,7 +234,8 @@ async def _drive(d: Dialogue, memory: Any, qs: list[Question], protocol: str, se
     try:
         for s in d.sessions:
             t0 = time.perf_counter()
-            await memory.observe(s)
+            with tag_calls(dialogue=d.id, session=s.name):
+                await memory.observe(s)
             state.observed(time.perf_counter() - t0, absent=s.absent)
             if protocol == "online" and by_session.get(s.name):
                 await ask(by_session.pop(s.name))
@@ -242,7 +250,8 @@ async def _drive(d: Dialogue, memory: Any, qs: list[Question], protocol: str, se
 async def _answer(memory: Any, q: Question, method: str) -> Prediction:
     t0 = time.perf_counter()
     try:
-        ans = await memory.answer(q)
+        with tag_calls(question_ids=[q.id], dialogue=f"{q.split}/{q.dialogue}", session=q.session):
+            ans = await memory.answer(q)
     except Exception as e:
         return _failed(q, method, _err(e), latency=time.perf_counter() - t0)
     if not isinstance(ans, Answer):  # a plugin's mistake: recorded for the question, not a crash of the run
