@@ -27,7 +27,7 @@ from typing import Any
 
 import jinja2
 from fastapi import FastAPI, Query, Request
-from fastapi.responses import FileResponse, HTMLResponse
+from fastapi.responses import FileResponse, HTMLResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException
 
@@ -75,6 +75,19 @@ def _fmt(x: Any, digits: int = 2) -> str:
     return str(x)
 
 
+def _unit(name: str, text: str) -> float | None:
+    """A filter bound in [0, 1] from the query (empty: none); 422 otherwise (the form sends empty fields)."""
+    if not text.strip():
+        return None
+    try:
+        x = float(text)
+    except ValueError:
+        x = -1.0
+    if not 0.0 <= x <= 1.0:
+        raise HTTPException(422, f"{name} must be a number from 0 to 1, got {text!r}.")
+    return x
+
+
 def _pretty(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, indent=1)
 
@@ -120,20 +133,23 @@ def create_viewer_app(run_dirs: list[str | Path], *, data_root: str | Path | Non
         message = exc.detail if isinstance(exc.detail, str) and exc.detail != "Not Found" else "Page not found."
         return page("error.html", status_code=exc.status_code, message=message, status=exc.status_code)
 
+    @app.get("/favicon.ico", include_in_schema=False)
+    def favicon() -> Response:
+        return Response(status_code=204)
+
     @app.get("/", response_class=HTMLResponse)
     def index() -> HTMLResponse:
         return page("runs.html", title="Runs")
 
     @app.get("/runs/{key}", response_class=HTMLResponse)
     def questions(key: str, split: str = "", dialogue: str = "", task_type: str = "", difficulty: str = "",
-                  judge: str = "", f1_min: float | None = Query(None, ge=0, le=1),
-                  f1_max: float | None = Query(None, ge=0, le=1), failed: str = "", evidence: str = "",
+                  judge: str = "", f1_min: str = "", f1_max: str = "", failed: str = "", evidence: str = "",
                   q: str = "", sort: str = "worst", page_no: int = Query(1, alias="page", ge=1)) -> HTMLResponse:
         run = viewer.run(key)
         if sort not in SORTS:
             raise HTTPException(422, f"Unknown sort {sort!r}; choose from {', '.join(SORTS)}.")
         f = Filters(split=split, dialogue=dialogue, task_type=task_type, difficulty=difficulty, judge=judge,
-                    f1_min=f1_min, f1_max=f1_max, failed=failed, evidence=evidence, q=q, sort=sort)
+                    f1_min=_unit("f1_min", f1_min), f1_max=_unit("f1_max", f1_max), failed=failed, evidence=evidence, q=q, sort=sort)
         rows = sort_rows(filter_rows(run.rows.values(), f), sort)
         pages = max(1, -(-len(rows) // PAGE_ROWS))
         shown = rows[(page_no - 1) * PAGE_ROWS: page_no * PAGE_ROWS]
