@@ -203,8 +203,8 @@ def create_viewer_app(run_dirs: list[str | Path], *, data_root: str | Path | Non
         if not path.is_file():
             raise HTTPException(404, f"Run {key} has no report.html (write it with `h2hmem report {run.dir}`).")
         html = path.read_text(encoding="utf-8")
-        # the report's own figures are data: URIs; its links point into this viewer
-        html = re.sub(r"</head>", f'<base href="/runs/{key}/">{VIEWER_STYLE}</head>', html, count=1)
+        # the report's figures are data: URIs and its CSS inline; its hidden viewer links are shown
+        html = re.sub(r"</head>", VIEWER_STYLE + "</head>", html, count=1)
         resp = HTMLResponse(html)
         resp.headers["Content-Security-Policy"] = _CSP.replace("img-src 'self'", "img-src 'self' data:").replace(
             "style-src 'self'", "style-src 'self' 'unsafe-inline'")
