@@ -8,48 +8,27 @@ tests/leaderboard/artifacts/ (ignored by git).
 from __future__ import annotations
 
 import shutil
-import socket
-import threading
-import time
 from pathlib import Path
 
 import pytest
 
 from h2hmem.leaderboard import LeaderboardSettings, create_admin, create_app, export_submission, open_database
+from h2hmem.testing import CHROMIUM, CHROMIUM_ARGS, serve_app
 
 from lb_helpers import expected_f1, mixed_predictions, write_run
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
 ARTIFACTS = Path(__file__).parent / "artifacts"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture
 def server(tmp_path, sample_root):
-    uvicorn = pytest.importorskip("uvicorn")
+    pytest.importorskip("uvicorn")
     db_url = f"sqlite:///{tmp_path / 'lb.db'}"
     with open_database(db_url)() as db:
         create_admin(db, "reviewer", "correct horse battery")
     app = create_app(LeaderboardSettings(data_root=sample_root, db_url=db_url, secret="browser-test"))
-    port = _free_port()
-    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
-    t = threading.Thread(target=srv.run, daemon=True)
-    t.start()
-    deadline = time.monotonic() + 30
-    while not srv.started:
-        if time.monotonic() > deadline or not t.is_alive():
-            pytest.fail("uvicorn did not start within 30 s")
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    srv.should_exit = True
-    t.join(timeout=10)
+    with serve_app(app, lifespan="on") as url:
+        yield url
 
 
 @pytest.fixture

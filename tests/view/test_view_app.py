@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 from h2hmem.run import read_predictions
 from h2hmem.view import create_viewer_app
 
-from conftest import HTML, INJECTED_TURN, QID
+from view_helpers import HTML, INJECTED_TURN, QID
 
 
 @pytest.fixture(scope="module")

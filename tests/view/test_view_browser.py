@@ -7,45 +7,23 @@ could run. Screenshots go to ``artifacts/screenshots/`` (git-ignored; CI keeps t
 from __future__ import annotations
 
 import shutil
-import socket
-import threading
-import time
 from pathlib import Path
 
 import pytest
 
+from h2hmem.testing import CHROMIUM, CHROMIUM_ARGS, serve_app
 from h2hmem.view import create_viewer_app
 
-from conftest import QID
+from view_helpers import QID
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture
 def server(sample_runs):
-    uvicorn = pytest.importorskip("uvicorn")
-    port = _free_port()
-    srv = uvicorn.Server(uvicorn.Config(create_viewer_app(sample_runs.runs), host="127.0.0.1", port=port,
-                                        log_level="warning"))
-    t = threading.Thread(target=srv.run, daemon=True)
-    t.start()
-    deadline = time.monotonic() + 30
-    while not srv.started:
-        if time.monotonic() > deadline or not t.is_alive():
-            pytest.fail("uvicorn did not start within 30 s")
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    srv.should_exit = True
-    t.join(timeout=10)
+    pytest.importorskip("uvicorn")
+    with serve_app(create_viewer_app(sample_runs.runs)) as url:
+        yield url
 
 
 @pytest.fixture
