@@ -19,7 +19,6 @@ files of the run's dataset, and the server binds 127.0.0.1 unless told otherwise
 from __future__ import annotations
 
 import json
-import logging
 import re
 from importlib import resources
 from pathlib import Path
@@ -38,7 +37,6 @@ from ._table import SORTS, Filters, choices, filter_rows, sort_rows
 from ._turns import Lookups
 
 _PKG = Path(str(resources.files(__package__)))
-log = logging.getLogger(__name__)
 PAGE_ROWS = 500
 """Question-table rows per page."""
 JUDGE_LEVELS = ("0", "0.25", "0.5", "0.75", "1")
