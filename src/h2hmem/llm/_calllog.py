@@ -24,7 +24,8 @@ A record is a JSON-able dict (schema ``h2hmem/transcript/1``)::
 replaced by their ``[Image …]`` text); an image sent as pixels is referenced by file and SHA-256,
 never inlined. Kinds of record: **paid** (``cached`` false, ``error`` null, ``usage.calls == 1``),
 **cache hit** (``cached`` true: nothing was sent), **failed** (``error`` set after the retries;
-nothing cached). A paid record is handed to the sink *before* its reply enters the request cache,
+nothing cached; with ``on_truncation="raise"`` a cut reply is recorded as paid with
+``error: "OutputTruncatedError"``). A paid record is handed to the sink *before* its reply enters the request cache,
 so every reply the cache can serve later has its paid record.
 """
 
@@ -106,8 +107,8 @@ def emit_call(*, stage: str, model: str, messages: list[dict[str, Any]], config:
               latency_s: float, cached: bool, images_substituted: int = 0, error: str | None = None) -> None:
     """Build the record of one call (tag of the current context included) and hand it to the sink.
 
-    No-op without a sink. An exception from the sink propagates: a run that cannot keep its
-    transcripts stops, like one that cannot write its predictions (use ``--no-transcripts``)."""
+    No-op without a sink. An exception from the sink (disk full) propagates to the caller of
+    ``chat()``: the call fails and its reply is not cached (``--no-transcripts`` avoids it)."""
     sink = _sink.get()
     if sink is None:
         return
