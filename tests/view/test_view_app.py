@@ -10,6 +10,7 @@ from statistics import fmean
 
 import pytest
 from fastapi.testclient import TestClient
+from markupsafe import escape
 
 from h2hmem.run import read_predictions
 from h2hmem.view import create_viewer_app
@@ -84,7 +85,8 @@ def test_question_page_shows_evidence_turns_prompt_reply_and_scores(client, samp
     p = next(p for p in read_predictions(d) if p.question_id == QID)
     html = client.get(f"/runs/{d.name}/q/{QID}").text
     assert f'<h1 id="question">{sample_runs.question_text}</h1>' in html.replace("&#39;", "'")
-    assert f'<span id="gold">' in html and 'gold sessions: <span id="gold-sessions">session1</span>' in html
+    assert f'<span id="gold">{escape(p.gold)}</span>' in html and f'<span id="answer">{escape(p.answer)}</span>' in html
+    assert 'gold sessions: <span id="gold-sessions">session1</span>' in html
     # retrieved turns as the dataset has them, in rank order; those of session1 are marked gold
     turns = re.findall(r'<div class="turn( gold)?" data-session="(session\d+)" data-turn="(\d+)">', html)
     assert [(s, int(t)) for _, s, t in turns] == [(e.session, e.turn) for e in p.evidence]
