@@ -63,3 +63,15 @@ def test_query_keeps_set_filters_only():
     f = Filters(task_type="TR", f1_max=0.25, sort="worst")
     assert f.query() == "task_type=TR&f1_max=0.25"
     assert f.query(page=2, sort="best") == "task_type=TR&f1_max=0.25&sort=best&page=2"
+
+
+def test_headline_prefers_a_current_judge_then_f1():
+    from h2hmem.view import headline
+
+    def agg(x: float) -> dict:
+        return {"aggregate": {"splits": {"all": {"overall": {"metrics": {"score": {"mean": x}, "f1": {"mean": x}}}}}}}
+
+    assert headline({"metrics": {"judge": agg(0.6), "lexical": agg(0.2)}}) == ("judge", 0.6)
+    assert headline({"metrics": {"judge": {**agg(0.6), "stale": {"missing": 3}}, "lexical": agg(0.2)}}) == ("F1", 0.2)
+    assert headline({"metrics": {"lexical": agg(0.2)}}) == ("F1", 0.2)
+    assert headline({}) == ("", None)

@@ -28,9 +28,12 @@ _KEY_SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 def headline(summary: dict[str, Any]) -> tuple[str, float | None]:
     """``(metric name, micro average over all questions)`` of a scores summary: the LLM judge
-    score when the run was judged, else the official F1; ``("", None)`` when unscored."""
+    score when the run was judged (and the judge is not marked ``stale``: some answers changed
+    since), else the official F1; ``("", None)`` when unscored."""
     metrics = summary.get("metrics") or {}
     for source, fld, name in (("judge", "score", "judge"), ("lexical", "f1", "F1")):
+        if source == "judge" and (metrics.get("judge") or {}).get("stale"):
+            continue
         agg = (metrics.get(source) or {}).get("aggregate")
         try:
             return name, agg["splits"]["all"]["overall"]["metrics"][fld]["mean"]
@@ -110,7 +113,7 @@ def run_info(run_dir: Path) -> RunInfo:
     cfg = manifest.get("config") or {}
     metric, score = headline(summary)
     scores = d / "scores" / "summary.json"
-    stale = bool(manifest.get("stale") or summary.get("stale"))
+    stale = bool(manifest.get("stale") or summary.get("stale") or ((summary.get("metrics") or {}).get("judge") or {}).get("stale"))
     if scores.is_file() and (d / PREDICTIONS).is_file():
         stale = stale or (d / PREDICTIONS).stat().st_mtime > scores.stat().st_mtime
     return RunInfo(dir=d, run_id=str(manifest.get("run_id") or d.name), method=str(manifest.get("method") or "?"),
