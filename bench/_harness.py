@@ -17,7 +17,7 @@ def harness_step(spec: dict[str, Any]) -> dict[str, Any]:
     """One ``arun_benchmark`` call (what ``run_benchmark`` runs). ``spec``: data_root, method, concurrency, limit, base_url,
     embedder ("hashed"/"hashed-cached"/"minilm"), out_dir, run_id, cache_path (None = no cache),
     embedding_cache (None = memory only), wipe (subset of ["run", "cache", "embeddings"]: delete
-    the run dir / the request cache / the embedding cache first).
+    the run dir / the request cache / the embedding cache first), transcripts (default true).
 
     Returns wall time of the ``run_benchmark`` call (dataset load, memory build, answers,
     recording), CPU seconds of this process in it, the run summary's counts and tokens, and the
@@ -41,7 +41,8 @@ def harness_step(spec: dict[str, Any]) -> dict[str, Any]:
     config = RunConfig(data_root=spec["data_root"], method=spec["method"], model=MOCK_MODEL,
                        base_url=[spec["base_url"]], embedder=f"bench-{spec['embedder']}", out_dir=out_dir,
                        run_id=run_id, limit=spec.get("limit"), concurrency=spec["concurrency"],
-                       cache_path=cache_path, use_cache=cache_path is not None)
+                       cache_path=cache_path, use_cache=cache_path is not None,
+                       transcripts=spec.get("transcripts", True))
     t_embed = time.perf_counter()
     embedder = make_embedder(spec["embedder"], embedding_cache)
     # MiniLM loads its weights on first use: not part of the run (from a warm cache it never loads them)
