@@ -106,3 +106,22 @@ def test_transcripts_workload_measures_the_file_it_wrote(tmp_path):
     assert [t.name for t in res.targets] == ["full-text: wall-time overhead of transcripts at C=32",
                                              "full-text: harness CPU added by transcripts",
                                              "full-text: transcripts of the whole dataset (2,236 questions)"]
+
+
+def test_embed_workload_counts_cold_and_cached(tmp_path):
+    """The ``embed`` workload in tiny mode (hashed stand-in behind the real embedding cache): the
+    cold rows compute every distinct text, the warm rows compute none and read them all back."""
+    quiet = Console(file=open(os.devnull, "w"))
+    (res,) = run_workloads(["embed"], PROFILES["tiny"], results_dir=tmp_path / "r", data_dir=tmp_path / "d",
+                           console=quiet)
+    rows = {r["what"].split(":")[0].split(",")[-1].strip(): r for r in res.rows}
+    cold, warm = rows["index cold"], rows["index warm"]
+    assert cold["turns"] == warm["turns"] > 0 and cold["build_cache_hits"] == 0
+    assert warm["build_computed"] == 0 and warm["build_cache_hits"] == cold["build_computed"]
+    run_cold, run_warm = rows["cold"], rows["warm embedding cache"]
+    assert run_cold["embed_cache_hits"] == 0 and run_cold["embed_computed"] > 0
+    assert run_warm["embed_computed"] == 0 and run_warm["embed_model_calls"] == 0
+    assert run_warm["embed_cache_hits"] == run_cold["embed_computed"]
+    assert run_warm["embed_texts"] == run_cold["embed_texts"]
+    met = {t.name: t.met for t in res.targets}
+    assert met["naive-rag warm-embedding run: texts computed"] and met["index build, warm cache: turns computed"]

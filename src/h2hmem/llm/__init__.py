@@ -9,12 +9,14 @@ from ._errors import (BadRequestError, BadResponseError, ConnectionFailure, Cont
 from ._images import JPEG_QUALITY, MAX_SIDE_PX, image_data_url, image_text
 from ._known import CONTEXT_TOKENS, DEFAULT_CONTEXT_TOKENS
 from ._load import load_chat_model
+from ._local import LOCAL_MODELS, LocalModel, demo_answer_tokens, local_model_path
 from ._prices import DEFAULT_PRICES, cost_usd, price_for
 from ._retry import RetryPolicy
 from ._tokens import count_tokens, truncate_tokens
 from ._types import ChatModel, ChatResult, ContentPart, GenerationConfig, ImagePart, Message, Stage, TextPart, Usage
 
 __all__ = [
+    "LOCAL_MODELS", "LocalModel", "demo_answer_tokens", "local_model_path",
     "BadRequestError", "BadResponseError", "CallSink", "CONTEXT_TOKENS", "CacheEntry", "ChatModel", "ChatResult",
     "ConnectionFailure", "ContentFilterError", "ContentPart", "DEFAULT_CONTEXT_TOKENS", "DEFAULT_PRICES",
     "GenerationConfig", "ImageFileError", "ImageNotSupportedError", "ImagePart", "JPEG_QUALITY", "MAX_SIDE_PX",

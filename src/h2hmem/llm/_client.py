@@ -58,7 +58,9 @@ class ModelClient:
     5. every call (hit, paid or failed) is reported to the transcript sink of the running context,
        if one is set (:func:`~h2hmem.llm.record_calls`; paid calls before their cache entry).
 
-    ``latency_s`` is the wall time of the whole call, retries included.
+    ``latency_s`` is the wall time of the whole call, retries included, less the time spent
+    waiting for a slot (``queue_s``: the concurrency semaphore, or a local model serving
+    another request), so a queue of requests on one local model is not reported as latency.
     """
 
     def __init__(self, spec: str, backend: Backend, *, cache: RequestCache | None = None, concurrency: int = 8,
@@ -135,10 +137,17 @@ class ModelClient:
         n_images = sum(isinstance(p, ImagePart) for m in prepared if not isinstance(m.content, str) for p in m.content)
         description = describe_request(messages, stage, n_images)
 
+        queued = 0.0
+
         async def attempt() -> BackendReply:
+            nonlocal queued
+            t_wait = time.perf_counter()
             async with self._semaphore():
-                return await self.backend.complete(prepared, config, description=description,
-                                                   timeout_s=self.timeout_s)
+                queued += time.perf_counter() - t_wait
+                reply = await self.backend.complete(prepared, config, description=description,
+                                                    timeout_s=self.timeout_s)
+                queued += reply.queue_s
+                return reply
 
         try:
             reply = await call_with_retries(attempt, self.retry)
@@ -146,7 +155,7 @@ class ModelClient:
             self._transcript(stage, prepared, config, key, None, None, Usage(), time.perf_counter() - start,
                              substituted, error=f"{type(e).__name__}: {e}")
             raise
-        latency = time.perf_counter() - start
+        latency = time.perf_counter() - start - queued
         if reply.finish_reason == "length" and self.on_truncation == "raise":
             self._transcript(stage, prepared, config, key, reply.text, reply.finish_reason,
                              Usage(prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens,
@@ -169,7 +178,7 @@ class ModelClient:
                 # The reply is paid for: keep it, lose only the cache entry (disk full, I/O error).
                 log.warning("request cache write failed (%s); the reply is used but not cached", e)
         return ChatResult(text=text, model=self.spec, usage=usage, latency_s=latency, cached=False,
-                          finish_reason=reply.finish_reason, images_substituted=substituted)
+                          finish_reason=reply.finish_reason, images_substituted=substituted, queue_s=queued)
 
     def _transcript(self, stage: str, prepared: list[Message], config: GenerationConfig, key: str | None,
                     reply: str | None, finish_reason: str | None, usage: Usage, latency: float, substituted: int,

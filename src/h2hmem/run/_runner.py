@@ -15,6 +15,7 @@ request cache makes every model call already paid for free.
 from __future__ import annotations
 
 import asyncio
+import copy
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -158,6 +159,7 @@ async def _run_locked(config: RunConfig, method_cls: Any, ds: Dataset, store: Ru
     builder = build_model or (_load_chat(config, config.build_model) if config.build_model else None)
     budget, (chat, builder) = guard_models(config.max_cost_usd, config.prices, chat, builder)
     embed_factory = _shared(lambda: embedder if embedder is not None else _load_embedder(config))
+    embed_since = copy.copy(getattr(embedder, "stats", None))  # a ready embedder's counts before this run
     captions = _caption_lookup(config)
     answer_config = GenerationConfig(temperature=config.answer_temperature, max_tokens=config.answer_max_tokens)
     manifest["models"] = {"answer": getattr(chat, "spec", config.model),
@@ -229,6 +231,9 @@ async def _run_locked(config: RunConfig, method_cls: Any, ds: Dataset, store: Ru
             if ours and m is not None and hasattr(m, "aclose"):
                 await m.aclose()
         usage = _merge_usage(manifest.get("usage", {}), _usage_of(chat, builder))
+        if embed_factory.made():
+            from ..embed import embedding_record
+            manifest["embedding"] = embedding_record(embed_factory(), embed_since, manifest.get("embedding"))
         final = {**recorded, **state.latest}  # = predictions.jsonl (last record per id), without re-reading it
         failed_questions = {q.id: final[q.id].error for q in questions if q.id in final and final[q.id].failed}
         failed = len(failed_questions)
@@ -456,6 +461,7 @@ def _shared(factory):
         if not box:
             box.append(factory())
         return box[0]
+    get.made = lambda: bool(box)  # type: ignore[attr-defined]
     return get
 
 
@@ -472,10 +478,13 @@ def _load_chat(config: RunConfig, spec: str) -> ChatModel:
 
 
 def _load_embedder(config: RunConfig) -> Any:
-    from ..embed import load_embedder
+    from ..embed import default_embedding_cache_path, load_embedder
 
+    # the embedding cache lives beside the request cache (--cache-path), and --no-cache skips both
+    cache = default_embedding_cache_path(config.cache_path) if config.use_cache else None
     # an OpenAI-compatible embedder is served by the run's --base-url (first one), like the chat model
-    return load_embedder(config.embedder, base_url=config.base_url[0] if config.base_url else None)
+    return load_embedder(config.embedder, base_url=config.base_url[0] if config.base_url else None, cache=cache,
+                         refresh=config.refresh_cache)
 
 
 def _caption_lookup(config: RunConfig):
