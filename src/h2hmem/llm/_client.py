@@ -108,8 +108,11 @@ class ModelClient:
 
     def cache_key(self, messages: list[Message], config: GenerationConfig) -> str:
         """Cache key of an already prepared request (see :meth:`chat`)."""
+        settings = config.model_dump(mode="json")
+        if settings.get("top_p") is None:  # unset top_p leaves the keys of requests cached before it existed
+            settings.pop("top_p", None)
         return cache_key({"identity": self.backend.identity(), "messages": messages_fingerprint(messages),
-                          "config": config.model_dump(mode="json")})
+                          "config": settings})
 
     # ----- the call ----------------------------------------------------------------------------
     async def chat(self, messages: list[Message], config: GenerationConfig | None = None, *,

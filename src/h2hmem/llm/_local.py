@@ -87,6 +87,8 @@ class LocalLlamaBackend:
     def _complete_sync(self, messages: list[dict[str, str]], config: GenerationConfig) -> dict[str, Any]:
         kwargs: dict[str, Any] = {"temperature": config.temperature, "max_tokens": config.max_tokens,
                                   "seed": DEFAULT_SEED if config.seed is None else config.seed}
+        if config.top_p is not None:
+            kwargs["top_p"] = config.top_p
         if config.json_mode:
             kwargs["response_format"] = {"type": "json_object"}
         with self._lock:

@@ -52,6 +52,9 @@ class GenerationConfig(BaseModel):
     max_tokens: int = 1024
     json_mode: bool = False
     seed: int | None = None
+    top_p: float | None = None
+    """Nucleus sampling; ``None`` = not sent (the server's default). The official Full (Text) and Naive RAG
+    scripts send 0.9 (preset ``paper``)."""
 
 
 class Usage(BaseModel):

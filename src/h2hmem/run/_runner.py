@@ -26,7 +26,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from .. import __version__
 from ..data import Dataset, Dialogue, Question, load_dataset
 from ..llm._types import ChatModel, GenerationConfig, Usage
-from ..memory import Answer, MemoryContext, check_params, prompt_hash, resolve_method
+from ..memory import Answer, MemoryContext, check_params, paper_prompt_hashes, prompt_hash, resolve_method
 from ._config import RunConfig
 from ._records import Prediction
 from ._store import RunStore, command_line, dataset_fingerprint, now_iso
@@ -155,7 +155,7 @@ async def _run_locked(config: RunConfig, method_cls: Any, ds: Dataset, store: Ru
     def build(d: Dialogue) -> Any:
         ctx = MemoryContext(dialogue_id=d.id, chat=chat, build_chat=builder, captions=captions(d.split, d.name),
                             state_dir=store.dir / "state" / d.split / d.name,
-                            embedder_factory=embed_factory, answer_config=answer_config)
+                            embedder_factory=embed_factory, answer_config=answer_config, preset=config.preset)
         memory = method_cls(ctx, **config.method_params)
         if not descriptions and hasattr(memory, "describe"):
             descriptions.update(memory.describe())
@@ -170,6 +170,9 @@ async def _run_locked(config: RunConfig, method_cls: Any, ds: Dataset, store: Ru
         except Exception as e:
             raise MethodSetupError(f"cannot build method {config.method!r} with parameters "
                                    f"{config.method_params or '{}'}: {_err(e)}") from e
+    manifest["preset"] = config.preset
+    if descriptions.get("options") is not None:
+        manifest["options"] = descriptions["options"]  # every preset option's resolved value
     store.write_manifest(manifest)
 
     async def run_dialogue(d: Dialogue) -> None:
@@ -200,6 +203,7 @@ async def _run_locked(config: RunConfig, method_cls: Any, ds: Dataset, store: Ru
         manifest.update({
             "finished_at": now_iso(), "status": "complete" if len(final) >= len(questions) else "incomplete",
             "method_description": descriptions or manifest.get("method_description", {}),
+            "options": (descriptions or manifest.get("method_description", {})).get("options", manifest.get("options")),
             "usage": {k: v.model_dump() for k, v in usage.items()},
             "counts": {"questions": len(questions), "recorded": sum(1 for q in questions if q.id in final),
                        "failed": failed, "answered_this_invocation": state.done,
@@ -354,7 +358,7 @@ def _open_manifest(store: RunStore, config: RunConfig, ds: Dataset) -> dict[str,
         "config": config.model_dump(mode="json"), "identity": identity, "method": config.method,
         "model": config.model, "protocol": config.protocol, "split": config.split,
         "data_root": str(ds.root), "dataset_fingerprint": fingerprint,
-        "prompt_hashes": {"answer": prompt_hash()},
+        "prompt_hashes": {"answer": prompt_hash(), **paper_prompt_hashes()},
     }
 
 
