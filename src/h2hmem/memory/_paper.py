@@ -39,13 +39,13 @@ def load_prompt(name: str) -> dict[str, Any]:
 def official_instruction(prompt: dict[str, Any], task: TaskType) -> tuple[str, str]:
     """``(instruction, format_requirement)`` the official script picks for a question of type ``task``.
 
-    The lookup key is the dataset's sub-type string (:data:`DATASET_SUB_TYPE`); an unknown key gets
-    the file's ``fallback_instruction`` entry and the ``default`` format requirement, as the script's
-    ``dict.get(key, default)`` did.
+    The script looks the question up by ``question_type[<lookup_field>]``: for ``sub_type`` that is the
+    dataset's spelling (:data:`DATASET_SUB_TYPE`); Full (MM) reads ``subsub_type``, which no question
+    has. A key missing from the tables gets ``fallback_instruction`` and the ``default`` format
+    requirement, as the script's ``dict.get(key, default)`` did.
     """
-    key = DATASET_SUB_TYPE[task]
-    instructions = prompt["instructions"]
-    instruction = instructions.get(key, instructions[prompt["fallback_instruction"]])
+    key = DATASET_SUB_TYPE[task] if prompt.get("lookup_field", "sub_type") == "sub_type" else ""
+    instruction = prompt["instructions"].get(key, prompt["fallback_instruction"])
     formats = prompt["format_requirements"]
     return instruction, formats.get(key, formats["default"])
 
