@@ -136,3 +136,21 @@ def test_options_resolve_from_the_preset():
         resolve_options("full-text", FULL_TEXT_OPTIONS, "paper", {"truncation": "middle"})
     with pytest.raises(ValueError, match="unknown preset"):
         resolve_options("full-text", FULL_TEXT_OPTIONS, "papers", {})
+
+
+async def test_paper_amem_attaches_the_question_image(sample_root, tmp_path):
+    d = load_dialogue(with_images(sample_root, tmp_path))
+    q = next(q for q in d.questions if q.images)
+    answer, messages, config = await _ask("a-mem", d, q, "paper",
+                                          chat=RecordingChat(lambda m, c, s: '{"answer": "a lock"}'))
+    assert [m.role for m in messages] == ["system", "user"] and messages[0].content == "You are a helpful AI assistant."
+    parts = messages[1].content
+    assert [type(p) for p in parts] == [ImagePart, TextPart] and parts[0].path == q.images[0].path  # image first
+    assert config.max_tokens == 2000 and answer.text == "a lock"
+    context = parts[1].text.split("Retrieved relevant conversation chunks:\n", 1)[1].split("\n\nQuestion: ")[0]
+    first = context.splitlines()[0]
+    assert first.startswith("[1] [Time:") and "] [Session:session" in first and answer.details["retrieved"] == 5
+    # a text-only answer model gets the script's caption prompt instead of the image
+    _, text_only, _ = await _ask("a-mem", d, q, "paper", chat=RecordingChat(supports_images=False))
+    assert isinstance(text_only[1].content, str) and text_only[0].content == "You are a helpful assistant."
+    assert f"Image Description (for retrieval reference): caption of {q.images[0].file}" in text_only[1].content
