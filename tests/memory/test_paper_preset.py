@@ -154,3 +154,19 @@ async def test_paper_amem_attaches_the_question_image(sample_root, tmp_path):
     _, text_only, _ = await _ask("a-mem", d, q, "paper", chat=RecordingChat(supports_images=False))
     assert isinstance(text_only[1].content, str) and text_only[0].content == "You are a helpful assistant."
     assert f"Image Description (for retrieval reference): caption of {q.images[0].file}" in text_only[1].content
+
+
+def test_okapi_bm25_matches_the_rank_bm25_formula():
+    """Hand-computed: N = 3, avgdl = 10/3. idf(cat) = ln(2.5/1.5) = 0.510826; 'a' is in 2 documents, its idf
+    ln(1.5/2.5) < 0 becomes 0.25 × mean idf = 0.25 × (7 × 0.510826) / 9 = 0.099327; doc 1 (length 3):
+    0.510826 × 2.5 / (1 + 1.5 × (0.25 + 0.75 × 3 / (10/3))) = 0.534896."""
+    import numpy as np
+
+    from h2hmem.memory._amem_retrieve import OkapiBM25, official_minmax, word_tokens
+
+    bm25 = OkapiBM25(["a cat sat", "a dog ran", "the bird flew high"])
+    assert bm25.idf["a"] == pytest.approx(0.099327, abs=1e-6)
+    assert np.allclose(bm25.scores("Cat!"), [0.534896, 0.0, 0.0], atol=1e-6)
+    assert word_tokens("Kiki's cat, Miso.") == ("kiki", "'s", "cat", ",", "miso", ".")  # punctuation kept
+    assert np.allclose(official_minmax(np.array([2.0, 1.0, 0.0])), [2 / (2 + 1e-6), 1 / (2 + 1e-6), 0.0])
+    assert np.allclose(official_minmax(np.array([0.3, 0.3])), [0.3, 0.3])  # all equal: raw scores, as officially
