@@ -18,8 +18,9 @@ Protocol = Literal["full", "online"]
 class RunConfig(BaseModel):
     """Settings of one ``h2hmem run``.
 
-    Defaults are the published settings where one exists (top-k 5 lives in the methods;
-    protocol ``full`` = observe every session, then ask — the official protocol).
+    The default preset ``paper`` makes every method send what the official script sends
+    (``docs/protocol.md``); its choices live in the methods as named options (overridable through
+    ``method_params``). Protocol ``full`` = observe every session, then ask — the official protocol.
     Unknown keyword arguments are refused (a misspelt ``out=`` must not be silently ignored).
     """
 
