@@ -170,3 +170,38 @@ def test_okapi_bm25_matches_the_rank_bm25_formula():
     assert word_tokens("Kiki's cat, Miso.") == ("kiki", "'s", "cat", ",", "miso", ".")  # punctuation kept
     assert np.allclose(official_minmax(np.array([2.0, 1.0, 0.0])), [2 / (2 + 1e-6), 1 / (2 + 1e-6), 0.0])
     assert np.allclose(official_minmax(np.array([0.3, 0.3])), [0.3, 0.3])  # all equal: raw scores, as officially
+
+
+async def test_paper_amem_construction_uses_the_official_prompts():
+    """Note writer and evolution under paper: the script's prompts and JSON schemas; links named by memory index."""
+    import datetime as dt
+    import json as _json
+
+    from mm_fakes import make_session
+
+    def reply(messages, config, stage):
+        text = messages[-1].content
+        if stage != "memory_build":
+            return "ok"
+        if text.startswith("Generate a structured analysis"):
+            return '{"keywords": ["cat"], "context": "Pets", "tags": ["animals"]}'
+        return _json.dumps({"should_evolve": True, "actions": ["strengthen", "update_neighbor"],
+                            "suggested_connections": ["0"], "tags_to_update": ["pets"],
+                            "new_context_neighborhood": ["About Miso"], "new_tags_neighborhood": [["cats"]]})
+
+    chat = RecordingChat(reply)
+    ctx = MemoryContext(dialogue_id="dyadic/dialogue1", chat=chat, embedder_factory=HashEmbedder, preset="paper")
+    memory = resolve_method("a-mem")(ctx)
+    await memory.observe(make_session("session1", dt.date(2024, 3, 20), [("Kiki", "I adopted a cat named Miso.", None),
+                                                                         ("Tom", "Miso is a lovely name.", None)]))
+    builds = [(m, c) for m, c, s in chat.calls if s == "memory_build"]
+    (a_msgs, a_cfg), (_, _), (e_msgs, e_cfg) = builds  # analysis, analysis, evolution of the second note
+    assert [m.role for m in a_msgs] == ["system", "user"] and a_msgs[0].content == "You are a helpful assistant."
+    assert a_msgs[1].content.endswith("Content for analysis:\n[Kiki]: 2024-03-20:I adopted a cat named Miso.")
+    assert a_cfg.temperature == 0.3 and a_cfg.max_tokens == 2000 and _json.loads(a_cfg.json_schema)["strict"] is True
+    assert ("memory index:0\ttalk start time:2024-03-20_001\tmemory content: [Kiki]: 2024-03-20:I adopted a cat "
+            "named Miso.\tmemory context: Pets\tmemory keywords: ['cat']\tmemory tags: ['animals']\n") in e_msgs[1].content
+    assert "The number of neighbors is 1." in e_msgs[1].content and "should_evolve" in e_cfg.json_schema
+    first, second = memory.store.notes
+    assert second.links == [first.id] and second.tags == ["pets"]  # "0" = memory index 0
+    assert first.tags == ["cats"] and first.context == "About Miso"

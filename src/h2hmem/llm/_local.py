@@ -89,7 +89,7 @@ class LocalLlamaBackend:
                                   "seed": DEFAULT_SEED if config.seed is None else config.seed}
         if config.top_p is not None:
             kwargs["top_p"] = config.top_p
-        if config.json_mode:
+        if config.json_mode or config.json_schema is not None:
             kwargs["response_format"] = {"type": "json_object"}
         with self._lock:
             return self._llm.create_chat_completion(messages, **kwargs)

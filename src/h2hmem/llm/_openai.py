@@ -82,7 +82,9 @@ class OpenAIBackend:
             body["top_p"] = config.top_p
         if config.seed is not None:
             body["seed"] = config.seed
-        if config.json_mode:
+        if config.json_schema is not None:
+            body["response_format"] = {"type": "json_schema", "json_schema": json.loads(config.json_schema)}
+        elif config.json_mode:
             body["response_format"] = {"type": "json_object"}
         return body
 

@@ -17,7 +17,8 @@ at temperature 0.1.
 That is the preset ``harmonized``. Under ``paper`` (options below, :data:`OPTIONS`): the official
 note content and time (``[role]: <timeline_date>:text [image: file] …``, ``<date>_<turn>``), Okapi
 BM25 over NLTK word tokens (no stopword removal) on the official labelled note text with the
-official min-max, evolution neighbours from that hybrid search on the note content, and the
+official min-max, evolution neighbours from that hybrid search on the note content, the official
+note-writer and evolution prompts (JSON schemas, neighbours by memory index), and the
 official answer request (:mod:`._amem_paper`): its per-type prompt, ``[k] [Time:…] [Session:…]``
 context, the question image as an image part, 2,000 answer tokens.
 """
@@ -35,9 +36,9 @@ from ..data import Question, Session
 from ..llm._types import GenerationConfig
 from ._amem_notes import (
     Note, NoteStore, analysis_messages, evolution_messages, note_content, parse_analysis, parse_evolution,
-    prompts_hash,
+    parse_json_object, prompts_hash,
 )
-from ._amem_paper import official_messages, official_query, read_reply
+from ._amem_paper import official_analysis, official_evolution, official_messages, official_query, read_reply
 from ._amem_retrieve import ALPHA, BM25Scorer, OkapiBM25, hybrid_scores, official_minmax, top_k
 from ._amem_notes import official_note_content
 from ._options import PresetOption, resolve_options
@@ -70,6 +71,10 @@ OPTIONS: tuple[PresetOption, ...] = (
                  "send the question's image as an image part (official: before the text; a text-only model gets the "
                  "script's caption prompt) instead of its caption text", (True, False)),
     PresetOption("answer_max_tokens", 2000, None, "new tokens of the answer call; None = the run's --answer-max-tokens"),
+    PresetOption("note_prompts", "official", "h2hmem",
+                 "note-writer and evolution prompts: the script's texts with their JSON schemas (system 'You are a "
+                 "helpful assistant.', temperature 0.3, 2,000 tokens; neighbours listed by memory index, links by "
+                 "index or id), or h2hmem's own", ("official", "h2hmem")),
 )
 
 
@@ -94,11 +99,12 @@ class AMemMemory:
                  follow_links: bool = False, evolve: bool = True, build_temperature: float = BUILD_TEMPERATURE,
                  build_max_tokens: int = BUILD_MAX_TOKENS, *, note_format: str | None = None,
                  retrieval: str | None = None, evolution_neighbours: str | None = None, request: str | None = None,
-                 attach_question_image: bool | None = None, answer_max_tokens: int | None = None):
+                 attach_question_image: bool | None = None, answer_max_tokens: int | None = None,
+                 note_prompts: str | None = None):
         self.options = resolve_options(self.name, OPTIONS, ctx.preset, {
             "note_format": note_format, "retrieval": retrieval, "evolution_neighbours": evolution_neighbours,
             "request": request, "attach_question_image": attach_question_image,
-            "answer_max_tokens": answer_max_tokens})
+            "answer_max_tokens": answer_max_tokens, "note_prompts": note_prompts})
         self._doc = (lambda n: n.searchable()) if self.options["retrieval"] == "official" else (lambda n: n.document())
         if top_k < 1 or neighbours < 0 or not 0.0 <= alpha <= 1.0:
             raise ValueError("a-mem: top_k must be >= 1, neighbours >= 0 and alpha within [0, 1]")
@@ -128,7 +134,7 @@ class AMemMemory:
     def _build_options(self) -> dict[str, Any]:
         """The options that shape the notes, for the store fingerprint (absent when all are h2hmem's, so
         stores written before the presets existed stay valid)."""
-        keys = ("note_format", "retrieval", "evolution_neighbours")
+        keys = ("note_format", "retrieval", "evolution_neighbours", "note_prompts")
         chosen = {k: self.options[k] for k in keys}
         harmonized = {o.name: o.harmonized for o in OPTIONS if o.name in keys}
         return {} if chosen == harmonized else {"options": chosen}
@@ -158,9 +164,9 @@ class AMemMemory:
                 self._vectors = None
         return self._vectors if self._vectors is not None else np.zeros((0, 0), np.float32)
 
-    async def _write(self, messages) -> str:
+    async def _write(self, messages, config: GenerationConfig | None = None) -> str:
         self.store.stats.construction_calls += 1
-        result = await self.writer.chat(messages, self.build_config, stage="memory_build")
+        result = await self.writer.chat(messages, config or self.build_config, stage="memory_build")
         return result.text
 
     async def _add_turn(self, session: Session, turn_index: int) -> None:
@@ -173,7 +179,11 @@ class AMemMemory:
         else:
             note = Note(id=f"{session.name}/t{turn.index}", session=session.name, turn=turn.index, date=date,
                         content=note_content(session, turn, self.ctx.captions))
-        analysis = parse_analysis(await self._write(analysis_messages(note.content)))
+        if self.options["note_prompts"] == "official":
+            messages, config = official_analysis(note.content)
+            analysis = parse_analysis(await self._write(messages, config))
+        else:
+            analysis = parse_analysis(await self._write(analysis_messages(note.content)))
         if analysis is None:
             note.fallback = True
             self.store.stats.analysis_failures += 1
@@ -196,6 +206,8 @@ class AMemMemory:
             near = [i for i, _ in top_k(await self._hybrid(note.content), self.neighbours)]
         else:
             near = [i for i, _ in top_k(vectors @ vec, self.neighbours)]
+        if self.options["note_prompts"] == "official":
+            return await self._evolve_official(note, near)
         neighbours = [self.store.notes[i] for i in near]
         decision = parse_evolution(await self._write(evolution_messages(note, neighbours)), len(neighbours))
         if decision is None:
@@ -229,6 +241,49 @@ class AMemMemory:
                                    np.float32)
                 assert self._vectors is not None
                 self._vectors[changed] = fresh
+
+    async def _evolve_official(self, note: Note, near: list[int]) -> None:
+        """The script's evolution step (``memory_system.py`` @ b6070899 ``process_memory``): neighbours listed by
+        memory index; links named by index or id; neighbour tags/context replaced in order."""
+        notes = self.store.notes
+        messages, config = official_evolution(note, [(i, notes[i]) for i in near])
+        obj = parse_json_object(await self._write(messages, config))
+        if obj is None:
+            self.store.stats.evolution_failures += 1
+            return
+        if not obj.get("should_evolve", False):
+            return
+        self.store.stats.evolutions += 1
+        ids = {n.id for n in notes}
+        actions = obj.get("actions") if isinstance(obj.get("actions"), list) else []
+        changed: list[int] = []
+        for action in actions:
+            if action == "strengthen":
+                for conn in obj.get("suggested_connections") or []:
+                    key = str(conn)
+                    conn_id = notes[int(key)].id if key.isdigit() and int(key) < len(notes) else key
+                    if conn_id not in note.links and conn_id in ids:
+                        note.links.append(conn_id)
+                        self.store.stats.links += 1
+                tags = obj.get("tags_to_update")
+                if isinstance(tags, list) and tags:
+                    note.tags = [str(t) for t in tags]
+            elif action == "update_neighbor":
+                contexts = obj.get("new_context_neighborhood") or []
+                tag_lists = obj.get("new_tags_neighborhood") or []
+                for k in range(min(len(near), len(tag_lists))):
+                    i, tag = near[k], tag_lists[k]
+                    context = contexts[k] if k < len(contexts) and isinstance(contexts[k], str) else notes[i].context
+                    notes[i] = notes[i].model_copy(update={"tags": [str(t) for t in tag] if isinstance(tag, list)
+                                                           else [str(tag)], "context": context})
+                    changed.append(i)
+        if changed:  # the script re-indexed these only at every 100th evolution; here at once
+            self.store.stats.neighbour_updates += len(changed)
+            rows = sorted(set(changed))
+            fresh = np.asarray(await self.embedder.embed([self._doc(notes[i]) for i in rows]), np.float32)
+            assert self._vectors is not None
+            self._vectors[rows] = fresh
+            self._bm25 = None
 
     async def observe(self, session: Session) -> None:
         """Turn each not-yet-noted turn of ``session`` into a note (saved after each turn)."""

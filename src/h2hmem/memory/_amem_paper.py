@@ -16,7 +16,7 @@ import json
 from typing import Sequence
 
 from ..data import Question
-from ..llm._types import ContentPart, Message, TextPart
+from ..llm._types import ContentPart, GenerationConfig, Message, TextPart
 from ._amem_notes import Note
 from ._paper import load_prompt, official_instruction
 from ._paper_answer import question_image_parts
@@ -82,3 +82,31 @@ def read_reply(text: str) -> str:
         value = parsed.get("answer", text)
         return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     return text.strip()
+
+
+def _construction_config(schema: dict) -> GenerationConfig:
+    gen = load_prompt("amem")["construction_generation"]
+    return GenerationConfig(temperature=gen["temperature"], max_tokens=gen["max_tokens"], json_mode=True,
+                            json_schema=json.dumps(schema, sort_keys=True))
+
+
+def official_analysis(content: str) -> tuple[list[Message], GenerationConfig]:
+    """The script's note-writer request (``LLMController.analyze_content``) for one note's content."""
+    data = load_prompt("amem")
+    return ([Message(role="system", content=data["construction_system_message"]),
+             Message(role="user", content=data["analysis_prompt"].format(content=content))],
+            _construction_config(data["analysis_schema"]))
+
+
+def official_evolution(note: Note, neighbours: Sequence[tuple[int, Note]]) -> tuple[list[Message], GenerationConfig]:
+    """The script's evolution request: the new note and its neighbours listed by memory index (keywords and tags
+    as Python lists, as the script formatted them)."""
+    data = load_prompt("amem")
+    listing = "".join(data["neighbour_line"].format(index=i, time=n.time, content=n.content, context=n.context,
+                                                    keywords=str(list(n.keywords)), tags=str(list(n.tags)))
+                      for i, n in neighbours)
+    prompt = data["evolution_prompt"].format(context=note.context, content=note.content,
+                                             keywords=", ".join(note.keywords), nearest_neighbors_memories=listing,
+                                             neighbor_number=len(neighbours))
+    return ([Message(role="system", content=data["construction_system_message"]), Message(role="user", content=prompt)],
+            _construction_config(data["evolution_schema"]))
