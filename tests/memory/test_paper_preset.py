@@ -100,7 +100,7 @@ async def test_text_only_model_gets_the_question_image_caption(method, sample_ro
     _, messages, _ = await _ask(method, d, q, "paper", chat=RecordingChat(supports_images=False))
     sent, substituted = prepare_messages(messages, send_images=False)  # what a text-only backend sends
     assert substituted == 1
-    assert sent[-1].content[-1].text == f"[Image question image: caption of {q.images[0].file}]"
+    assert sent[-1].content[-1].text == f"[Image the question's image: caption of {q.images[0].file}]"
 
 
 async def test_paper_naive_rag_scores_system_answer(sample_root):

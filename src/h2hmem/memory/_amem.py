@@ -32,7 +32,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..data import Question, Session
+from ..data import Session
 from ..llm._types import GenerationConfig
 from ._amem_notes import (
     Note, NoteStore, analysis_messages, evolution_messages, note_content, parse_analysis, parse_evolution,
@@ -44,6 +44,7 @@ from ._amem_notes import official_note_content
 from ._options import PresetOption, resolve_options
 from ._prompt import build_answer_messages
 from ._protocol import Answer, Evidence, MemoryContext
+from ._view import QuestionView
 from ._render import image_text
 
 TOP_K = 5
@@ -327,7 +328,7 @@ class AMemMemory:
             return self.alpha * official_minmax(self._bm25.scores(query)) + (1 - self.alpha) * (vectors @ qvec)
         return hybrid_scores(self._bm25.scores(query), vectors @ qvec, self.alpha)
 
-    async def answer(self, question: Question) -> Answer:
+    async def answer(self, question: QuestionView) -> Answer:
         if self.options["request"] == "official":
             return await self._answer_official(question)
         query = question.text.strip()
@@ -350,7 +351,7 @@ class AMemMemory:
             details={"retrieved": len(hits), "retrieval_s": round(retrieval_s, 6), "linked": sum(1 for _, s in hits if s is None), "notes": len(self.store.notes),
                      "fallback_notes": self.store.stats.analysis_failures})
 
-    async def _answer_official(self, question: Question) -> Answer:
+    async def _answer_official(self, question: QuestionView) -> Answer:
         t0 = time.perf_counter()
         hits = await self.retrieve(official_query(question, self.ctx.captions))
         retrieval_s = time.perf_counter() - t0

@@ -15,20 +15,20 @@ from __future__ import annotations
 import json
 from typing import Sequence
 
-from ..data import Question
 from ..llm._types import ContentPart, GenerationConfig, Message, TextPart
 from ._amem_notes import Note
 from ._paper import load_prompt, official_instruction
 from ._paper_answer import question_image_parts
+from ._view import QuestionView
 from ._protocol import CaptionLookup
 
 
-def question_caption(question: Question, captions: CaptionLookup) -> str | None:
+def question_caption(question: QuestionView, captions: CaptionLookup) -> str | None:
     """The caption of the question's (first) image, or None."""
     return captions(question.images[0]) if question.images else None
 
 
-def official_query(question: Question, captions: CaptionLookup) -> str:
+def official_query(question: QuestionView, captions: CaptionLookup) -> str:
     caption = question_caption(question, captions)
     if not caption:
         return question.text
@@ -49,7 +49,7 @@ def official_context(notes: Sequence[Note]) -> str:
     return "\n".join(lines)
 
 
-def official_messages(question: Question, notes: Sequence[Note], captions: CaptionLookup, *,
+def official_messages(question: QuestionView, notes: Sequence[Note], captions: CaptionLookup, *,
                       attach_image: bool, sees_images: bool) -> tuple[list[Message], int]:
     """The official messages and the number of image parts in them."""
     data = load_prompt("amem")

@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from ..data import ImageRef, Question, Session
+from ..data import ImageRef, Session
 from ..llm._images import image_text as substitute_text
 from ..llm._types import ContentPart, TextPart
 from ._budget import context_budget, keep_most_recent, token_counter
@@ -33,6 +33,7 @@ from ._options import PresetOption, resolve_options
 from ._paper_native import MAX_CONTEXT_TOKENS, full_mm_request
 from ._prompt import build_answer_messages
 from ._protocol import Answer, Evidence, MemoryContext
+from ._view import QuestionView
 from ._render import image_part, image_text, render_turn, session_header
 
 MAX_IMAGES = 10
@@ -129,7 +130,7 @@ class FullMMMemory:
             self._lines.append(_Line(session.name, text, cost + self._image_cost(turn.image), turn.image,
                                      cap, self._count(cap) + 1))
 
-    async def answer(self, question: Question) -> Answer:
+    async def answer(self, question: QuestionView) -> Answer:
         if self.options["request"] == "official":
             return await self._answer_official(question)
         q_images = [image_part(ref, self.ctx.captions) for ref in question.images][: self.max_images]
@@ -174,7 +175,7 @@ class FullMMMemory:
         )
 
 
-    async def _answer_official(self, question: Question) -> Answer:
+    async def _answer_official(self, question: QuestionView) -> Answer:
         max_tokens = self.options["max_context_tokens"] or MAX_CONTEXT_TOKENS
         messages, details = full_mm_request(self._sessions, question, self.ctx.captions, max_context_tokens=max_tokens,
                                             max_images=self.max_images, date_format=self.options["date_format"])

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from ..data import Question, Session
+from ..data import Session
 from ..llm._types import Message
 from ._budget import context_budget, keep_most_recent, token_counter
 from ._options import PresetOption, resolve_options
@@ -25,6 +25,7 @@ from ._paper_answer import official_messages, question_image_parts
 from ._paper_render import full_text_context, head_truncate
 from ._prompt import build_answer_messages
 from ._protocol import Answer, Evidence, MemoryContext
+from ._view import QuestionView
 from ._render import image_text, render_turn, session_header
 
 OPTIONS: tuple[PresetOption, ...] = (
@@ -83,7 +84,6 @@ class FullTextMemory:
         self._sessions: list[Session] = []
         # (session name, line, tokens) of the h2hmem layout; session headers are lines with tokens too
         self._lines: list[tuple[str, str, int]] = []
-        self._captions_missing = 0
 
     def describe(self) -> dict[str, Any]:
         return {"method": self.name, "modality": self.modality, "preset": self.ctx.preset, "options": self.options,
@@ -94,9 +94,6 @@ class FullTextMemory:
         if session.absent:
             return
         self._sessions.append(session)
-        for turn in session.turns:
-            if turn.image is not None and not self.ctx.captions(turn.image):
-                self._captions_missing += 1
         if not session.turns or self.options["layout"] != "h2hmem":
             return
         header = session_header(session)
@@ -119,7 +116,7 @@ class FullTextMemory:
             session_of.append((current, line, self._count(line) + 1 if per_line else 0))
         return session_of
 
-    async def answer(self, question: Question) -> Answer:
+    async def answer(self, question: QuestionView) -> Answer:
         opts = self.options
         q_images = question_image_parts(question.images, self.ctx.captions) if opts["attach_question_image"] else []
         q_caps = [] if opts["attach_question_image"] else [image_text(ref, self.ctx.captions) for ref in question.images]
@@ -145,7 +142,7 @@ class FullTextMemory:
             cached=result.cached,
             details={"context_tokens": kept_tokens, "original_context_tokens": original, "budget_tokens": budget,
                      "dropped_lines": len(lines) - kept_lines, "truncated": truncated,
-                     "question_images_attached": len(q_images), "captions_missing": self._captions_missing},
+                     "question_images_attached": len(q_images)},
         )
 
     def _cut(self, lines: list[tuple[str, str, int]], budget: int) -> tuple[str, int, int, int]:
@@ -165,7 +162,7 @@ class FullTextMemory:
         n_lines = len(lines) if cut == text else cut.count("\n")  # the last, partial line is not counted as kept
         return cut, original, kept_tokens, n_lines
 
-    def _messages(self, question: Question, context: str, q_images: list, truncated: bool, original: int,
+    def _messages(self, question: QuestionView, context: str, q_images: list, truncated: bool, original: int,
                   kept_tokens: int) -> list[Message]:
         if self.options["prompt"] == "shared":
             return build_answer_messages(question, context, q_images or None)

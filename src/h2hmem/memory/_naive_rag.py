@@ -23,13 +23,14 @@ from __future__ import annotations
 import time
 from typing import Any, ClassVar
 
-from ..data import Question, Session
+from ..data import Session
 from ._options import PresetOption, resolve_options
 from ._paper import load_prompt
 from ._paper_answer import official_messages, question_image_parts
 from ._paper_render import naive_rag_chunk, naive_rag_context, naive_rag_embedding_text
 from ._prompt import build_answer_messages
 from ._protocol import Answer, Evidence, MemoryContext
+from ._view import QuestionView
 from ._render import image_text, render_turn
 from ._reply import read_json_reply
 
@@ -94,7 +95,6 @@ class NaiveRAGMemory:
         self.index = VectorIndex()
         # chunk id → (session, turn index, chunk text, has image)
         self._chunks: dict[str, tuple[str, int, str, bool]] = {}
-        self._captions_missing = 0
 
     def describe(self) -> dict[str, Any]:
         return {"method": self.name, "modality": self.modality, "preset": self.ctx.preset, "options": self.options,
@@ -109,8 +109,6 @@ class NaiveRAGMemory:
         ids, texts = [], []
         for turn in session.turns:
             caption = self.ctx.captions(turn.image) if turn.image is not None else None
-            if turn.image is not None and not caption:
-                self._captions_missing += 1
             if official:
                 text = naive_rag_chunk(session, turn, caption, self.options["date_format"])
                 embedded = naive_rag_embedding_text(text)
@@ -122,7 +120,7 @@ class NaiveRAGMemory:
             texts.append(embedded)
         self.index.add(ids, await self.embedder.embed(texts))
 
-    def _query(self, question: Question) -> str:
+    def _query(self, question: QuestionView) -> str:
         if self.options["query_format"] == "official":
             caps = [c for c in (self.ctx.captions(ref) for ref in question.images if ref.path is not None) if c][:1]
             if not caps:
@@ -134,7 +132,7 @@ class NaiveRAGMemory:
         q_caps = [image_text(ref, self.ctx.captions) for ref in question.images]
         return query + " " + " ".join(q_caps) if q_caps else query
 
-    async def answer(self, question: Question) -> Answer:
+    async def answer(self, question: QuestionView) -> Answer:
         opts = self.options
         query = self._query(question)
         hits: list[tuple[str, float]] = []
@@ -159,7 +157,7 @@ class NaiveRAGMemory:
         config = self.ctx.answer_config.model_copy(update={"top_p": opts["top_p"]})
         result = await self.ctx.chat.chat(messages, config, stage="answer")
         details: dict[str, Any] = {"retrieved": len(hits), "retrieval_s": round(retrieval_s, 6),
-                                   "question_images_attached": len(q_images), "captions_missing": self._captions_missing}
+                                   "question_images_attached": len(q_images)}
         text = result.text.strip()
         if opts["answer_format"] == "json":
             reply = read_json_reply(text)

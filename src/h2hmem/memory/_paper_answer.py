@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ..data import ImageRef, Question
+from ..data import ImageRef
 from ..llm._types import ContentPart, ImagePart, Message, TextPart
 from ._paper import load_prompt, official_instruction
+from ._view import QuestionView
 from ._protocol import CaptionLookup
+from ._render import QUESTION_IMAGE_LABEL
 
-QUESTION_IMAGE_NAME = "question image"
+QUESTION_IMAGE_NAME = QUESTION_IMAGE_LABEL
 """What a text-only model is told the substituted image is (never its file name or session)."""
 
 
@@ -22,7 +24,7 @@ def question_image_parts(images: Sequence[ImageRef], captions: CaptionLookup | N
     """The question's first image that exists on disk as an :class:`ImagePart` (none when no file exists).
 
     The part is named :data:`QUESTION_IMAGE_NAME`, so a text-only backend substitutes
-    ``[Image question image: <caption>]`` without revealing where the image came from.
+    ``[Image the question's image: <caption>]`` without revealing where the image came from.
     """
     for ref in images:
         if ref.path is not None:
@@ -30,7 +32,7 @@ def question_image_parts(images: Sequence[ImageRef], captions: CaptionLookup | N
     return []
 
 
-def official_prompt(name: str, question: Question, context: str, *, truncated: bool = False,
+def official_prompt(name: str, question: QuestionView, context: str, *, truncated: bool = False,
                     original_tokens: int = 0, truncated_tokens: int = 0) -> str:
     """The official prompt text of ``prompts/paper/<name>.json`` for ``question`` and ``context``.
 
@@ -48,7 +50,7 @@ def official_prompt(name: str, question: Question, context: str, *, truncated: b
     return data["template"].format(**fields)
 
 
-def official_messages(name: str, question: Question, context: str, images: Sequence[ImagePart],
+def official_messages(name: str, question: QuestionView, context: str, images: Sequence[ImagePart],
                       **note: int | bool) -> list[Message]:
     """``[user]`` with the official prompt, then the image part(s) when there are any."""
     prompt = official_prompt(name, question, context, **note)  # type: ignore[arg-type]

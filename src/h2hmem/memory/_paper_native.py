@@ -15,11 +15,12 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Sequence
 
-from ..data import ImageRef, Question, Session, Turn
+from ..data import ImageRef, Session, Turn
 from ..llm._types import ContentPart, ImagePart, Message, TextPart
 from ._paper import load_prompt, official_instruction
 from ._paper_answer import question_image_parts
 from ._paper_render import DateFormat, head_truncate, session_date
+from ._view import QuestionView
 from ._protocol import CaptionLookup
 from ._render import image_part
 
@@ -49,7 +50,7 @@ def full_mm_context(sessions: Sequence[Session], date_format: DateFormat = "raw"
     return "\n".join(lines)
 
 
-def full_mm_request(sessions: Sequence[Session], question: Question, captions: CaptionLookup, *,
+def full_mm_request(sessions: Sequence[Session], question: QuestionView, captions: CaptionLookup, *,
                     max_context_tokens: int, max_images: int, date_format: DateFormat = "raw"
                     ) -> tuple[list[Message], dict]:
     """The official Full (MM) request and its facts (``context_tokens``, ``truncated``, images attached).
@@ -89,7 +90,7 @@ def murag_unit_text(session: Session, turn: Turn, date_format: DateFormat = "raw
     return f"[{turn.speaker}] {_turn_text(session, turn, date_format)}"
 
 
-def murag_request(hits: Sequence[tuple[Session, Turn]], question: Question, captions: CaptionLookup, *,
+def murag_request(hits: Sequence[tuple[Session, Turn]], question: QuestionView, captions: CaptionLookup, *,
                   max_context_tokens: int, max_images: int, date_format: DateFormat = "raw"
                   ) -> tuple[list[Message], dict]:
     """The official MuRAG request for retrieved turns (rank order) and its facts.
@@ -135,7 +136,7 @@ def ngm_node_text(session: Session, turn: Turn, date_format: DateFormat = "raw")
     return _turn_text(session, turn, date_format)
 
 
-def ngm_request(hits: Sequence[tuple[Session, Turn]], question: Question, captions: CaptionLookup, *,
+def ngm_request(hits: Sequence[tuple[Session, Turn]], question: QuestionView, captions: CaptionLookup, *,
                 date_format: DateFormat = "raw") -> tuple[list[Message], dict]:
     """The official NGM request for recalled turns (score order) and its facts.
 
