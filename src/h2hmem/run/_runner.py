@@ -199,6 +199,7 @@ async def _run_locked(config: RunConfig, method_cls: Any, ds: Dataset, store: Ru
         options = state.descriptions.get(dialogues[0].id, {}).get("options")
         if options is not None:
             manifest["options"] = options  # every preset option's resolved value
+            manifest["method_arguments"] = {**manifest.get("method_arguments", {}), **options}
     store.write_manifest(manifest)
 
     async def run_dialogue(d: Dialogue) -> None:
