@@ -18,14 +18,14 @@ from typing import Sequence
 from ..llm._types import ContentPart, GenerationConfig, Message, TextPart
 from ._amem_notes import Note
 from ._paper import load_prompt, official_instruction
-from ._paper_answer import question_image_parts
+from ._paper_answer import question_caption as image_caption, question_image_parts
 from ._view import QuestionView
 from ._protocol import CaptionLookup
 
 
 def question_caption(question: QuestionView, captions: CaptionLookup) -> str | None:
     """The caption of the question's (first) image, or None."""
-    return captions(question.images[0]) if question.images else None
+    return image_caption(question.images[0], captions) if question.images else None
 
 
 def official_query(question: QuestionView, captions: CaptionLookup) -> str:

@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 from ..data import Session
 from ._options import PresetOption, resolve_options
 from ._paper import load_prompt
-from ._paper_answer import official_messages, question_image_parts
+from ._paper_answer import official_messages, question_caption, question_image_parts
 from ._paper_render import naive_rag_chunk, naive_rag_context, naive_rag_embedding_text
 from ._prompt import build_answer_messages
 from ._protocol import Answer, Evidence, MemoryContext
@@ -122,7 +122,8 @@ class NaiveRAGMemory:
 
     def _query(self, question: QuestionView) -> str:
         if self.options["query_format"] == "official":
-            caps = [c for c in (self.ctx.captions(ref) for ref in question.images if ref.path is not None) if c][:1]
+            caps = [c for c in (question_caption(ref, self.ctx.captions) for ref in question.images
+                                if ref.path is not None) if c][:1]
             if not caps:
                 return question.text
             items = " ".join(load_prompt("naive_rag")["query_caption_item"].format(n=i, caption=c)

@@ -12,12 +12,20 @@ from typing import Sequence
 from ..data import ImageRef
 from ..llm._types import ContentPart, ImagePart, Message, TextPart
 from ._paper import load_prompt, official_instruction
-from ._view import QuestionView
+from ._view import QuestionImage, QuestionView
 from ._protocol import CaptionLookup
 from ._render import QUESTION_IMAGE_LABEL
 
 QUESTION_IMAGE_NAME = QUESTION_IMAGE_LABEL
 """What a text-only model is told the substituted image is (never its file name or session)."""
+
+
+def question_caption(image: object, captions: CaptionLookup | None) -> str | None:
+    """A question image's caption: the one its :class:`~h2hmem.memory.QuestionImage` was built with, else the
+    caption lookup's (a dataset :class:`~h2hmem.data.ImageRef`, in tests)."""
+    if isinstance(image, QuestionImage):
+        return image.caption
+    return captions(image) if captions else None  # type: ignore[arg-type]
 
 
 def question_image_parts(images: Sequence[ImageRef], captions: CaptionLookup | None) -> list[ImagePart]:
@@ -28,7 +36,7 @@ def question_image_parts(images: Sequence[ImageRef], captions: CaptionLookup | N
     """
     for ref in images:
         if ref.path is not None:
-            return [ImagePart(name=QUESTION_IMAGE_NAME, path=ref.path, caption=captions(ref) if captions else None)]
+            return [ImagePart(name=QUESTION_IMAGE_NAME, path=ref.path, caption=question_caption(ref, captions))]
     return []
 
 
