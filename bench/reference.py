@@ -37,15 +37,17 @@ class SequentialChat:
 
     async def chat(self, messages: list[Message], config: GenerationConfig | None = None, *,
                    stage: str = "answer") -> ChatResult:
+        from h2hmem.llm._images import flatten_text, prepare_messages
+
         config = config or GenerationConfig()
-        wire = []
-        for m in messages:
-            if not isinstance(m.content, str):
-                raise TypeError("the reference loop sends text-only messages (naive-rag, full-text)")
-            wire.append({"role": m.role, "content": m.content})
+        # a text-only client: image parts (the question image under the preset paper) become their caption text
+        messages, _ = prepare_messages(messages, send_images=False)
+        wire = [{"role": m.role, "content": flatten_text(m.content)} for m in messages]
         t0 = time.perf_counter()
+        extra = {"top_p": config.top_p} if config.top_p is not None else {}
         resp = self.client.chat.completions.create(model=self.model, messages=wire,  # type: ignore[arg-type]
-                                                   temperature=config.temperature, max_tokens=config.max_tokens)
+                                                   temperature=config.temperature, max_tokens=config.max_tokens,
+                                                   **extra)
         latency = time.perf_counter() - t0
         u = resp.usage
         usage = Usage(prompt_tokens=u.prompt_tokens if u else 0, completion_tokens=u.completion_tokens if u else 0,

@@ -35,7 +35,7 @@ def sessions(tmp_path):
 
 
 def ctx_for(chat) -> MemoryContext:
-    return MemoryContext(dialogue_id="dyadic/dialogue1", chat=chat, captions=lambda ref: CAPS.get(ref.key))
+    return MemoryContext(preset="harmonized", dialogue_id="dyadic/dialogue1", chat=chat, captions=lambda ref: CAPS.get(ref.key))
 
 
 async def run(mem, s1, s2, q):

@@ -42,7 +42,7 @@ def setup(tmp_path):
 
 
 def ctx_for(tmp_path, chat) -> MemoryContext:
-    return MemoryContext(dialogue_id="dyadic/dialogue1", chat=chat, captions=lookup, state_dir=tmp_path / "state")
+    return MemoryContext(preset="harmonized", dialogue_id="dyadic/dialogue1", chat=chat, captions=lookup, state_dir=tmp_path / "state")
 
 
 def test_registered():

@@ -21,7 +21,7 @@ D = dt.date(2024, 3, 1)
 
 
 def ctx_for(tmp_path, chat) -> MemoryContext:
-    return MemoryContext(dialogue_id="dyadic/dialogue1", chat=chat, state_dir=tmp_path / "state")
+    return MemoryContext(preset="harmonized", dialogue_id="dyadic/dialogue1", chat=chat, state_dir=tmp_path / "state")
 
 
 def test_registered():

@@ -118,3 +118,22 @@ def test_dimension_mismatch_is_an_error():
 def test_empty_graph_recalls_nothing():
     assert TurnGraph().recall(unit(0)) == []
     assert TurnGraph().recall_dfs(unit(0)) == []
+
+
+def test_official_links_one_way_degree_in_plus_out():
+    """links="official" (preset paper): edges stored earlier → later only; degree = out + in.
+    Three identical vectors: node 1 links 0→1 (temporal, then semantic on the same pair), node 2 links
+    1→2 (temporal), 0→2 and 1→2 (semantic)."""
+    import numpy as np
+
+    from h2hmem.memory._ngm_graph import GraphConfig, TurnGraph
+
+    g = TurnGraph(GraphConfig(links="official"))
+    for t in range(3):
+        g.add_node(np.array([1.0, 0.0], np.float32), float(t))
+    assert [g.neighbours(n) for n in range(3)] == [{1, 2}, {2}, set()]
+    assert [g.degree(n) for n in range(3)] == [2, 2, 2]  # 0: out 2; 1: out 1 + in 1; 2: in 2
+    sym = TurnGraph(GraphConfig())
+    for t in range(3):
+        sym.add_node(np.array([1.0, 0.0], np.float32), float(t))
+    assert [sym.neighbours(n) for n in range(3)] == [{1, 2}, {0, 2}, {0, 1}]

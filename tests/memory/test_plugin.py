@@ -35,7 +35,7 @@ def entry_points_with(*eps: EntryPoint):
 async def test_module_class_path_runs(plugin_path):
     cls = resolve_method("recency_memory:RecencyMemory")
     chat = RecordingChat()
-    mem = cls(MemoryContext(dialogue_id="dyadic/dialogue1", chat=chat), window=3)
+    mem = cls(MemoryContext(preset="harmonized", dialogue_id="dyadic/dialogue1", chat=chat), window=3)
     assert isinstance(mem, MemorySystem)
     await mem.observe(make_session("session1", dt.date(2024, 3, 1), [("Ann", "one", None), ("Bob", "two", None)]))
     await mem.observe(make_session("session2", dt.date(2024, 3, 5), [("Ann", "three", None), ("Bob", "four", None)]))

@@ -1,5 +1,7 @@
 """Every built-in method answers with the run's answer settings (``--answer-max-tokens``,
-``--temperature`` → ``MemoryContext.answer_config``), not the module default ANSWER_CONFIG."""
+``--temperature`` → ``MemoryContext.answer_config``), not the module default ANSWER_CONFIG. Pinned under
+the preset ``harmonized``, which adds nothing of its own (``paper`` adds the official ``top_p`` and A-Mem's
+2,000-token answer limit: tests/memory/test_paper_preset.py)."""
 
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ async def test_answer_call_uses_the_run_answer_config(method, tmp_path):
     chat = RecordingChat()
     embedder = HashEmbedder()
     ctx = MemoryContext(dialogue_id="dyadic/dialogue1", chat=chat, state_dir=tmp_path / "state",
-                        embedder_factory=lambda: embedder, answer_config=CUSTOM)
+                        embedder_factory=lambda: embedder, answer_config=CUSTOM, preset="harmonized")
     memory = resolve_method(method)(ctx)
     await memory.observe(make_session("session1", dt.date(2024, 3, 20),
                                       [("Kiki", "I adopted a cat named Miso.", None),

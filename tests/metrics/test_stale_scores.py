@@ -32,7 +32,8 @@ class Chat:
         self.fail_on = fail_on
 
     async def chat(self, messages, config=None, *, stage="answer"):
-        text = messages[-1].content if isinstance(messages[-1].content, str) else ""
+        content = messages[-1].content  # a list of parts when the question image is attached (preset paper)
+        text = content if isinstance(content, str) else "\n".join(getattr(p, "text", "") for p in content)
         question = next(line for line in text.splitlines() if line.startswith("Question: "))
         if self.fail_on and self.fail_on in question.lower():
             raise RuntimeError("scripted outage")

@@ -137,6 +137,6 @@ def test_amem_build_killed_midway_resumes_from_its_saved_notes(tmp_path):
     assert not any(p["error"] for p in preds)
     assert saved_notes() == turns
     analysed = [b for b in srv.requests if str(b.get("messages", [{}])[-1].get("content", "")).startswith(
-        "Analyse one conversation turn")]
+        ("Analyse one conversation turn", "Generate a structured analysis"))]  # either preset
     # each turn once, plus at most the turns in flight at the two kills (one per dialogue being built)
     assert turns <= len(analysed) <= turns + 2 * 2

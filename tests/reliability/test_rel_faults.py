@@ -194,6 +194,9 @@ def test_cli_run_lists_failures_and_retry_failed_redoes_only_them(srv, data, tmp
 
 # ----- memory build stage (A-Mem note writer) --------------------------------------------------
 
+ANALYSIS_PREFIXES = ("Analyse one conversation turn", "Generate a structured analysis")
+"""How the note-writer prompts of both presets begin."""
+
 BUILD_TURN = "Bo says fact 1-2-1"
 """Text of one turn of dialogue 1: its note-writer requests are the ones hit."""
 
@@ -207,8 +210,9 @@ def _embedder(srv):
 
 
 def _is_analysis(body: dict) -> bool:
-    """A note-writer request analysing one turn (not an evolution or answer request)."""
-    return str(body["messages"][-1]["content"]).startswith("Analyse one conversation turn")
+    """A note-writer request analysing one turn (not an evolution or answer request); h2hmem's prompt
+    (preset harmonized) or the official one (preset paper, the default)."""
+    return str(body["messages"][-1]["content"]).startswith(ANALYSIS_PREFIXES)
 
 
 def _analysis_of(turn: str):

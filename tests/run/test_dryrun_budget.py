@@ -34,7 +34,9 @@ def _cfg(root, tmp_path, server, **kw):
 @pytest.mark.parametrize("method", ["full-text", "naive-rag"])
 def test_dry_run_sends_nothing_and_counts_what_the_real_run_sends(synth, tmp_path, method):
     with MockOpenAIServer() as server:
-        cfg = _cfg(synth, tmp_path, server, method=method)
+        # preset harmonized: system + user messages, question images as caption text (the mock counts an image
+        # part as 85 tokens, the estimate as 765: see the paper variant below)
+        cfg = _cfg(synth, tmp_path, server, method=method, preset="harmonized")
         est = estimate_run(cfg, embedder=HashEmbedder())
         assert server.calls == 0 and not cfg.run_dir.exists() and not (tmp_path / "cache.sqlite").exists()
         answer = est.stages["answer"]
@@ -114,7 +116,31 @@ def test_a_mem_note_writing_is_counted_as_memory_build(synth, tmp_path):
         assert server.calls == 0
         run_benchmark(cfg, embedder=HashEmbedder(), progress=False)
         usage = json.loads((cfg.run_dir / "manifest.json").read_text())["usage"]
+        images = sum(1 for b in server.requests for m in b.get("messages", []) if isinstance(m["content"], list)
+                     for p in m["content"] if p.get("type") == "image_url")  # question images (preset paper)
+    from h2hmem.llm._estimate import IMAGE_TOKENS
+    from h2hmem.testing._mock_server import IMAGE_PART_TOKENS
+
     # the mock's notes are unusable JSON, like the dry run's empty replies: both fall back alike, so equal
-    for stage in ("memory_build", "answer"):
+    # (an image part: 765 tokens in the estimate, 85 at the mock)
+    for stage, image_parts in (("memory_build", 0), ("answer", images)):
         assert est.stages[stage].calls == usage[stage]["calls"] > 0
-        assert est.stages[stage].prompt_tokens == usage[stage]["prompt_tokens"]
+        assert (est.stages[stage].prompt_tokens - (IMAGE_TOKENS - IMAGE_PART_TOKENS) * image_parts
+                == usage[stage]["prompt_tokens"])
+
+
+def test_dry_run_under_paper_counts_the_question_images(synth, tmp_path):
+    """Preset paper: one user message per request and the question image as an image part; the estimate
+    charges IMAGE_TOKENS per image where the mock server charges IMAGE_PART_TOKENS, text tokens agree."""
+    from h2hmem.llm._estimate import IMAGE_TOKENS
+    from h2hmem.testing._mock_server import IMAGE_PART_TOKENS
+
+    with MockOpenAIServer() as server:
+        cfg = _cfg(synth, tmp_path, server, method="full-text")
+        answer = estimate_run(cfg, embedder=HashEmbedder()).stages["answer"]
+        run_benchmark(cfg, embedder=HashEmbedder(), progress=False)
+        images = sum(1 for b in server.requests for m in b["messages"] if isinstance(m["content"], list)
+                     for p in m["content"] if p.get("type") == "image_url")
+        sent = json.loads((cfg.run_dir / "manifest.json").read_text())["usage"]["answer"]["prompt_tokens"]
+    assert images > 0 and answer.format_tokens == 60 * 2 * 3  # user message + the reply priming
+    assert answer.prompt_tokens - (IMAGE_TOKENS - IMAGE_PART_TOKENS) * images == sent

@@ -75,7 +75,8 @@ def test_amem_failures_reach_the_manifest(manifests):
 
 def test_runner_records_resolved_arguments(manifests):
     _, man = manifests["naive-rag"]
-    assert man["method_arguments"] == {"top_k": 5, "min_similarity": 0.1}
+    # constructor arguments, the preset options with their resolved values (docs/protocol.md)
+    assert man["method_arguments"] == {"top_k": 5, "min_similarity": 0.1, **man["options"]}
     assert man["question_fields"] == []
     _, man = manifests["murag"]
     assert man["method_arguments"]["encoder"] == "text" and man["method_arguments"]["top_k"] == 5

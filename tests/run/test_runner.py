@@ -31,7 +31,11 @@ def test_full_text_answers_every_question_once(sample_root, tmp_path):
     m = json.loads((summary.run_dir / "manifest.json").read_text())
     assert m["method"] == "full-text" and m["protocol"] == "full" and len(m["dataset_fingerprint"]) == 64
     assert m["counts"]["recorded"] == 152 and m["status"] == "complete"
-    assert m["prompt_hashes"]["answer"] and m["method_description"]["truncation"] == "keep most recent turns"
+    assert m["prompt_hashes"]["answer"] and m["prompt_hashes"]["paper/full_text"]
+    # default preset paper: every resolved option recorded (head truncation at 4,096 cl100k tokens)
+    assert m["preset"] == "paper" and m["identity"]["preset"] == "paper"
+    assert m["options"]["truncation"] == "head" and m["options"]["max_context_tokens"] == 4096
+    assert m["options"] == m["method_description"]["options"] and m["options"]["top_p"] == 0.9
     assert m["usage"]["answer"]["calls"] == 152
     assert m["timing"]["sessions_observed"] == 6 and m["timing"]["memory_build_s"] >= 0
     # questions about absent sessions are still answered, with the memory that exists

@@ -89,7 +89,8 @@ async def test_client_records_paid_then_cache_hit_with_the_tag_of_the_context(tm
         assert r["question_ids"] == ["dyadic/dialogue1/session1/q0"] and r["session"] == "session1"
         assert r["stage"] == "answer" and r["model"] == "openai:m"
         assert r["messages"] == [{"role": "system", "content": "be brief"}, {"role": "user", "content": "What colour?"}]
-        assert r["params"] == {"temperature": 0.0, "max_tokens": 50, "json_mode": False, "seed": None}
+        assert r["params"] == {"temperature": 0.0, "max_tokens": 50, "json_mode": False, "seed": None, "top_p": None,
+                               "json_schema": None}
     assert paid["reply"] == first.text == second.text == hit["reply"]
     assert paid["usage"]["prompt_tokens"] == first.usage.prompt_tokens > 0
     assert paid["latency_s"] >= 0 and paid["finish_reason"] == "stop"

@@ -71,7 +71,9 @@ def test_filter_open_question_and_compare_in_a_browser(server, page, sample_runs
     page.wait_for_selector("#question")
     assert page.inner_text("#question") == sample_runs.question_text
     prompt = page.locator("#calls details.call").first.locator(".prompt").inner_text()
-    assert f"Question: {sample_runs.question_text}" in prompt and "Memory:" in prompt
+    # "Memory:" heads the shared (harmonized) prompt; the official one of the default preset paper heads its chunks so
+    assert f"Question: {sample_runs.question_text}" in prompt and (
+        "Memory:" in prompt or "Retrieved relevant conversation chunks (may be incomplete):" in prompt)
     gold = page.locator("#evidence .turn.gold")
     assert gold.count() >= 1
     assert all(s == "session1" for s in gold.evaluate_all("els => els.map(e => e.dataset.session)"))

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 
+from ..presets import DEFAULT_PRESET, check_preset
 from . import _select as sel
 from ._app import app, console, err_console, fail
 
@@ -71,7 +72,8 @@ def run_cmd(
     build_model: Optional[str] = typer.Option(None, help="Separate memory-construction model (A-Mem notes)."),
     embedder: str = typer.Option("minilm", help="Text embedder: minilm or openai:<model>."),
     top_k: Optional[int] = typer.Option(None, "--top-k", min=1, help="Retrieved units per question (published: 5)."),
-    param: Optional[list[str]] = typer.Option(None, "--param", help="Method parameter KEY=VALUE (repeatable)."),
+    param: Optional[list[str]] = typer.Option(None, "--param", help="Method parameter or preset option KEY=VALUE (repeatable), e.g. truncation=recent."),
+    preset: str = typer.Option(DEFAULT_PRESET, "--preset", help="paper (the official scripts' requests, default) or harmonized (one shared prompt, no head truncation); see docs/protocol.md."),
     protocol: str = typer.Option("full", help="full (observe all, then ask; official) or online."),
     answer_max_tokens: int = typer.Option(1024, help="Answer new-token limit (published: 1,024)."),
     temperature: float = typer.Option(0.1, help="Answer temperature (published: 0.1)."),
@@ -121,7 +123,7 @@ def run_cmd(
         params = parse_params(param or [])
         if top_k is not None:
             params["top_k"] = top_k
-        config = RunConfig(data_root=data, split=split, method=method, method_params=params, model=model,
+        config = RunConfig(data_root=data, split=split, method=method, method_params=params, preset=check_preset(preset), model=model,
                            base_url=base_url or None, build_model=build_model, embedder=embedder, protocol=protocol,
                            answer_max_tokens=answer_max_tokens, answer_temperature=temperature,
                            out_dir=out, run_id=run_id, limit=limit, concurrency=concurrency,

@@ -114,8 +114,12 @@ class ModelClient:
 
     def cache_key(self, messages: list[Message], config: GenerationConfig) -> str:
         """Cache key of an already prepared request (see :meth:`chat`)."""
+        settings = config.model_dump(mode="json")
+        for newer in ("top_p", "json_schema"):  # unset, they leave the keys of requests cached before they existed
+            if settings.get(newer) is None:
+                settings.pop(newer, None)
         return cache_key({"identity": self.backend.identity(), "messages": messages_fingerprint(messages),
-                          "config": config.model_dump(mode="json")})
+                          "config": settings})
 
     # ----- the call ----------------------------------------------------------------------------
     async def chat(self, messages: list[Message], config: GenerationConfig | None = None, *,

@@ -161,7 +161,9 @@ class LocalLlamaBackend:
         kwargs: dict[str, Any] = {"temperature": config.temperature, "max_tokens": config.max_tokens,
                                   "seed": DEFAULT_SEED if config.seed is None else config.seed,
                                   "stop": list(self.settings.stop)}
-        if config.json_mode:
+        if config.top_p is not None:
+            kwargs["top_p"] = config.top_p
+        if config.json_mode or config.json_schema is not None:
             kwargs["response_format"] = {"type": "json_object"}
         t0 = time.perf_counter()
         with self._lock:

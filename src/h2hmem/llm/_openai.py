@@ -78,9 +78,13 @@ class OpenAIBackend:
     def request_body(self, wire: list[dict[str, Any]], config: GenerationConfig) -> dict[str, Any]:
         body: dict[str, Any] = {"model": self.model, "messages": wire, "temperature": config.temperature,
                                 "max_tokens": config.max_tokens}
+        if config.top_p is not None:
+            body["top_p"] = config.top_p
         if config.seed is not None:
             body["seed"] = config.seed
-        if config.json_mode:
+        if config.json_schema is not None:
+            body["response_format"] = {"type": "json_schema", "json_schema": json.loads(config.json_schema)}
+        elif config.json_mode:
             body["response_format"] = {"type": "json_object"}
         return body
 

@@ -52,6 +52,13 @@ class GenerationConfig(BaseModel):
     max_tokens: int = 1024
     json_mode: bool = False
     seed: int | None = None
+    top_p: float | None = None
+    json_schema: str | None = None
+    """A JSON schema (as JSON text: ``{"name": …, "schema": …, "strict": true}``) the reply must follow; sent
+    as ``response_format={"type": "json_schema", "json_schema": …}`` (A-Mem's note writer under the preset
+    ``paper``); a backend without schema support treats it as ``json_mode``."""
+    """Nucleus sampling; ``None`` = not sent (the server's default). The official Full (Text) and Naive RAG
+    scripts send 0.9 (preset ``paper``)."""
 
 
 class Usage(BaseModel):

@@ -12,7 +12,15 @@ Construction, turn by turn in time order (``observe``):
 The note store is saved in ``ctx.state_dir`` after every turn, so a repeated or interrupted run
 never rebuilds a note that exists. Retrieval: 0.5 · min-max BM25 + 0.5 · cosine over the note
 text, keywords, tags and context; top-k 5; optional link-following. Answers use the shared prompt
-at temperature 0.1 (the official A-Mem run used 0.5).
+at temperature 0.1.
+
+That is the preset ``harmonized``. Under ``paper`` (options below, :data:`OPTIONS`): the official
+note content and time (``[role]: <timeline_date>:text [image: file] …``, ``<date>_<turn>``), Okapi
+BM25 over NLTK word tokens (no stopword removal) on the official labelled note text with the
+official min-max, evolution neighbours from that hybrid search on the note content, the official
+note-writer and evolution prompts (JSON schemas, neighbours by memory index), and the
+official answer request (:mod:`._amem_paper`): its per-type prompt, ``[k] [Time:…] [Session:…]``
+context, the question image as an image part, 2,000 answer tokens.
 """
 
 from __future__ import annotations
@@ -28,9 +36,12 @@ from ..data import Session
 from ..llm._types import GenerationConfig
 from ._amem_notes import (
     Note, NoteStore, analysis_messages, evolution_messages, note_content, parse_analysis, parse_evolution,
-    prompts_hash,
+    parse_json_object, prompts_hash,
 )
-from ._amem_retrieve import ALPHA, BM25Scorer, hybrid_scores, top_k
+from ._amem_paper import official_analysis, official_evolution, official_messages, official_query, read_reply
+from ._amem_retrieve import ALPHA, BM25Scorer, OkapiBM25, hybrid_scores, official_minmax, top_k
+from ._amem_notes import official_note_content
+from ._options import PresetOption, resolve_options
 from ._prompt import build_answer_messages
 from ._protocol import Answer, Evidence, MemoryContext
 from ._view import QuestionView
@@ -43,7 +54,29 @@ NEIGHBOURS = 5
 BUILD_TEMPERATURE = 0.3
 """Note-writer temperature (official A-Mem: ~0.3)."""
 BUILD_MAX_TOKENS = 1024
-OFFICIAL_ANSWER_TEMPERATURE = 0.5
+OPTIONS: tuple[PresetOption, ...] = (
+    PresetOption("note_format", "official", "h2hmem",
+                 "note content '[role]: <timeline_date>:text [image: file] [image_description: …]' with time "
+                 "'<date>_<turn>', or '[role]: ISO-date: text [image: file in session] …'", ("official", "h2hmem")),
+    PresetOption("retrieval", "official", "h2hmem",
+                 "Okapi BM25 (rank_bm25 formula) over NLTK word tokens, no stopword removal, on 'content: … context: … "
+                 "keywords: … tags: …' with (s−min)/(max−min+1e-6); or bm25s with English stopwords on the note text",
+                 ("official", "h2hmem")),
+    PresetOption("evolution_neighbours", "hybrid", "cosine",
+                 "notes shown to the evolution step: the hybrid search on the new note's content (official) or the "
+                 "nearest by cosine", ("hybrid", "cosine")),
+    PresetOption("request", "official", "h2hmem",
+                 "answer request: the script's prompt, '[k] [Time:…] [Session:…] content' context, query with "
+                 "'image description:' and reply reading; or the shared prompt with rendered notes", ("official", "h2hmem")),
+    PresetOption("attach_question_image", True, False,
+                 "send the question's image as an image part (official: before the text; a text-only model gets the "
+                 "script's caption prompt) instead of its caption text", (True, False)),
+    PresetOption("answer_max_tokens", 2000, None, "new tokens of the answer call; None = the run's --answer-max-tokens"),
+    PresetOption("note_prompts", "official", "h2hmem",
+                 "note-writer and evolution prompts: the script's texts with their JSON schemas (system 'You are a "
+                 "helpful assistant.', temperature 0.3, 2,000 tokens; neighbours listed by memory index, links by "
+                 "index or id), or h2hmem's own", ("official", "h2hmem")),
+)
 
 
 class AMemMemory:
@@ -65,7 +98,15 @@ class AMemMemory:
 
     def __init__(self, ctx: MemoryContext, top_k: int = TOP_K, neighbours: int = NEIGHBOURS, alpha: float = ALPHA,
                  follow_links: bool = False, evolve: bool = True, build_temperature: float = BUILD_TEMPERATURE,
-                 build_max_tokens: int = BUILD_MAX_TOKENS):
+                 build_max_tokens: int = BUILD_MAX_TOKENS, *, note_format: str | None = None,
+                 retrieval: str | None = None, evolution_neighbours: str | None = None, request: str | None = None,
+                 attach_question_image: bool | None = None, answer_max_tokens: int | None = None,
+                 note_prompts: str | None = None):
+        self.options = resolve_options(self.name, OPTIONS, ctx.preset, {
+            "note_format": note_format, "retrieval": retrieval, "evolution_neighbours": evolution_neighbours,
+            "request": request, "attach_question_image": attach_question_image,
+            "answer_max_tokens": answer_max_tokens, "note_prompts": note_prompts})
+        self._doc = (lambda n: n.searchable()) if self.options["retrieval"] == "official" else (lambda n: n.document())
         if top_k < 1 or neighbours < 0 or not 0.0 <= alpha <= 1.0:
             raise ValueError("a-mem: top_k must be >= 1, neighbours >= 0 and alpha within [0, 1]")
         self.ctx = ctx
@@ -88,19 +129,27 @@ class AMemMemory:
         return {"writer": getattr(self.writer, "spec", type(self.writer).__name__), "prompts": prompts_hash(),
                 "build_temperature": self.build_config.temperature, "build_max_tokens": self.build_config.max_tokens,
                 "neighbours": self.neighbours, "evolve": self.evolve,
+                **self._build_options(),
                 "embedder": getattr(self.embedder, "name", type(self.embedder).__name__)}
 
+    def _build_options(self) -> dict[str, Any]:
+        """The options that shape the notes, for the store fingerprint (absent when all are h2hmem's, so
+        stores written before the presets existed stay valid)."""
+        keys = ("note_format", "retrieval", "evolution_neighbours", "note_prompts")
+        chosen = {k: self.options[k] for k in keys}
+        harmonized = {o.name: o.harmonized for o in OPTIONS if o.name in keys}
+        return {} if chosen == harmonized else {"options": chosen}
+
     def describe(self) -> dict[str, Any]:
-        return {"method": self.name, "modality": self.modality, "top_k": self.top_k, "neighbours": self.neighbours,
+        return {"method": self.name, "modality": self.modality, "preset": self.ctx.preset, "options": self.options,
+                "top_k": self.top_k, "neighbours": self.neighbours,
                 "alpha_bm25": self.alpha, "follow_links": self.follow_links, "evolve": self.evolve,
                 "note_writer": getattr(self.writer, "spec", "?"), "build_temperature": self.build_config.temperature,
                 "embedder": getattr(self.embedder, "name", "?"),
                 "answer_temperature": self.ctx.answer_config.temperature,
                 "images": "captions: note content '[speaker]: date: text [image: <file> in <session>] "
                           "[image_description: caption]'; question image as its caption",
-                "deviations": [f"answer temperature {self.ctx.answer_config.temperature} (official A-Mem run: "
-                               f"{OFFICIAL_ANSWER_TEMPERATURE}), as for the other methods",
-                               "unparseable note-writer replies give fallback notes (official code crashed); "
+                "deviations": ["unparseable note-writer replies give fallback notes (official code crashed); "
                                "count in stats.analysis_failures"],
                 "stats": self.store.stats.model_dump()}
 
@@ -110,42 +159,56 @@ class AMemMemory:
         """Note vectors, computed once for notes loaded from disk."""
         if self._vectors is None or len(self._vectors) != len(self.store.notes):
             if self.store.notes:
-                self._vectors = np.asarray(await self.embedder.embed([n.document() for n in self.store.notes]),
+                self._vectors = np.asarray(await self.embedder.embed([self._doc(n) for n in self.store.notes]),
                                            np.float32)
             else:
                 self._vectors = None
         return self._vectors if self._vectors is not None else np.zeros((0, 0), np.float32)
 
-    async def _write(self, messages) -> str:
+    async def _write(self, messages, config: GenerationConfig | None = None) -> str:
         self.store.stats.construction_calls += 1
-        result = await self.writer.chat(messages, self.build_config, stage="memory_build")
+        result = await self.writer.chat(messages, config or self.build_config, stage="memory_build")
         return result.text
 
     async def _add_turn(self, session: Session, turn_index: int) -> None:
         turn = session.turns[turn_index]
         date = session.date.isoformat() if session.date else (session.raw_date or "date unknown")
-        note = Note(id=f"{session.name}/t{turn.index}", session=session.name, turn=turn.index, date=date,
-                    content=note_content(session, turn, self.ctx.captions))
-        analysis = parse_analysis(await self._write(analysis_messages(note.content)))
+        if self.options["note_format"] == "official":
+            note = Note(id=f"{session.name}/t{turn.index}", session=session.name, turn=turn.index, date=date,
+                        content=official_note_content(session, turn, self.ctx.captions),
+                        time=f"{session.raw_date or ''}_{turn.index + 1:03d}")
+        else:
+            note = Note(id=f"{session.name}/t{turn.index}", session=session.name, turn=turn.index, date=date,
+                        content=note_content(session, turn, self.ctx.captions))
+        if self.options["note_prompts"] == "official":
+            messages, config = official_analysis(note.content)
+            analysis = parse_analysis(await self._write(messages, config))
+        else:
+            analysis = parse_analysis(await self._write(analysis_messages(note.content)))
         if analysis is None:
             note.fallback = True
             self.store.stats.analysis_failures += 1
         else:
             note.keywords, note.tags, note.context = analysis
         vectors = await self._vectors_now()
-        new_vec = np.asarray(await self.embedder.embed([note.document()]), np.float32)
+        new_vec = np.asarray(await self.embedder.embed([self._doc(note)]), np.float32)
         if self.evolve and self.neighbours and len(self.store.notes):
-            document = note.document()
+            document = self._doc(note)
             await self._evolve(note, new_vec[0], vectors)
             vectors = await self._vectors_now()
-            if note.document() != document:  # "strengthen" may have replaced its tags
-                new_vec = np.asarray(await self.embedder.embed([note.document()]), np.float32)
+            if self._doc(note) != document:  # "strengthen" may have replaced its tags
+                new_vec = np.asarray(await self.embedder.embed([self._doc(note)]), np.float32)
         self.store.notes.append(note)
         self._vectors = new_vec if len(vectors) == 0 else np.concatenate([vectors, new_vec])
         self._bm25 = None
 
     async def _evolve(self, note: Note, vec: np.ndarray, vectors: np.ndarray) -> None:
-        near = [i for i, _ in top_k(vectors @ vec, self.neighbours)]
+        if self.options["evolution_neighbours"] == "hybrid":  # official: the retriever's search on the content
+            near = [i for i, _ in top_k(await self._hybrid(note.content), self.neighbours)]
+        else:
+            near = [i for i, _ in top_k(vectors @ vec, self.neighbours)]
+        if self.options["note_prompts"] == "official":
+            return await self._evolve_official(note, near)
         neighbours = [self.store.notes[i] for i in near]
         decision = parse_evolution(await self._write(evolution_messages(note, neighbours)), len(neighbours))
         if decision is None:
@@ -175,10 +238,53 @@ class AMemMemory:
                     changed.append(i)
             if changed:
                 self.store.stats.neighbour_updates += len(changed)
-                fresh = np.asarray(await self.embedder.embed([self.store.notes[i].document() for i in changed]),
+                fresh = np.asarray(await self.embedder.embed([self._doc(self.store.notes[i]) for i in changed]),
                                    np.float32)
                 assert self._vectors is not None
                 self._vectors[changed] = fresh
+
+    async def _evolve_official(self, note: Note, near: list[int]) -> None:
+        """The script's evolution step (``memory_system.py`` @ b6070899 ``process_memory``): neighbours listed by
+        memory index; links named by index or id; neighbour tags/context replaced in order."""
+        notes = self.store.notes
+        messages, config = official_evolution(note, [(i, notes[i]) for i in near])
+        obj = parse_json_object(await self._write(messages, config))
+        if obj is None:
+            self.store.stats.evolution_failures += 1
+            return
+        if not obj.get("should_evolve", False):
+            return
+        self.store.stats.evolutions += 1
+        ids = {n.id for n in notes}
+        actions = obj.get("actions") if isinstance(obj.get("actions"), list) else []
+        changed: list[int] = []
+        for action in actions:
+            if action == "strengthen":
+                for conn in obj.get("suggested_connections") or []:
+                    key = str(conn)
+                    conn_id = notes[int(key)].id if key.isdigit() and int(key) < len(notes) else key
+                    if conn_id not in note.links and conn_id in ids:
+                        note.links.append(conn_id)
+                        self.store.stats.links += 1
+                tags = obj.get("tags_to_update")
+                if isinstance(tags, list) and tags:
+                    note.tags = [str(t) for t in tags]
+            elif action == "update_neighbor":
+                contexts = obj.get("new_context_neighborhood") or []
+                tag_lists = obj.get("new_tags_neighborhood") or []
+                for k in range(min(len(near), len(tag_lists))):
+                    i, tag = near[k], tag_lists[k]
+                    context = contexts[k] if k < len(contexts) and isinstance(contexts[k], str) else notes[i].context
+                    notes[i] = notes[i].model_copy(update={"tags": [str(t) for t in tag] if isinstance(tag, list)
+                                                           else [str(tag)], "context": context})
+                    changed.append(i)
+        if changed:  # the script re-indexed these only at every 100th evolution; here at once
+            self.store.stats.neighbour_updates += len(changed)
+            rows = sorted(set(changed))
+            fresh = np.asarray(await self.embedder.embed([self._doc(notes[i]) for i in rows]), np.float32)
+            assert self._vectors is not None
+            self._vectors[rows] = fresh
+            self._bm25 = None
 
     async def observe(self, session: Session) -> None:
         """Turn each not-yet-noted turn of ``session`` into a note (saved after each turn)."""
@@ -197,11 +303,7 @@ class AMemMemory:
         notes = self.store.notes
         if not notes:
             return []
-        vectors = await self._vectors_now()
-        if self._bm25 is None or self._bm25.n != len(notes):
-            self._bm25 = BM25Scorer([n.document() for n in notes])
-        qvec = np.asarray(await self.embedder.embed([query]), np.float32)[0]
-        scores = hybrid_scores(self._bm25.scores(query), vectors @ qvec, self.alpha)
+        scores = await self._hybrid(query)
         hits: list[tuple[Note, float | None]] = [(notes[i], s) for i, s in top_k(scores, self.top_k)]
         if self.follow_links:
             by_id = {n.id: n for n in notes}
@@ -213,7 +315,22 @@ class AMemMemory:
                     seen.add(n.id)
         return hits
 
+    async def _hybrid(self, query: str) -> np.ndarray:
+        """Hybrid score of every note for ``query``: alpha · normalised BM25 + (1 − alpha) · cosine."""
+        notes = self.store.notes
+        vectors = await self._vectors_now()
+        official = self.options["retrieval"] == "official"
+        if self._bm25 is None or self._bm25.n != len(notes):
+            docs = [self._doc(n) for n in notes]
+            self._bm25 = OkapiBM25(docs) if official else BM25Scorer(docs)
+        qvec = np.asarray(await self.embedder.embed([query]), np.float32)[0]
+        if official:
+            return self.alpha * official_minmax(self._bm25.scores(query)) + (1 - self.alpha) * (vectors @ qvec)
+        return hybrid_scores(self._bm25.scores(query), vectors @ qvec, self.alpha)
+
     async def answer(self, question: QuestionView) -> Answer:
+        if self.options["request"] == "official":
+            return await self._answer_official(question)
         query = question.text.strip()
         q_caps = [image_text(ref, self.ctx.captions) for ref in question.images]
         if q_caps:
@@ -233,3 +350,22 @@ class AMemMemory:
             usage=result.usage, cached=result.cached,
             details={"retrieved": len(hits), "retrieval_s": round(retrieval_s, 6), "linked": sum(1 for _, s in hits if s is None), "notes": len(self.store.notes),
                      "fallback_notes": self.store.stats.analysis_failures})
+
+    async def _answer_official(self, question: QuestionView) -> Answer:
+        t0 = time.perf_counter()
+        hits = await self.retrieve(official_query(question, self.ctx.captions))
+        retrieval_s = time.perf_counter() - t0
+        messages, n_images = official_messages(question, [n for n, _ in hits], self.ctx.captions,
+                                               attach_image=self.options["attach_question_image"],
+                                               sees_images=bool(getattr(self.ctx.chat, "supports_images", False)))
+        config = self.ctx.answer_config
+        if self.options["answer_max_tokens"] is not None:
+            config = config.model_copy(update={"max_tokens": int(self.options["answer_max_tokens"])})
+        result = await self.ctx.chat.chat(messages, config, stage="answer")
+        return Answer(
+            text=read_reply(result.text),
+            evidence=[Evidence(session=n.session, turn=n.turn, score=None if s is None else round(s, 6))
+                      for n, s in hits],
+            usage=result.usage, cached=result.cached,
+            details={"retrieved": len(hits), "retrieval_s": round(retrieval_s, 6), "notes": len(self.store.notes),
+                     "question_images_attached": n_images, "fallback_notes": self.store.stats.analysis_failures})

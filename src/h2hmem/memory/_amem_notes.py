@@ -88,10 +88,18 @@ class Note(BaseModel):
     """Ids of notes this note was linked to by "strengthen" (official: on the new note only)."""
     fallback: bool = False
     """True when the analysis reply could not be parsed (keywords and tags left empty)."""
+    time: str = ""
+    """The official note time ``<timeline_date>_<turn, 1-based, 3 digits>`` (preset ``paper``)."""
 
     def document(self) -> str:
         """Text indexed for retrieval: content, context, keywords and tags."""
         return " ".join([self.content, self.context, " ".join(self.keywords), " ".join(self.tags)]).strip()
+
+    def searchable(self) -> str:
+        """The official indexed text (``core.py`` @ 47e20bba ``get_searchable_text``):
+        ``content: … context: … keywords: a, b tags: c, d``."""
+        return (f"content: {self.content} context: {self.context} keywords: {', '.join(self.keywords)} "
+                f"tags: {', '.join(self.tags)}")
 
     def render(self) -> str:
         """How the note is shown to the answer model."""
@@ -109,6 +117,16 @@ def note_content(session: Session, turn: Turn, captions: CaptionLookup) -> str:
         caption = captions(turn.image)
         if caption:
             out += f" [image_description: {caption.strip()}]"
+    return out
+
+
+def official_note_content(session: Session, turn: Turn, captions: CaptionLookup) -> str:
+    """As ``process_conversations.py`` @ b6070899: ``[role]: <timeline_date>:text [image: 1.png]
+    [image_description: caption]`` (the raw date, the file name as written)."""
+    out = f"[{turn.speaker}]: {session.raw_date or ''}:{turn.text}"
+    if turn.image is not None:
+        caption = captions(turn.image)
+        out += f" [image: {turn.image.file}]" + (f" [image_description: {caption}]" if caption else "")
     return out
 
 

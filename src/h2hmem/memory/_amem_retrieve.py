@@ -6,6 +6,8 @@ between unit vectors from the text embedder (all-MiniLM-L6-v2 in the paper).
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 ALPHA = 0.5
@@ -62,3 +64,72 @@ class BM25Scorer:
         if not words:
             return np.zeros(self.n)
         return np.asarray(self.retriever.get_scores(words), dtype=np.float64)
+
+
+def official_minmax(scores: np.ndarray) -> np.ndarray:
+    """The official A-Mem normalisation: ``(s − min) / (max − min + 1e-6)`` when ``max > min``, else the
+    raw scores (``retrievers.py`` @ b6070899, ``HybridRetriever.search``)."""
+    s = np.asarray(scores, dtype=np.float64)
+    if s.size and s.max() > s.min():
+        return (s - s.min()) / (s.max() - s.min() + 1e-6)
+    return s
+
+
+@functools.lru_cache(maxsize=1)
+def _nltk_tokenizers():
+    from nltk.tokenize import NLTKWordTokenizer
+    from nltk.tokenize.punkt import PunktSentenceTokenizer
+
+    return PunktSentenceTokenizer(), NLTKWordTokenizer()
+
+
+@functools.lru_cache(maxsize=65536)  # the index is rebuilt after every note: each text is tokenised once
+def word_tokens(text: str) -> tuple[str, ...]:
+    """``nltk.word_tokenize(text.lower())`` as the official retriever tokenised (punctuation kept).
+
+    Sentences are split with an untrained ``PunktSentenceTokenizer`` (the trained English model is
+    a download); words with NLTK's Treebank tokenizer, as ``word_tokenize`` does.
+    """
+    sentences, words = _nltk_tokenizers()
+    return tuple(t for s in sentences.tokenize(text.lower()) for t in words.tokenize(s))
+
+
+class OkapiBM25:
+    """Okapi BM25 as ``rank_bm25.BM25Okapi`` computes it (k1 = 1.5, b = 0.75, epsilon = 0.25), over
+    :func:`word_tokens` without stopword removal (preset ``paper``).
+
+    ``idf(w) = ln((N − n_w + 0.5) / (n_w + 0.5))``; a negative idf is replaced by
+    ``epsilon × mean idf``; ``score(d) = Σ_{w in query} idf(w) · f(w,d)·(k1+1) / (f(w,d) + k1·(1 − b + b·|d|/avgdl))``
+    (a repeated query word counts each time).
+
+    Example: documents ``["a cat", "a dog"]``, query ``"cat"``: idf(cat) = ln(1.5/1.5) = 0 → scores [0, 0].
+    """
+
+    def __init__(self, documents: list[str], k1: float = 1.5, b: float = 0.75, epsilon: float = 0.25):
+        from collections import Counter
+        import math
+
+        self.k1, self.b = k1, b
+        self.n = len(documents)
+        docs = [word_tokens(d) for d in documents]
+        self.freqs = [Counter(d) for d in docs]
+        self.lengths = np.array([len(d) for d in docs], dtype=np.float64)
+        self.avgdl = float(self.lengths.mean()) if self.n else 0.0
+        df: Counter[str] = Counter(w for f in self.freqs for w in f)
+        self.idf = {w: math.log(self.n - c + 0.5) - math.log(c + 0.5) for w, c in df.items()}
+        floor = epsilon * (sum(self.idf.values()) / len(self.idf)) if self.idf else 0.0
+        self.idf = {w: (floor if v < 0 else v) for w, v in self.idf.items()}
+
+    def scores(self, query: str) -> np.ndarray:
+        """Shape ``(n,)``."""
+        out = np.zeros(self.n)
+        if not self.n:
+            return out
+        norm = self.k1 * (1 - self.b + self.b * self.lengths / (self.avgdl or 1.0))
+        for w in word_tokens(query):
+            idf = self.idf.get(w, 0.0)
+            if not idf:
+                continue
+            f = np.array([d.get(w, 0) for d in self.freqs], dtype=np.float64)
+            out += idf * f * (self.k1 + 1) / (f + norm)
+        return out

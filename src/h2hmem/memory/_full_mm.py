@@ -12,6 +12,12 @@ unordered set, detached from their turns (pitfalls 6, 7). Here:
   answer model sees pixels, or the caption text that replaces it when it cannot;
 - ``Answer.details`` records what was dropped (``dropped_turns``, ``dropped_images``) and the
   ``context_tokens`` sent.
+
+That is the preset ``harmonized``. Under ``paper`` (option ``request=official``) the request is the
+official one (:func:`~._paper_native.full_mm_request`): ``[Session s Turn i role]: [Image: file]
+date:text`` lines cut to their first 4,096 cl100k tokens with the official note, the official prompt
+(whose per-type instruction lookup reads a field no question has, so every question gets the
+fallback instruction), then the question image(s) and up to 10 images in all, dialogue order.
 """
 
 from __future__ import annotations
@@ -23,6 +29,8 @@ from ..data import ImageRef, Session
 from ..llm._images import image_text as substitute_text
 from ..llm._types import ContentPart, TextPart
 from ._budget import context_budget, keep_most_recent, token_counter
+from ._options import PresetOption, resolve_options
+from ._paper_native import MAX_CONTEXT_TOKENS, full_mm_request
 from ._prompt import build_answer_messages
 from ._protocol import Answer, Evidence, MemoryContext
 from ._view import QuestionView
@@ -33,6 +41,18 @@ MAX_IMAGES = 10
 IMAGE_TOKENS = 765
 """Context tokens charged per attached image for a model that sees pixels: OpenAI's high-detail
 cost of a 1,024 × 1,024 image (85 + 4 tiles × 170); images are sent at most 1,024 px per side."""
+
+
+OPTIONS: tuple[PresetOption, ...] = (
+    PresetOption("request", "official", "h2hmem",
+                 "the whole answer request: the script's lines, head truncation (cl100k) with its note, prompt and "
+                 "image order (question images, then dialogue images, after the text), or h2hmem's interleaved "
+                 "context with the most recent turns and images and the shared prompt", ("official", "h2hmem")),
+    PresetOption("max_context_tokens", MAX_CONTEXT_TOKENS, None,
+                 "request=official: cl100k tokens of dialogue kept from the head (h2hmem: context_tokens)"),
+    PresetOption("date_format", "raw", "iso", "request=official: timeline_date as written, or the ISO date",
+                 ("raw", "iso")),
+)
 
 
 @dataclass(frozen=True)
@@ -63,7 +83,10 @@ class FullMMMemory:
     modality: ClassVar[str] = "native"
 
     def __init__(self, ctx: MemoryContext, context_tokens: int | None = None, max_images: int = MAX_IMAGES,
-                 image_tokens: int = IMAGE_TOKENS):
+                 image_tokens: int = IMAGE_TOKENS, *, request: str | None = None, max_context_tokens: int | None = None,
+                 date_format: str | None = None):
+        self.options = resolve_options(self.name, OPTIONS, ctx.preset, {
+            "request": request, "max_context_tokens": max_context_tokens, "date_format": date_format})
         if max_images < 0 or image_tokens < 0:
             raise ValueError(f"full-mm: max_images and image_tokens must be >= 0, got {max_images}, {image_tokens}")
         self.image_tokens = image_tokens
@@ -73,9 +96,11 @@ class FullMMMemory:
         self._count, self._counter_kind = token_counter(ctx.chat)
         self._sees_images = bool(getattr(ctx.chat, "supports_images", False))
         self._lines: list[_Line] = []
+        self._sessions: list[Session] = []
 
     def describe(self) -> dict[str, Any]:
-        return {"method": self.name, "modality": self.modality, "context_tokens": self.context_tokens,
+        return {"method": self.name, "modality": self.modality, "preset": self.ctx.preset, "options": self.options,
+                "context_tokens": self.context_tokens,
                 "max_images": self.max_images, "image_tokens": self.image_tokens, "token_counter": self._counter_kind,
                 "truncation": "keep most recent turns; keep most recent images",
                 "images": ("native: each image part right after its turn's line, question image first; images over "
@@ -92,6 +117,7 @@ class FullMMMemory:
     async def observe(self, session: Session) -> None:
         if session.absent or not session.turns:
             return
+        self._sessions.append(session)
         header = session_header(session)
         self._lines.append(_Line(session.name, header, self._count(header) + 1, header=True))
         for turn in session.turns:
@@ -105,6 +131,8 @@ class FullMMMemory:
                                      cap, self._count(cap) + 1))
 
     async def answer(self, question: QuestionView) -> Answer:
+        if self.options["request"] == "official":
+            return await self._answer_official(question)
         q_images = [image_part(ref, self.ctx.captions) for ref in question.images][: self.max_images]
         budget = context_budget(self.ctx.chat, self.context_tokens, self.ctx.answer_config.max_tokens)
         budget -= sum(self._image_cost(ref) for ref in question.images[: self.max_images])
@@ -146,3 +174,13 @@ class FullMMMemory:
                      "images_substituted": result.images_substituted},
         )
 
+
+    async def _answer_official(self, question: QuestionView) -> Answer:
+        max_tokens = self.options["max_context_tokens"] or MAX_CONTEXT_TOKENS
+        messages, details = full_mm_request(self._sessions, question, self.ctx.captions, max_context_tokens=max_tokens,
+                                            max_images=self.max_images, date_format=self.options["date_format"])
+        result = await self.ctx.chat.chat(messages, self.ctx.answer_config, stage="answer")
+        details["images_substituted"] = result.images_substituted
+        shown = details.pop("sessions_shown")  # the head survives the cut; most recent first, as h2hmem's evidence
+        return Answer(text=result.text.strip(), evidence=[Evidence(session=s) for s in reversed(shown)], usage=result.usage,
+                      cached=result.cached, details=details)

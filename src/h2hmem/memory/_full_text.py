@@ -1,8 +1,16 @@
 """Full (Text): the whole history in context, images as captions (spec/baselines.md).
 
-Every session in time order, every turn with its date, speaker and caption inline. The official
-code kept the first 4,096 tokens and so lost the latest sessions (pitfall 6); we keep the most
-recent turns that fit the model's context and record what was cut.
+Every session in time order, every turn with its date, speaker and caption inline. Two presets
+(``docs/protocol.md``; each choice below is an option, overridable with ``--param NAME=VALUE``):
+
+- ``paper`` — as ``baselines/FullText/FullText.py`` + ``evaluate.sh`` @ b6070899: the official
+  layout (session-information header, then ``  Turn i - role: [Image: caption] date:text`` lines
+  grouped by session), the first 4,096 cl100k tokens of it (head truncation, which loses the
+  latest sessions — official pitfall 6, kept because it shaped the published numbers) with the
+  official truncation note, the per-type instruction and one-shot example in one user message,
+  the question's first image attached after the text, ``top_p`` 0.9;
+- ``harmonized`` — our own turn lines, the most recent turns that fit the model's context, the
+  shared answer prompt, the question image as its caption.
 """
 
 from __future__ import annotations
@@ -10,38 +18,83 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from ..data import Session
+from ..llm._types import Message
 from ._budget import context_budget, keep_most_recent, token_counter
+from ._options import PresetOption, resolve_options
+from ._paper_answer import official_messages, question_image_parts
+from ._paper_render import full_text_context, head_truncate
 from ._prompt import build_answer_messages
 from ._protocol import Answer, Evidence, MemoryContext
 from ._view import QuestionView
 from ._render import image_text, render_turn, session_header
+
+OPTIONS: tuple[PresetOption, ...] = (
+    PresetOption("layout", "official", "h2hmem",
+                 "context layout: the official session header and 'Turn i - role: [Image: caption] date:text' lines, "
+                 "or h2hmem's '## session (date)' header and '[date] speaker: text [Image …: caption]' lines",
+                 ("official", "h2hmem")),
+    PresetOption("prompt", "official", "shared",
+                 "answer prompt: the script's per-type instruction, one-shot example and counter-example in one user "
+                 "message, or the shared system + user prompt of all methods", ("official", "shared")),
+    PresetOption("truncation", "head", "recent",
+                 "what survives an over-long context: its first tokens (official) or the most recent turns",
+                 ("head", "recent")),
+    PresetOption("max_context_tokens", 4096, None,
+                 "tokens of memory context; None = the model's window minus the answer budget and prompt overhead"),
+    PresetOption("tokenizer", "cl100k", "model",
+                 "how context tokens are counted: tiktoken cl100k_base (official) or the answer model's tokenizer",
+                 ("cl100k", "model")),
+    PresetOption("date_format", "raw", "iso",
+                 "session dates: timeline_date as written ('2024-02-20 (正月十一)') or the ISO date", ("raw", "iso")),
+    PresetOption("attach_question_image", True, False,
+                 "send the question's (first) image as an image part (a text-only model gets its caption) instead "
+                 "of its caption text", (True, False)),
+    PresetOption("top_p", 0.9, None, "nucleus sampling of the answer call; None = not sent"),
+)
 
 
 class FullTextMemory:
     """Caption-based full-context baseline.
 
     Args:
-        ctx: run context (answer model, captions).
-        context_tokens: context window to fill; ``None`` = the model's own window.
+        ctx: run context (answer model, captions, preset).
+        context_tokens: context window to fill when ``max_context_tokens`` is None; ``None`` = the model's own.
+        layout, prompt, truncation, max_context_tokens, tokenizer, date_format, attach_question_image, top_p:
+            the preset options (:data:`OPTIONS`); ``None`` = the preset's value.
     """
 
     name: ClassVar[str] = "full-text"
     modality: ClassVar[str] = "caption"
 
-    def __init__(self, ctx: MemoryContext, context_tokens: int | None = None):
+    def __init__(self, ctx: MemoryContext, context_tokens: int | None = None, *, layout: str | None = None,
+                 prompt: str | None = None, truncation: str | None = None, max_context_tokens: int | None = None,
+                 tokenizer: str | None = None, date_format: str | None = None,
+                 attach_question_image: bool | None = None, top_p: float | None = None):
         self.ctx = ctx
         self.context_tokens = context_tokens
-        self._count, self._counter_kind = token_counter(ctx.chat)
-        # (session name, line, tokens); session headers are lines with tokens too
+        self.options = resolve_options(self.name, OPTIONS, ctx.preset, {
+            "layout": layout, "prompt": prompt, "truncation": truncation, "max_context_tokens": max_context_tokens,
+            "tokenizer": tokenizer, "date_format": date_format, "attach_question_image": attach_question_image,
+            "top_p": top_p})
+        if self.options["tokenizer"] == "cl100k":
+            from ..llm._tokens import count_tokens
+            self._count, self._counter_kind = count_tokens, "cl100k_base"
+        else:
+            self._count, self._counter_kind = token_counter(ctx.chat)
+        self._sessions: list[Session] = []
+        # (session name, line, tokens) of the h2hmem layout; session headers are lines with tokens too
         self._lines: list[tuple[str, str, int]] = []
 
     def describe(self) -> dict[str, Any]:
-        return {"method": self.name, "modality": self.modality, "context_tokens": self.context_tokens,
-                "token_counter": self._counter_kind, "truncation": "keep most recent turns",
-                "images": "captions inline ([Image <file> in <session>: caption]); file name only when no caption"}
+        return {"method": self.name, "modality": self.modality, "preset": self.ctx.preset, "options": self.options,
+                "context_tokens": self.context_tokens, "token_counter": self._counter_kind,
+                "images": "memory images as captions inline; question image per attach_question_image"}
 
     async def observe(self, session: Session) -> None:
-        if session.absent or not session.turns:
+        if session.absent:
+            return
+        self._sessions.append(session)
+        if not session.turns or self.options["layout"] != "h2hmem":
             return
         header = session_header(session)
         self._lines.append((session.name, header, self._count(header) + 1))
@@ -49,22 +102,70 @@ class FullTextMemory:
             line = render_turn(session, turn, self.ctx.captions)
             self._lines.append((session.name, line, self._count(line) + 1))
 
+    def _lines_now(self) -> list[tuple[str, str, int]]:
+        """Context lines in order: (session, line, tokens)."""
+        if self.options["layout"] == "h2hmem":
+            return self._lines
+        text = full_text_context(self._sessions, self.ctx.captions, self.options["date_format"])
+        # per-line counts matter only when whole lines are kept (head + cl100k cuts the joined text)
+        per_line = self.options["truncation"] == "recent" or self._counter_kind != "cl100k_base"
+        session_of, current = [], ""
+        for line in text.split("\n"):
+            if line.startswith("Session ") and not line.endswith("dialogue turns"):
+                current = line.removeprefix("Session ").split(":", 1)[0]
+            session_of.append((current, line, self._count(line) + 1 if per_line else 0))
+        return session_of
+
     async def answer(self, question: QuestionView) -> Answer:
-        budget = context_budget(self.ctx.chat, self.context_tokens, self.ctx.answer_config.max_tokens)
-        q_caps = [image_text(ref, self.ctx.captions) for ref in question.images]
-        budget -= sum(self._count(c) for c in q_caps)
-        start = keep_most_recent([c for _, _, c in self._lines], budget)
-        kept = self._lines[start:]
-        memory = "\n".join(line for _, line, _ in kept)
+        opts = self.options
+        q_images = question_image_parts(question.images, self.ctx.captions) if opts["attach_question_image"] else []
+        q_caps = [] if opts["attach_question_image"] else [image_text(ref, self.ctx.captions) for ref in question.images]
+        lines = self._lines_now()
+        if opts["max_context_tokens"] is not None:
+            budget = int(opts["max_context_tokens"])
+        else:
+            budget = context_budget(self.ctx.chat, self.context_tokens, self.ctx.answer_config.max_tokens)
+            budget -= sum(self._count(c) for c in q_caps)
+        context, original, kept_tokens, kept_lines = self._cut(lines, budget)
+        truncated = kept_tokens < original
         if q_caps:
-            memory = memory + "\n\nImage attached to the question: " + " ".join(q_caps)
-        result = await self.ctx.chat.chat(build_answer_messages(question, memory), self.ctx.answer_config, stage="answer")
-        sessions = list(dict.fromkeys(s for s, _, _ in reversed(kept)))
+            context = context + "\n\nImage attached to the question: " + " ".join(q_caps)
+        config = self.ctx.answer_config.model_copy(update={"top_p": opts["top_p"]})
+        messages = self._messages(question, context, q_images, truncated, original, kept_tokens)
+        result = await self.ctx.chat.chat(messages, config, stage="answer")
+        kept = lines[:kept_lines] if opts["truncation"] == "head" else lines[len(lines) - kept_lines:]
+        sessions = list(dict.fromkeys(s for s, _, _ in reversed(kept) if s))
         return Answer(
             text=result.text.strip(),
             evidence=[Evidence(session=s) for s in sessions],
             usage=result.usage,
             cached=result.cached,
-            details={"context_tokens": sum(c for _, _, c in kept), "budget_tokens": budget,
-                     "dropped_lines": start, "truncated": start > 0},
+            details={"context_tokens": kept_tokens, "original_context_tokens": original, "budget_tokens": budget,
+                     "dropped_lines": len(lines) - kept_lines, "truncated": truncated,
+                     "question_images_attached": len(q_images)},
         )
+
+    def _cut(self, lines: list[tuple[str, str, int]], budget: int) -> tuple[str, int, int, int]:
+        """``(context text, tokens before the cut, tokens kept, whole lines kept)`` under the truncation option."""
+        if self.options["truncation"] == "recent":
+            start = keep_most_recent([c for _, _, c in lines], budget)
+            kept = lines[start:]
+            return "\n".join(t for _, t, _ in kept), sum(c for _, _, c in lines), sum(c for _, _, c in kept), len(kept)
+        text = "\n".join(t for _, t, _ in lines)
+        if self._counter_kind == "cl100k_base":
+            cut, original, kept_tokens = head_truncate(text, budget)
+        else:  # another tokenizer cannot cut mid-line: keep whole lines from the start
+            total, n = 0, 0
+            while n < len(lines) and total + lines[n][2] <= budget:
+                total, n = total + lines[n][2], n + 1
+            cut, original, kept_tokens = "\n".join(t for _, t, _ in lines[:n]), sum(c for _, _, c in lines), total
+        n_lines = len(lines) if cut == text else cut.count("\n")  # the last, partial line is not counted as kept
+        return cut, original, kept_tokens, n_lines
+
+    def _messages(self, question: QuestionView, context: str, q_images: list, truncated: bool, original: int,
+                  kept_tokens: int) -> list[Message]:
+        if self.options["prompt"] == "shared":
+            return build_answer_messages(question, context, q_images or None)
+        return official_messages("full_text", question, context, q_images, truncated=truncated,
+                                 original_tokens=original, truncated_tokens=kept_tokens)
+

@@ -10,6 +10,13 @@
 
 The context builder and the per-session vector cache here are shared with NGM ("context and
 images as MuRAG").
+
+That is the preset ``harmonized``. Under ``paper`` (options ``request=official``,
+``unit_text=official``, ``max_images=5``) the unit text is ``[role] date:text`` and the request is
+the official one (:func:`~._paper_native.murag_request`): ``[Memory k] Session s Turn i - role:
+[Image: file] date:text`` lines, the official prompt allowing "appropriate reasoning", the memory
+images (rank order) then the question image after the text, at most 5 images (the newest
+``evaluate.sh``), prompt cut to 4,096 cl100k tokens.
 """
 
 from __future__ import annotations
@@ -27,6 +34,8 @@ import numpy as np
 from ..data import ImageRef, Session, Turn
 from ..llm._types import ContentPart, ImagePart, TextPart
 from ._budget import token_counter
+from ._options import PresetOption, resolve_options
+from ._paper_native import MAX_CONTEXT_TOKENS, murag_request, murag_unit_text
 from ._prompt import build_answer_messages
 from ._protocol import Answer, CaptionLookup, Evidence, MemoryContext
 from ._view import QuestionView
@@ -172,6 +181,16 @@ async def answer_from_hits(ctx: MemoryContext, question: QuestionView, hits: lis
         usage=result.usage, cached=result.cached, details=details)
 
 
+async def official_answer(ctx: MemoryContext, messages: list, hits: list[tuple[Unit, float]],
+                          details: dict[str, Any]) -> Answer:
+    """Send an official request (MuRAG, NGM under ``paper``); evidence in rank order."""
+    result = await ctx.chat.chat(messages, ctx.answer_config, stage="answer")
+    details["images_substituted"] = result.images_substituted
+    return Answer(text=result.text.strip(),
+                  evidence=[Evidence(session=u.session.name, turn=u.turn.index, score=round(s, 6)) for u, s in hits],
+                  usage=result.usage, cached=result.cached, details=details)
+
+
 async def encode_query(encoder: Any, question: QuestionView, captions: CaptionLookup) -> np.ndarray:
     """Question text plus its (first) image, as the encoder takes it; shape ``(dim,)``.
     Further question images, rare, join as caption text."""
@@ -185,6 +204,18 @@ async def encode_query(encoder: Any, question: QuestionView, captions: CaptionLo
 IMAGES_NOTE = ("native: image parts attached (retrieval order) after the question image; a text-only answer model "
                "or a missing image file gets '[Image <file> in <session>: caption]' instead "
                "(count in each answer's details.images_substituted)")
+
+
+OPTIONS: tuple[PresetOption, ...] = (
+    PresetOption("request", "official", "h2hmem",
+                 "the answer request: the script's '[Memory k] …' lines, prompt and image order (memory images, then "
+                 "the question image, after the text; prompt cut to 4,096 cl100k tokens), or h2hmem's context with "
+                 "each image after its turn and the shared prompt", ("official", "h2hmem")),
+    PresetOption("unit_text", "official", "h2hmem",
+                 "text embedded with a turn's image: '[role] date:text' (raw timeline_date) or '[role] ISO-date: text'",
+                 ("official", "h2hmem")),
+    PresetOption("max_images", 5, MAX_IMAGES, "images per answer call, question image included"),
+)
 
 
 class MuRAGMemory:
@@ -204,7 +235,11 @@ class MuRAGMemory:
     modality: ClassVar[str] = "native"
 
     def __init__(self, ctx: MemoryContext, encoder: Any = None, device: str | None = None,
-                 top_k: int = TOP_K, max_images: int = MAX_IMAGES, max_text_tokens: int = MAX_TEXT_TOKENS):
+                 top_k: int = TOP_K, max_images: int | None = None, max_text_tokens: int = MAX_TEXT_TOKENS, *,
+                 request: str | None = None, unit_text: str | None = None):
+        self.options = resolve_options(self.name, OPTIONS, ctx.preset,
+                                       {"request": request, "unit_text": unit_text, "max_images": max_images})
+        max_images = self.options["max_images"]
         if top_k < 1 or max_images < 0 or max_text_tokens < 1:
             raise ValueError("murag: top_k and max_text_tokens must be >= 1 and max_images >= 0")
         from ..embed import VectorIndex
@@ -218,7 +253,8 @@ class MuRAGMemory:
         self._units: dict[str, Unit] = {}
 
     def describe(self) -> dict[str, Any]:
-        return {"method": self.name, "modality": self.modality, "top_k": self.top_k, "max_images": self.max_images,
+        return {"method": self.name, "modality": self.modality, "preset": self.ctx.preset, "options": self.options,
+                "top_k": self.top_k, "max_images": self.max_images,
                 "max_text_tokens": self.max_text_tokens, "token_counter": self._counter_kind,
                 "unit": "1 turn: '[speaker] date: text' + its image", "images": IMAGES_NOTE,
                 **encoder_describe(self.encoder)}
@@ -231,8 +267,8 @@ class MuRAGMemory:
     async def observe(self, session: Session) -> None:
         if session.absent or not session.turns:
             return
-        items = [encoder_item(self.unit_text(session, t), t.image, self.encoder, self.ctx.captions)
-                 for t in session.turns]
+        text = murag_unit_text if self.options["unit_text"] == "official" else self.unit_text
+        items = [encoder_item(text(session, t), t.image, self.encoder, self.ctx.captions) for t in session.turns]
         vectors = await self._vectors.encode(session.name, items)
         ids = [f"{session.name}/t{t.index}" for t in session.turns]
         for uid, t in zip(ids, session.turns):
@@ -246,5 +282,9 @@ class MuRAGMemory:
             q = await encode_query(self.encoder, question, self.ctx.captions)
             hits = [(self._units[uid], s) for uid, s in self.index.search(q, self.top_k)[0]]
         extra = {"retrieved": len(hits), "retrieval_s": round(time.perf_counter() - t0, 6)}
+        if self.options["request"] == "official":
+            messages, details = murag_request([(u.session, u.turn) for u, _ in hits], question, self.ctx.captions,
+                                              max_context_tokens=MAX_CONTEXT_TOKENS, max_images=self.max_images)
+            return await official_answer(self.ctx, messages, hits, {**details, **extra})
         return await answer_from_hits(self.ctx, question, hits, self._count, max_images=self.max_images,
                                       max_text_tokens=self.max_text_tokens, extra=extra)

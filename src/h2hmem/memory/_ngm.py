@@ -10,6 +10,12 @@
 - context and images as MuRAG.
 
 The graph rules live in :mod:`._ngm_graph`.
+
+That is the preset ``harmonized``. Under ``paper`` (options ``links=official``, ``node_text=official``,
+``request=official``): edges stored one way as the published code did, degree = in + out; the node
+text is ``date:text`` (no speaker); the request is the official one
+(:func:`~._paper_native.ngm_request`): recalled turns grouped by session, turns in order, the
+official prompt, the recalled images then the question image after the text.
 """
 
 from __future__ import annotations
@@ -22,14 +28,28 @@ from ..data import Session, Turn
 from ._budget import token_counter
 from ._murag import (
     IMAGES_NOTE, MAX_IMAGES, MAX_TEXT_TOKENS, SessionVectorCache, Unit, answer_from_hits, encode_query,
-    encoder_describe, encoder_item, load_encoder, session_date,
+    encoder_describe, encoder_item, load_encoder, official_answer, session_date,
 )
 from ._ngm_graph import (
     DEGREE_BOOST, DFS_DEPTH, DFS_MIN_COSINE, MAX_NODES, SEED_K, SEED_MULTIPLIER, SEMANTIC_K, SEMANTIC_THRESHOLD,
     TIME_SCALE_S, TURN_GAP_S, GraphConfig, TurnGraph, session_turn_times,
 )
+from ._options import PresetOption, resolve_options
+from ._paper_native import ngm_node_text, ngm_request
 from ._protocol import Answer, MemoryContext
 from ._view import QuestionView
+
+OPTIONS: tuple[PresetOption, ...] = (
+    PresetOption("links", "official", "symmetric",
+                 "edges stored earlier → later only with degree = out + in (the script), or semantic edges both ways "
+                 "with degree = distinct neighbours", ("official", "symmetric")),
+    PresetOption("node_text", "official", "h2hmem", "text embedded with a turn's image: 'date:text' (raw "
+                 "timeline_date, no speaker) or 'ISO-date: [speaker] text'", ("official", "h2hmem")),
+    PresetOption("request", "official", "h2hmem",
+                 "the answer request: the script's session-grouped context, prompt and image order (recalled images, "
+                 "then the question image, after the text), or MuRAG's h2hmem context and the shared prompt",
+                 ("official", "h2hmem")),
+)
 
 
 class NGMMemory:
@@ -57,7 +77,10 @@ class NGMMemory:
                  time_scale_s: float = TIME_SCALE_S, turn_gap_s: float = TURN_GAP_S,
                  temporal: Literal["forward", "both"] = "forward", dfs_depth: int = DFS_DEPTH,
                  dfs_min_cosine: float = DFS_MIN_COSINE, max_images: int = MAX_IMAGES,
-                 max_text_tokens: int = MAX_TEXT_TOKENS):
+                 max_text_tokens: int = MAX_TEXT_TOKENS, *, links: str | None = None, node_text: str | None = None,
+                 request: str | None = None):
+        self.options = resolve_options(self.name, OPTIONS, ctx.preset,
+                                       {"links": links, "node_text": node_text, "request": request})
         if recall not in ("neighbours", "dfs"):
             raise ValueError(f"ngm: recall must be 'neighbours' or 'dfs', got {recall!r}")
         if temporal not in ("forward", "both"):
@@ -71,7 +94,7 @@ class NGMMemory:
         self.graph = TurnGraph(GraphConfig(
             time_scale_s=time_scale_s, semantic_k=semantic_k, semantic_threshold=semantic_threshold,
             temporal=temporal, seeds=seeds, max_nodes=max_nodes, degree_boost=degree_boost,
-            dfs_depth=dfs_depth, dfs_min_cosine=dfs_min_cosine))
+            dfs_depth=dfs_depth, dfs_min_cosine=dfs_min_cosine, links=self.options["links"]))
         self.encoder = load_encoder(ctx, encoder, device)
         self._vectors = SessionVectorCache(ctx.state_dir / "ngm" if ctx.state_dir else None, self.encoder)
         self._count, self._counter_kind = token_counter(ctx.chat)
@@ -81,7 +104,8 @@ class NGMMemory:
 
     def describe(self) -> dict[str, Any]:
         cfg = self.graph.config
-        return {"method": self.name, "modality": self.modality, "recall": self.recall,
+        return {"method": self.name, "modality": self.modality, "preset": self.ctx.preset, "options": self.options,
+                "recall": self.recall,
                 "graph": {"max_nodes": cfg.max_nodes, "seeds": cfg.seeds, "degree_boost": cfg.degree_boost,
                           "semantic_k": cfg.semantic_k, "semantic_threshold": cfg.semantic_threshold,
                           "time_scale_s": cfg.time_scale_s, "temporal": cfg.temporal, "dfs_depth": cfg.dfs_depth,
@@ -100,8 +124,8 @@ class NGMMemory:
     async def observe(self, session: Session) -> None:
         if session.absent or not session.turns:
             return
-        items = [encoder_item(self.node_text(session, t), t.image, self.encoder, self.ctx.captions)
-                 for t in session.turns]
+        text = ngm_node_text if self.options["node_text"] == "official" else self.node_text
+        items = [encoder_item(text(session, t), t.image, self.encoder, self.ctx.captions) for t in session.turns]
         vectors = await self._vectors.encode(session.name, items)
         if session.date is None:
             self._undated_sessions += 1
@@ -118,8 +142,12 @@ class NGMMemory:
             q = await encode_query(self.encoder, question, self.ctx.captions)
             found = self.graph.recall(q) if self.recall == "neighbours" else self.graph.recall_dfs(q)
             hits = [(self._units[n], s) for n, s in found]
+        extra = {"retrieved": len(hits), "retrieval_s": round(time.perf_counter() - t0, 6), "nodes": len(self.graph),
+                 "semantic_links": self.graph.edge_count("semantic") // (2 if self.options["links"] == "symmetric" else 1),
+                 "undated_sessions": self._undated_sessions}
+        if self.options["request"] == "official":
+            messages, details = ngm_request([(u.session, u.turn) for u, _ in hits], question, self.ctx.captions)
+            return await official_answer(self.ctx, messages, hits, {**details, **extra})
         return await answer_from_hits(
             self.ctx, question, hits, self._count, max_images=self.max_images, max_text_tokens=self.max_text_tokens,
-            extra={"retrieved": len(hits), "retrieval_s": round(time.perf_counter() - t0, 6), "nodes": len(self.graph),
-                   "semantic_links": self.graph.edge_count("semantic") // 2,
-                   "undated_sessions": self._undated_sessions})
+            extra=extra)

@@ -15,6 +15,11 @@ tested by hand. Rules and defaults come from spec/baselines.md ("NGM"):
 
 Degree is the number of distinct neighbours a node's edges lead to (a neighbour joined by both a
 temporal and a semantic edge counts once).
+
+``links="official"`` (preset ``paper``) builds the graph as ``baselines/NGM/NGM.py`` @ 919db825 did:
+every edge is stored one way, from the earlier node to the later one (temporal and semantic); a
+node's neighbours are the nodes its stored edges lead to; its degree counts the nodes it links to
+plus the nodes linking to it (``get_node_degree`` = out-degree + in-degree).
 """
 
 from __future__ import annotations
@@ -90,6 +95,9 @@ class GraphConfig:
     degree_boost: float = DEGREE_BOOST
     dfs_depth: int = DFS_DEPTH
     dfs_min_cosine: float = DFS_MIN_COSINE
+    links: Literal["symmetric", "official"] = "symmetric"
+    """``symmetric``: semantic edges stored both ways, degree = distinct neighbours; ``official``: every
+    edge stored earlier → later only, degree = out-degree + in-degree (the published code)."""
 
 
 @dataclass
@@ -103,6 +111,8 @@ class TurnGraph:
     vectors: list[np.ndarray] = field(default_factory=list)
     times: list[float] = field(default_factory=list)
     edges: list[dict[tuple[int, EdgeKind], float]] = field(default_factory=list)
+    sources: list[set[int]] = field(default_factory=list)
+    """Nodes whose stored edges lead to each node (in-neighbours)."""
 
     def __len__(self) -> int:
         return len(self.vectors)
@@ -122,24 +132,33 @@ class TurnGraph:
         self.vectors.append(v)
         self.times.append(float(time_s))
         self.edges.append({})
+        self.sources.append(set())
         if node > 0:
             w = temporal_weight(time_s - self.times[node - 1], cfg.time_scale_s)
-            self.edges[node - 1][(node, "temporal")] = w
+            self._link(node - 1, node, "temporal", w)
             if cfg.temporal == "both":
-                self.edges[node][(node - 1, "temporal")] = w
+                self._link(node, node - 1, "temporal", w)
             sims = earlier @ v
             order = np.argsort(-sims, kind="stable")[: cfg.semantic_k]
             for j in order:
                 if sims[j] >= cfg.semantic_threshold:
-                    self.edges[node][(int(j), "semantic")] = float(sims[j])
-                    self.edges[int(j)][(node, "semantic")] = float(sims[j])
+                    if cfg.links == "symmetric":
+                        self._link(node, int(j), "semantic", float(sims[j]))
+                    self._link(int(j), node, "semantic", float(sims[j]))
         return node
+
+    def _link(self, src: int, dst: int, kind: EdgeKind, weight: float) -> None:
+        self.edges[src][(dst, kind)] = weight
+        self.sources[dst].add(src)
 
     def neighbours(self, node: int) -> set[int]:
         """Distinct nodes that ``node``'s edges lead to."""
         return {n for n, _ in self.edges[node]}
 
     def degree(self, node: int) -> int:
+        """Distinct neighbours (``symmetric``), or out-degree + in-degree (``official``)."""
+        if self.config.links == "official":
+            return len(self.neighbours(node)) + len(self.sources[node])
         return len(self.neighbours(node))
 
     def edge_count(self, kind: EdgeKind | None = None) -> int:

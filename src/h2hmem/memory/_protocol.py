@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from ..data import ImageRef, Session
 from ..llm._types import ChatModel, GenerationConfig, Usage
+from ..presets import DEFAULT_PRESET, Preset
 from ._prompt import ANSWER_CONFIG
 from ._view import QuestionImage, QuestionView
 
@@ -74,6 +75,9 @@ class MemoryContext:
     """Separate model for memory construction (A-Mem's note writer); defaults to ``chat``."""
     answer_config: GenerationConfig = ANSWER_CONFIG
     """Generation settings of the answer call (published: temperature 0.1, 1,024 new tokens)."""
+    preset: Preset = DEFAULT_PRESET
+    """``paper`` (send what the official script sends) or ``harmonized``; a method resolves it into its
+    named options (``describe()["options"]``), each overridable by a constructor parameter."""
     extras: dict[str, Any] = field(default_factory=dict)
 
 

@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ..presets import DEFAULT_PRESET, Preset
 from ._selection import Selection
 
 Protocol = Literal["full", "online"]
@@ -18,8 +19,9 @@ Protocol = Literal["full", "online"]
 class RunConfig(BaseModel):
     """Settings of one ``h2hmem run``.
 
-    Defaults are the published settings where one exists (top-k 5 lives in the methods;
-    protocol ``full`` = observe every session, then ask — the official protocol).
+    The default preset ``paper`` makes every method send what the official script sends
+    (``docs/protocol.md``); its choices live in the methods as named options (overridable through
+    ``method_params``). Protocol ``full`` = observe every session, then ask — the official protocol.
     Unknown keyword arguments are refused (a misspelt ``out=`` must not be silently ignored).
     """
 
@@ -29,7 +31,11 @@ class RunConfig(BaseModel):
     split: Literal["dyadic", "multi-party", "all"] = "all"
     method: str = "naive-rag"
     method_params: dict[str, Any] = Field(default_factory=dict)
-    """Keyword arguments of the method's constructor (e.g. ``{"top_k": 5}``)."""
+    """Keyword arguments of the method's constructor (e.g. ``{"top_k": 5}``); a preset option of the method
+    given here (e.g. ``{"truncation": "recent"}``) overrides the preset's value for that one choice."""
+    preset: Preset = DEFAULT_PRESET
+    """``paper`` (default: send what the official scripts send) or ``harmonized`` (one shared answer prompt,
+    no head truncation, …); see ``docs/protocol.md``. Each method records its resolved options in the manifest."""
     model: str = "local:smollm2"
     """Answer model spec: ``openai:<model>`` or ``local:smollm2``."""
     base_url: list[str] | None = None
@@ -104,6 +110,8 @@ class RunConfig(BaseModel):
     def default_run_id(self) -> str:
         """Deterministic id from what defines the run, so re-running the same command resumes it."""
         parts = [self.method, self.model, self.split, self.protocol]
+        if self.preset != DEFAULT_PRESET:
+            parts.append(self.preset)
         if not self.selection.is_empty:
             parts.append(self.selection.slug())
         if self.limit:
@@ -126,7 +134,7 @@ class RunConfig(BaseModel):
 
     def identity(self) -> dict[str, Any]:
         """The settings a resumed run must share with the original (else it is a different run)."""
-        identity = {"split": self.split, "method": self.method, "method_params": self.method_params,
+        identity = {"split": self.split, "method": self.method, "method_params": self.method_params, "preset": self.preset,
                     "model": self.model, "build_model": self.build_model, "embedder": self.embedder,
                     "protocol": self.protocol, "limit": self.limit,
                     "answer_max_tokens": self.answer_max_tokens, "answer_temperature": self.answer_temperature}

@@ -28,7 +28,7 @@ from .. import __version__
 from ..data import Dataset, Dialogue, Question, load_dataset
 from ..llm._calllog import record_calls, tag_calls
 from ..llm._types import ChatModel, GenerationConfig, Usage
-from ..memory import Answer, MemoryContext, check_params, prompt_hash, resolve_method
+from ..memory import Answer, MemoryContext, check_params, paper_prompt_hashes, prompt_hash, resolve_method
 from ._config import RunConfig
 from ._facts import CountedCaptions, question_fields, resolved_arguments, summed_stats
 from ._records import Prediction
@@ -185,7 +185,7 @@ async def _run_locked(config: RunConfig, method_cls: Any, ds: Dataset, store: Ru
         ctx = MemoryContext(dialogue_id=d.id, chat=state.bars.wrap(chat, d.id), build_chat=state.bars.wrap(builder, d.id),
                             captions=counted,
                             state_dir=store.dir / "state" / d.split / d.name,
-                            embedder_factory=embed_factory, answer_config=answer_config)
+                            embedder_factory=embed_factory, answer_config=answer_config, preset=config.preset)
         return method_cls(ctx, **config.method_params)
 
     # Parameters are the same for every dialogue: build the first memory before any work, so a
@@ -197,6 +197,13 @@ async def _run_locked(config: RunConfig, method_cls: Any, ds: Dataset, store: Ru
         except Exception as e:
             raise MethodSetupError(f"cannot build method {config.method!r} with parameters "
                                    f"{config.method_params or '{}'}: {_err(e)}") from e
+    manifest["preset"] = config.preset
+    if dialogues:
+        state.describe(dialogues[0].id, built[dialogues[0].id])
+        options = state.descriptions.get(dialogues[0].id, {}).get("options")
+        if options is not None:
+            manifest["options"] = options  # every preset option's resolved value
+            manifest["method_arguments"] = {**manifest.get("method_arguments", {}), **options}
     store.write_manifest(manifest)
 
     async def run_dialogue(d: Dialogue) -> None:
@@ -241,6 +248,7 @@ async def _run_locked(config: RunConfig, method_cls: Any, ds: Dataset, store: Ru
         manifest.update({
             "finished_at": now_iso(), "status": "complete" if len(final) >= len(questions) else "incomplete",
             **facts,
+            "options": (facts.get("method_description") or {}).get("options", manifest.get("options")),
             "usage": {k: v.model_dump() for k, v in usage.items()},
             "counts": {"questions": len(questions), "recorded": sum(1 for q in questions if q.id in final),
                        "failed": failed, "answered_this_invocation": state.done,
@@ -450,7 +458,7 @@ def _open_manifest(store: RunStore, config: RunConfig, ds: Dataset) -> dict[str,
         "config": config.model_dump(mode="json"), "identity": identity, "method": config.method,
         "model": config.model, "protocol": config.protocol, "split": config.split,
         "data_root": str(ds.root), "dataset_fingerprint": fingerprint,
-        "prompt_hashes": {"answer": prompt_hash()},
+        "prompt_hashes": {"answer": prompt_hash(), **paper_prompt_hashes()},
     }
 
 
