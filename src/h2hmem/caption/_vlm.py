@@ -12,9 +12,15 @@ from ._image import image_facts, open_image
 from ._protocol import CaptionError, CaptionOutput
 from ._settings import CaptionSettings
 
+RAW_IMAGE_MAX_BYTES = 20 * 2**20
+"""Largest file sent as raw bytes: OpenAI's documented per-image limit (20 MB). A larger file is
+recorded as a failure before any call (the official captioner sent it and lost the run)."""
+
 
 class VLMCaptioner:
-    """One user message (prompt text + the image) per image, at stage ``"caption"``.
+    """One user message (prompt text + the image) per image, at stage ``"caption"``: the request
+    of the official captioner (``gpt_4o_caption.py``) with the settings' prompt, image encoding and
+    ``detail``, ``temperature`` and ``max_tokens`` = ``max_new_tokens``.
 
     ``owned``: the model was built for this captioner, so :meth:`aclose` closes it.
 
@@ -43,8 +49,14 @@ class VLMCaptioner:
         """
         img = await asyncio.to_thread(open_image, path)  # a corrupt file never costs a call
         facts = image_facts(img)
-        messages = [Message(role="user", content=[TextPart(text=settings.rendered_prompt),
-                                                  ImagePart(name=name or path.name, path=path)])]
+        if settings.image_encoding == "raw":
+            size = path.stat().st_size
+            if size > RAW_IMAGE_MAX_BYTES:
+                raise CaptionError(f"image file is {size / 2**20:.1f} MiB, over the {RAW_IMAGE_MAX_BYTES // 2**20} MiB "
+                                   "an API accepts as raw bytes (image_encoding=raw); use image_encoding=jpeg1024")
+        detail = None if settings.image_detail == "none" else settings.image_detail
+        part = ImagePart(name=name or path.name, path=path, encoding=settings.image_encoding, detail=detail)
+        messages = [Message(role="user", content=[TextPart(text=settings.rendered_prompt), part])]
         config = GenerationConfig(temperature=settings.temperature, max_tokens=settings.max_new_tokens)
         try:
             result = await self.model.chat(messages, config, stage="caption")

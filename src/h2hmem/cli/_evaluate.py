@@ -19,8 +19,17 @@ def evaluate_cmd(
     judge_model: str = typer.Option("openai:gpt-4o-mini", "--judge-model",
                                     help="Judge model spec (official: openai:gpt-4o-mini; local:* is labelled "
                                          "'not comparable with published numbers')."),
-    judge_mode: str = typer.Option("session", "--judge-mode",
-                                   help="session (one call per session, official) or question (one call each)."),
+    judge_mode: Optional[str] = typer.Option(None, "--judge-mode",
+                                             help="Batching: session (one call per session, official; both presets) "
+                                                  "or question (one call each)."),
+    preset: str = typer.Option("paper", "--preset",
+                               help="paper (the official judge: its prompt in one user message, JSON array reply, "
+                                    "scores snapped to the nearest level) or harmonized (our rubric as system "
+                                    "message, JSON object, strict levels)."),
+    judge_format: Optional[str] = typer.Option(None, "--judge-format",
+                                               help="Override the preset: user_array (official) or system_object."),
+    score_levels: Optional[str] = typer.Option(None, "--score-levels",
+                                               help="Override the preset: snap (official) or strict."),
     judge_base_url: Optional[str] = typer.Option(None, "--judge-base-url",
                                                  help="OpenAI-compatible server URL for the judge; default $OPENAI_BASE_URL."),
     data: Optional[Path] = typer.Option(None, "--data", help="Dataset root for gold answers and gold sessions "
@@ -36,6 +45,7 @@ def evaluate_cmd(
     """Score RUN_DIR: writes scores/*.jsonl and scores/summary.json, prints one table per metric."""
     from ..data import DatasetError
     from ..metrics import METRICS, evaluate_run, summary_tables
+    from ..presets import PRESETS
 
     names = [m.strip() for m in metrics.split(",") if m.strip()]
     unknown = [m for m in names if m not in METRICS]
@@ -43,8 +53,13 @@ def evaluate_cmd(
         raise fail(f"--metrics: unknown {', '.join(unknown) or '(empty)'}; choose from {', '.join(METRICS)}")
     if bootstrap < 0:
         raise fail(f"--bootstrap must be >= 0, got {bootstrap}")
-    if judge_mode not in ("session", "question"):
-        raise fail(f"--judge-mode must be 'session' or 'question', not {judge_mode!r}")
+    for flag, value, allowed in (("--judge-mode", judge_mode, ("session", "question")),
+                                 ("--preset", preset, PRESETS),
+                                 ("--judge-format", judge_format, ("user_array", "system_object")),
+                                 ("--score-levels", score_levels, ("snap", "strict"))):
+        if value is not None and value not in allowed:
+            raise fail(f"{flag} must be one of {', '.join(allowed)}, not {value!r}")
+    options = {k: v for k, v in (("judge_format", judge_format), ("score_levels", score_levels)) if v is not None}
     if not (run_dir / "predictions.jsonl").is_file():
         raise fail(f"{run_dir}: no predictions.jsonl (is this a run directory?)")
     model = None
@@ -58,7 +73,8 @@ def evaluate_cmd(
             raise fail(f"--judge-model {judge_model}: {e}")
     try:
         summary = evaluate_run(run_dir, names, data_root=data, judge_model=model, judge_mode=judge_mode,  # type: ignore[arg-type]
-                               n_boot=bootstrap, seed=seed, refresh=refresh_judge, show_progress=not quiet)
+                               n_boot=bootstrap, seed=seed, refresh=refresh_judge, show_progress=not quiet,
+                               preset=preset, judge_options=options)
     except (FileNotFoundError, ValueError, DatasetError) as e:
         raise fail(str(e))
     for table in summary_tables(summary, show_ci=not no_ci):
