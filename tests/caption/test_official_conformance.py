@@ -119,3 +119,25 @@ def test_raw_bytes_never_crash_on_huge_or_odd_files(official_images, tmp_path, m
     for name, subtype in (("a.JPG", "jpeg"), ("a.webp", "webp"), ("a.tiff", "jpeg"), ("a.bmp", "bmp")):
         (tmp_path / name).write_bytes(b"xyz")
         assert raw_data_url(tmp_path / name) == f"data:image/{subtype};base64,eHl6"
+
+
+def test_cli_preset_and_option_flags(official_images, tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from h2hmem.cli import app
+
+    monkeypatch.setenv("H2HMEM_CACHE_DIR", str(tmp_path / "cache"))
+    with MockOpenAIServer(responder=lambda body: "word " * 300) as srv:
+        args = ["caption", str(official_images), "--model", "openai:gpt-4o", "--base-url", srv.base_url,
+                "--captions-dir", str(tmp_path / "caps"), "--json", "--preset", "harmonized",
+                "--image-encoding", "raw", "--truncation-marker", " [cut]"]
+        r = CliRunner().invoke(app, args)
+        assert r.exit_code == 0, r.output
+        out = json.loads(r.output)
+        assert out["preset"] == "harmonized" and out["options"]["image_encoding"] == "raw"
+        assert out["options"]["caption_prompt"] == "prose" and out["truncated"] == 3
+        assert srv.requests[0]["messages"][0]["content"][1]["image_url"]["url"].startswith("data:image/png;base64,")
+        final = (tmp_path / "caps/dyadic/dialogue5/scenes/session1/caption/1.txt").read_text()
+        assert final.endswith("word [cut]")
+        r = CliRunner().invoke(app, args[:-2] + ["--image-detail", "ultra"])
+        assert r.exit_code == 2 and "image_detail" in r.output

@@ -152,3 +152,27 @@ def test_evaluate_records_preset_and_options(tmp_path):
                                                         "batching": "session"}
     with pytest.raises(ValueError, match="unknown judge option"):
         evaluate_run(d, ["judge"], judge_model=model, judge_options={"levels": "snap"})
+
+
+def test_cli_preset_and_option_flags(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from h2hmem.cli import app
+
+    monkeypatch.setenv("H2HMEM_CACHE_DIR", str(tmp_path / "cache"))
+    d = tmp_path / "run"
+    d.mkdir()
+    (d / "predictions.jsonl").write_text("".join(p.model_dump_json() + "\n" for p in _preds()))
+    runner = CliRunner()
+    with MockOpenAIServer(responder=paper_responder) as srv:
+        base = ["evaluate", str(d), "--metrics", "judge", "--judge-base-url", srv.base_url, "--quiet", "--bootstrap", "0"]
+        res = runner.invoke(app, base + ["--score-levels", "strict"])
+        assert res.exit_code == 0, res.output
+        assert srv.requests[0]["messages"][0]["role"] == "user" and len(srv.requests[0]["messages"]) == 1
+        summary = json.loads((d / "scores" / "summary.json").read_text())
+        assert summary["metrics"]["judge"]["options"] == {"judge_format": "user_array", "score_levels": "strict",
+                                                          "batching": "session"}
+        bad = runner.invoke(app, base + ["--preset", "published"])
+        assert bad.exit_code == 2 and "--preset must be one of paper, harmonized" in bad.output
+        bad = runner.invoke(app, base + ["--judge-format", "xml"])
+        assert bad.exit_code == 2 and "--judge-format" in bad.output
