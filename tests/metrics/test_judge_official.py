@@ -169,6 +169,7 @@ def test_cli_preset_and_option_flags(tmp_path, monkeypatch):
         res = runner.invoke(app, base + ["--score-levels", "strict"])
         assert res.exit_code == 0, res.output
         assert srv.requests[0]["messages"][0]["role"] == "user" and len(srv.requests[0]["messages"]) == 1
+        assert "judge preset paper" in res.output
         summary = json.loads((d / "scores" / "summary.json").read_text())
         assert summary["metrics"]["judge"]["options"] == {"judge_format": "user_array", "score_levels": "strict",
                                                           "batching": "session"}

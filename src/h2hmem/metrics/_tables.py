@@ -94,7 +94,8 @@ def summary_tables(summary: dict[str, Any], *, show_ci: bool = True) -> list[Tab
         title += suffix
         caption = (f"coverage {cov['judged']}/{cov['total']} judged"
                    + (f", {cov['errors']} unjudged (errors)" if cov["errors"] else "")
-                   + (f"; {cov['failed_answers']} failed answers scored 0" if cov["failed_answers"] else ""))
+                   + (f"; {cov['failed_answers']} failed answers scored 0" if cov["failed_answers"] else "")
+                   + (f"; judge preset {j['preset']}" if j.get("preset") not in (None, "None") else ""))
         tables.append(metric_table(j["aggregate"], "score", title, coverage=True, show_ci=show_ci, caption=caption))
     if "evidence" in metrics:
         ev = metrics["evidence"]
