@@ -231,7 +231,9 @@ class _Judge:
 
     def _local_ids(self, preds: Sequence[Prediction]) -> list[str]:
         if self.official:
-            return [official_local_id(p) for p in preds]
+            ids = [official_local_id(p) for p in preds]
+            if len(set(ids)) == len(ids):
+                return ids  # unique by construction within a session; positions otherwise
         return [f"q{i}" for i in range(1, len(preds) + 1)]
 
     def _followup(self, local_id: str, problem: str) -> str:
