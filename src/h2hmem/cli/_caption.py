@@ -32,7 +32,7 @@ def caption_cmd(
     temperature: float = typer.Option(0.7, "--temperature", help="Caption temperature (official: 0.7)."),
     preset: str = typer.Option("paper", "--preset",
                                help="paper (the official captioner's request: bulleted prompt, raw image bytes, "
-                                    "'... [truncated]' marker) or harmonized (prose prompt, ≤1024 px JPEG, no marker)."),
+                                    "'... \\[truncated]' marker) or harmonized (prose prompt, ≤1024 px JPEG, no marker)."),
     caption_prompt: Optional[str] = typer.Option(None, "--caption-prompt",
                                                  help="Override the preset: official (bulleted request) or prose."),
     image_encoding: Optional[str] = typer.Option(None, "--image-encoding",
@@ -41,7 +41,7 @@ def caption_cmd(
                                                help="Override the preset: auto, low, high or none (no detail field)."),
     truncation_marker: Optional[str] = typer.Option(None, "--truncation-marker",
                                                     help="Override the preset: text appended to a cut caption "
-                                                         "(paper '... [truncated]'; '' for none)."),
+                                                         "(paper '... \\[truncated]'; '' for none)."),
     partial_chars: Optional[str] = typer.Option(None, "--partial-chars",
                                                 help="Override the preset: replace (keep U+FFFD of a character "
                                                      "split by the cut, official) or drop."),
