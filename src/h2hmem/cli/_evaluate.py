@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Optional
 
 import typer
+from rich.markup import escape
 
 from ._app import app, console, err_console, fail
 
@@ -42,7 +43,11 @@ def evaluate_cmd(
     no_ci: bool = typer.Option(False, "--no-ci", help="Hide confidence intervals in the tables."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
 ) -> None:
-    """Score RUN_DIR: writes scores/*.jsonl and scores/summary.json, prints one table per metric."""
+    """Score RUN_DIR: writes scores/*.jsonl and scores/summary.json, prints one table per metric.
+
+    Exit codes (as `h2hmem run`): 0 done; 1 the judge left questions unjudged (for reasons other than
+    failed answers, which are scored 0): the closing line counts the reasons; 2 bad input; 130 interrupted.
+    """
     from ..data import DatasetError
     from ..metrics import METRICS, evaluate_run, summary_tables
     from ..presets import PRESETS
@@ -77,6 +82,10 @@ def evaluate_cmd(
                                preset=preset, judge_options=options)
     except (FileNotFoundError, ValueError, DatasetError) as e:
         raise fail(str(e))
+    except KeyboardInterrupt:
+        err_console.print("[yellow]interrupted[/]: the judgments made so far are kept in scores/judge.jsonl; rerun "
+                          "the same command to judge the rest.", highlight=False, soft_wrap=True)
+        raise typer.Exit(130)
     for table in summary_tables(summary, show_ci=not no_ci):
         console.print(table)
     if summary.get("label"):
@@ -86,6 +95,17 @@ def evaluate_cmd(
     unfinished = _unfinished(run_dir, summary["run"]["n_predictions"])
     if unfinished:
         err_console.print(f"[yellow]warning:[/] {unfinished}", highlight=False, soft_wrap=True)
+    judge = summary["metrics"].get("judge")
+    if judge and judge.get("stale"):
+        err_console.print(f"[yellow]warning:[/] the judge scores are stale (not used as the headline): "
+                          f"{judge['stale']['reason']}", highlight=False, soft_wrap=True)
+    if "judge" in names and judge:
+        from ..metrics._coverage import coverage_line
+
+        line = coverage_line(judge["coverage"])
+        if line:  # say it loudly: a score over part of the questions is not the run's score
+            err_console.print(f"[bold red]{escape(line)}[/]", highlight=False, soft_wrap=True)
+            raise typer.Exit(1)
 
 
 def _unfinished(run_dir: Path, n_predictions: int) -> str | None:

@@ -131,7 +131,12 @@ def run_cmd(
     console.print(f"{summary.questions} questions: {summary.answered_now} answered now, {summary.skipped} already "
                   f"recorded, {summary.failed} failed · {calls} model calls · {tokens:,} tokens (whole run)")
     console.print(f"predictions: {summary.run_dir / 'predictions.jsonl'}\nnext: h2hmem evaluate {summary.run_dir}")
-    _warn_uncaptioned(summary.run_dir)
+    stats_line = _method_stats_line(config.method, summary.method_stats)
+    if stats_line:
+        failures = sum(v for k, v in summary.method_stats.items() if "fail" in k)
+        console.print(stats_line + (" (manifest.json: method_stats)" if failures else ""),
+                      style="yellow" if failures else None, highlight=False, soft_wrap=True)
+    _warn_uncaptioned(summary.images_without_caption)
     if summary.failed:
         console.print(f"[yellow]{summary.failed} failed questions[/] (answer recorded as failed, scored 0):")
         for qid, error in list(summary.failed_questions.items())[:10]:
@@ -142,13 +147,18 @@ def run_cmd(
         raise typer.Exit(1)  # like `caption`: the run is complete, but scripts must notice the failures
 
 
-def _warn_uncaptioned(run_dir: Path) -> None:
+def _method_stats_line(method: str, stats: dict[str, Any]) -> str | None:
+    """``"a-mem (all dialogues): analysis_failures 152 · evolutions 40 …"``, failures first, or None."""
+    if not stats:
+        return None
+    keys = sorted(stats, key=lambda k: ("fail" not in k, k))
+    return f"{method} (all dialogues): " + " · ".join(f"{k} {stats[k]:,}" for k in keys)
+
+
+def _warn_uncaptioned(missing: int) -> None:
     """Say so when images reached the method without a caption (no `h2hmem caption` run, or a wrong
-    --captions-dir): caption-based methods then see only the image's file name."""
-    try:
-        missing = int(json.loads((run_dir / "manifest.json").read_text(encoding="utf-8")).get("images_without_caption") or 0)
-    except (OSError, ValueError, TypeError, AttributeError):
-        return
+    --captions-dir): caption-based methods then see only the image's file name. ``missing`` is the
+    runner's count of distinct images looked up without a caption (manifest ``images_without_caption``)."""
     if missing:
         err_console.print(f"[yellow]note:[/] {missing} images had no caption (shown by file name only); caption them "
                           "with `h2hmem caption <dataset>` (add --captions-dir DIR and pass the same DIR to run)",

@@ -32,7 +32,7 @@ from typing import Any
 
 from ..llm._errors import ModelError
 from ..llm._types import ChatModel, GenerationConfig, Message
-from ..run._records import Prediction, QuestionKey
+from ..run._records import Prediction, QuestionKey, prediction_hash
 from ._judge_official import (OFFICIAL_CONFIG, official_followup, official_local_id, official_judge_messages,
                               parse_official_reply, snap_score)
 from ._judge_options import JudgeMode, JudgeOptions
@@ -94,6 +94,9 @@ class JudgeRecord(QuestionKey):
     """:data:`NOT_COMPARABLE` for a ``local:`` judge."""
     input_hash: str
     """SHA-256 of (question, gold, answer): a cached judgment is reused only for the same inputs."""
+    prediction_hash: str | None = None
+    """:func:`~h2hmem.run.prediction_hash` of the prediction judged (None in files written before it
+    existed): a judgment whose prediction changed since is dropped, never reported as current."""
 
     @property
     def judged(self) -> bool:
@@ -246,7 +249,7 @@ class _Judge:
         rec = JudgeRecord(
             **p.model_dump(include=set(QuestionKey.model_fields)), judge_model=self.model.spec, mode=self.mode,
             preset=self.options.preset, options=self.options.options(), label=self.label, input_hash=input_hash(p),
-            **fields)
+            prediction_hash=prediction_hash(p), **fields)
         self.records[p.question_id] = rec
         if self.on_record is not None:
             self.on_record(rec)

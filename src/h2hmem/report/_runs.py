@@ -58,7 +58,10 @@ class RunResult:
 
     @property
     def has_judge(self) -> bool:
-        return "judge" in self.summary.get("metrics", {})
+        """Judge scores that describe the current predictions (a stale judge section — kept from an
+        earlier evaluation after the answers changed — never counts: it is shown, marked, only)."""
+        j = self.summary.get("metrics", {}).get("judge")
+        return bool(j) and not j.get("stale")
 
 
 def _score_map(path: Path, field_name: str) -> dict[str, float | None]:
@@ -95,13 +98,17 @@ def load_run(run_dir: str | Path, *, n_boot: int = 1000) -> RunResult:
             raise ValueError(f"{summary_path}: not valid JSON ({e})") from None
         if not isinstance(summary, dict) or "metrics" not in summary:
             raise ValueError(f"{summary_path}: field 'metrics' missing (not a scores summary)")
-        if (d / "predictions.jsonl").stat().st_mtime > summary_path.stat().st_mtime:
-            notes.append("predictions.jsonl is newer than scores/summary.json: the scores may be stale "
-                         "(re-run `h2hmem evaluate`).")
-    if not summary_path.is_file() or "lexical" not in summary["metrics"]:
-        # offline metrics only; an existing judge.jsonl is kept and summarised, the judge is never called
+    changed = summary_path.is_file() and (d / "predictions.jsonl").stat().st_mtime > summary_path.stat().st_mtime
+    if not summary_path.is_file() or "lexical" not in summary["metrics"] or changed:
+        # offline metrics only; judge lines of changed answers are dropped (the judge section is then
+        # marked stale and never the headline), the judge is never called
         summary = evaluate_run(d, ("lexical", "evidence"), n_boot=n_boot)
-        notes = []
+        if changed:
+            notes.append("predictions.jsonl changed after the last `h2hmem evaluate`: lexical and evidence scores "
+                         "were recomputed for this report.")
+    judge = summary.get("metrics", {}).get("judge") or {}
+    if judge.get("stale"):
+        notes.append(f"The judge scores are STALE and not used as the headline: {judge['stale']['reason']}.")
     preds = sorted(read_predictions(d), key=lambda p: _order(p.question_id))
     run = RunResult(dir=d, manifest=manifest, summary=summary, predictions=preds,
                     f1=_score_map(d / "scores" / "lexical.jsonl", "f1"),
