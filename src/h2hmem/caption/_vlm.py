@@ -17,6 +17,15 @@ RAW_IMAGE_MAX_BYTES = 20 * 2**20
 recorded as a failure before any call (the official captioner sent it and lost the run)."""
 
 
+def caption_request(path: Path, settings: CaptionSettings, name: str = "") -> tuple[list[Message], GenerationConfig]:
+    """The caption call for one image: one user message (prompt text + the image, in the settings'
+    ``image_encoding`` and ``image_detail``) and its generation settings (official request)."""
+    detail = None if settings.image_detail == "none" else settings.image_detail
+    part = ImagePart(name=name or path.name, path=path, encoding=settings.image_encoding, detail=detail)
+    messages = [Message(role="user", content=[TextPart(text=settings.rendered_prompt), part])]
+    return messages, GenerationConfig(temperature=settings.temperature, max_tokens=settings.max_new_tokens)
+
+
 class VLMCaptioner:
     """One user message (prompt text + the image) per image, at stage ``"caption"``: the request
     of the official captioner (``gpt_4o_caption.py``) with the settings' prompt, image encoding and
@@ -54,10 +63,7 @@ class VLMCaptioner:
             if size > RAW_IMAGE_MAX_BYTES:
                 raise CaptionError(f"image file is {size / 2**20:.1f} MiB, over the {RAW_IMAGE_MAX_BYTES // 2**20} MiB "
                                    "an API accepts as raw bytes (image_encoding=raw); use image_encoding=jpeg1024")
-        detail = None if settings.image_detail == "none" else settings.image_detail
-        part = ImagePart(name=name or path.name, path=path, encoding=settings.image_encoding, detail=detail)
-        messages = [Message(role="user", content=[TextPart(text=settings.rendered_prompt), part])]
-        config = GenerationConfig(temperature=settings.temperature, max_tokens=settings.max_new_tokens)
+        messages, config = caption_request(path, settings, name)
         try:
             result = await self.model.chat(messages, config, stage="caption")
         except (ModelError, ImageFileError) as e:

@@ -40,8 +40,34 @@ def export_cmd(
     for p in paths:
         n = len(json.loads(p.read_text(encoding="utf-8"))["predictions"])
         console.print(f"wrote {p} ({n} rows)", highlight=False)
-    if len(paths) == 1:
-        console.print("[yellow]note:[/] only one split was run; a leaderboard entry needs both files")
+    _report_missing(run_dir, paths[0].parent)
+
+
+def _report_missing(run_dir: Path, out: Path) -> None:
+    """Name the benchmark questions the submission lacks (all written to OUT/missing.txt)."""
+    from ..data import DatasetError
+    from ..leaderboard._export import missing_questions
+
+    try:
+        missing = missing_questions(run_dir)
+    except DatasetError as e:
+        console.print(f"[yellow]note:[/] cannot check for missing questions ({e})", highlight=False)
+        return
+    if missing is None:
+        console.print("[yellow]note:[/] the run's dataset folder is not available: missing questions not checked",
+                      highlight=False)
+        return
+    ids = [q for split in missing.values() for q in split]
+    (out / "missing.txt").unlink(missing_ok=True)
+    if not ids:
+        console.print("every benchmark question has an answer")
+        return
+    (out / "missing.txt").write_text("".join(q + "\n" for q in ids), encoding="utf-8")
+    per_split = ", ".join(f"{len(v)} {k}" for k, v in missing.items() if v)
+    console.print(f"[yellow]missing:[/] {len(ids)} questions have no answer ({per_split}); a leaderboard entry needs "
+                  f"all of them. First: {', '.join(ids[:5])}{' …' if len(ids) > 5 else ''}; full list: "
+                  f"{out / 'missing.txt'}",
+                  highlight=False, soft_wrap=True)
 
 
 @submission_app.command("validate")

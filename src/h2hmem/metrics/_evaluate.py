@@ -178,11 +178,17 @@ async def _judge(todo: list[Prediction], model: Any, options: JudgeOptions, path
                 await aclose()
 
 
+def already_judged(preds: list[Prediction], path: Path, spec: str, options: JudgeOptions,
+                   refresh: bool) -> dict[str, JudgeRecord]:
+    """Judgments in ``path`` that still hold for ``preds`` (same judge and resolved options, and :func:`_current`)."""
+    old = _load_judged(path, spec, options, refresh)
+    return {p.question_id: old[p.question_id] for p in preds
+            if p.question_id in old and old[p.question_id].judged and _current(old[p.question_id], p)}
+
+
 def _run_judge(preds: list[Prediction], model: Any, options: JudgeOptions, path: Path, refresh: bool,
                show_progress: bool) -> list[JudgeRecord]:
-    old = _load_judged(path, model.spec, options, refresh)
-    keep = {p.question_id: old[p.question_id] for p in preds
-            if p.question_id in old and old[p.question_id].judged and _current(old[p.question_id], p)}
+    keep = already_judged(preds, path, model.spec, options, refresh)
     todo = [p for p in preds if p.question_id not in keep]
     if refresh and path.exists():
         path.unlink()
@@ -241,7 +247,7 @@ def _judge_summary(records: list[dict[str, Any]], model: Any, n_boot: int, seed:
 def evaluate_run(run_dir: str | Path, metrics: Sequence[str] = ("lexical", "evidence"), *,
                  data_root: str | Path | None = None, judge_model: Any = None, judge_mode: JudgeMode | None = None,
                  n_boot: int = DEFAULT_N_BOOT, seed: int = 0, refresh: bool = False,
-                 show_progress: bool = False, preset: str = DEFAULT_PRESET,
+                 show_progress: bool = False, selection: Any = None, preset: str = DEFAULT_PRESET,
                  judge_options: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Score ``run_dir`` and write its ``scores/`` files; returns the summary (schema above).
 
@@ -259,6 +265,8 @@ def evaluate_run(run_dir: str | Path, metrics: Sequence[str] = ("lexical", "evid
         seed: bootstrap seed.
         refresh: re-judge questions already judged in ``scores/judge.jsonl``.
         show_progress: show a rich progress bar while judging.
+        selection: a :class:`~h2hmem.run.Selection`: score only those predictions (recorded as
+            ``summary["selection"]``; the ``scores/`` files then cover only them).
         preset: ``"paper"`` (default: the official judge's prompt, JSON array reply, snapped
             scores) or ``"harmonized"`` (our rubric, JSON object, strict levels); recorded in the
             summary and in every judgment.
@@ -284,6 +292,10 @@ def evaluate_run(run_dir: str | Path, metrics: Sequence[str] = ("lexical", "evid
     preds = sorted(read_predictions(run_dir), key=lambda p: _order(p.question_id))
     if not preds:
         raise ValueError(f"{run_dir / 'predictions.jsonl'} holds no predictions")
+    if selection is not None and not selection.is_empty:
+        preds = selection.apply(preds, strict=False)
+        if not preds:
+            raise ValueError(f"{run_dir}: no prediction matches the selection {selection.recorded()}")
     manifest = RunStore(run_dir).read_manifest()
     root = Path(data_root) if data_root is not None else None
     if root is None and manifest.get("data_root") and Path(manifest["data_root"]).is_dir():
@@ -316,6 +328,8 @@ def evaluate_run(run_dir: str | Path, metrics: Sequence[str] = ("lexical", "evid
                 "gold_source": "dataset" if root is not None else "predictions", "gold_mismatches": mismatches},
         "label": None, "metrics": {},
     }
+    if selection is not None and not selection.is_empty:
+        summary["selection"] = selection.recorded()
     ids = {p.question_id for p in preds}
     if (scores / "lexical.jsonl").is_file():
         recs = [r for r in _read_jsonl(scores / "lexical.jsonl") if r["question_id"] in ids]

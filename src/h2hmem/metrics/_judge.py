@@ -332,14 +332,24 @@ async def judge_predictions(predictions: Sequence[Prediction], model: ChatModel,
             raise ValueError(f"judge mode must be 'session' or 'question', got {mode!r}")
         options = options.model_copy(update={"batching": mode})
     judge = _Judge(model, options, on_record)
-    todo: dict[tuple[str, str, str], list[Prediction]] = {}
     for p in predictions:
         if p.failed:
             judge._emit(p, score=0.0, failed=True, reasoning="no system answer (the method failed)")
-        else:
-            todo.setdefault((p.split, p.dialogue, p.session), []).append(p)
     if options.batching == "session":
-        await asyncio.gather(*(judge.batch(ps) for ps in todo.values()))
+        await asyncio.gather(*(judge.batch(ps) for ps in judge_batches(predictions, options.batching)))
     else:
-        await asyncio.gather(*(judge.single(p) for ps in todo.values() for p in ps))
+        await asyncio.gather(*(judge.single(ps[0]) for ps in judge_batches(predictions, options.batching)))
     return [judge.records[p.question_id] for p in predictions]
+
+
+def judge_batches(predictions: Sequence[Prediction], mode: JudgeMode) -> list[list[Prediction]]:
+    """The judge requests of ``predictions``: one list per call — a (dialogue, session)'s answered
+    questions in ``"session"`` mode, one question each in ``"question"`` mode; failed answers are
+    not sent (they score 0)."""
+    groups: dict[tuple[str, str, str], list[Prediction]] = {}
+    for p in predictions:
+        if not p.failed:
+            groups.setdefault((p.split, p.dialogue, p.session), []).append(p)
+    if mode == "session":
+        return list(groups.values())
+    return [[p] for ps in groups.values() for p in ps]

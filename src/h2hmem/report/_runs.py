@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..metrics import evaluate_run
+from ..metrics import aggregate, evaluate_run
 from ..metrics._evaluate import _order, _read_jsonl
 from ..run import Prediction, RunStore, read_predictions
 
@@ -70,13 +70,15 @@ def _score_map(path: Path, field_name: str) -> dict[str, float | None]:
     return {r["question_id"]: r.get(field_name) for r in _read_jsonl(path)}
 
 
-def load_run(run_dir: str | Path, *, n_boot: int = 1000) -> RunResult:
+def load_run(run_dir: str | Path, *, n_boot: int = 1000, selection: Any = None) -> RunResult:
     """Read ``run_dir``; score it (lexical + evidence, never the judge) when it has no summary or
     its summary lacks the lexical scores.
 
     Args:
         run_dir: a run directory holding ``predictions.jsonl`` (``manifest.json`` optional).
         n_boot: bootstrap resamples when scoring is needed (default 1,000, spec/metrics.md §3).
+        selection: a :class:`~h2hmem.run.Selection`: keep only those questions (their scores are
+            aggregated again from ``scores/*.jsonl``).
 
     Raises:
         FileNotFoundError: not a directory, or no ``predictions.jsonl``.
@@ -113,9 +115,33 @@ def load_run(run_dir: str | Path, *, n_boot: int = 1000) -> RunResult:
     run = RunResult(dir=d, manifest=manifest, summary=summary, predictions=preds,
                     f1=_score_map(d / "scores" / "lexical.jsonl", "f1"),
                     judge=_score_map(d / "scores" / "judge.jsonl", "score"), notes=notes)
+    if selection is not None and not selection.is_empty:
+        _restrict(run, selection, n_boot)
     if summary.get("label"):
         run.notes.append(f"Judge scores are {summary['label']} (judge {summary['metrics']['judge']['model']}).")
     return run
+
+
+_SCORE_FILES = {"lexical": "lexical.jsonl", "evidence": "evidence.jsonl", "judge": "judge.jsonl"}
+
+
+def _restrict(run: RunResult, selection: Any, n_boot: int) -> None:
+    """Narrow ``run`` to the selected questions and aggregate each metric again over them."""
+    keep = {p.question_id for p in selection.apply(run.predictions, strict=False)}
+    if not keep:
+        raise ValueError(f"{run.dir}: no question of the run matches the selection {selection.recorded()}")
+    run.predictions = [p for p in run.predictions if p.question_id in keep]
+    run.f1 = {q: v for q, v in run.f1.items() if q in keep}
+    run.judge = {q: v for q, v in run.judge.items() if q in keep}
+    run.summary = json.loads(json.dumps(run.summary))  # a copy: scores/summary.json is not changed
+    for source, m in run.summary.get("metrics", {}).items():
+        path = run.dir / "scores" / _SCORE_FILES.get(source, "")
+        if not m.get("aggregate") or not path.is_file():
+            continue
+        recs = [r for r in _read_jsonl(path) if r["question_id"] in keep and not r.get("excluded")]
+        m["aggregate"] = aggregate(recs, m["fields"], n_boot=n_boot, seed=int(m["aggregate"].get("seed", 0)))
+    run.summary.setdefault("run", {})["n_predictions"] = len(run.predictions)
+    run.notes.append(f"Restricted to {len(run.predictions)} questions by the selection {selection.recorded()}.")
 
 
 def label_runs(runs: list[RunResult]) -> None:

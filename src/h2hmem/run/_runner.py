@@ -30,6 +30,9 @@ from ..memory import Answer, MemoryContext, check_params, prompt_hash, resolve_m
 from ._config import RunConfig
 from ._facts import CountedCaptions, question_fields, resolved_arguments, summed_stats
 from ._records import Prediction
+from ._progress import DialogueBars
+from ._selection import Selection
+from ._spend import BudgetExhausted, guard_models
 from ._store import RunStore, command_line, dataset_fingerprint, now_iso
 
 
@@ -58,6 +61,8 @@ class RunSummary(BaseModel):
     """Distinct images a method asked a caption for and got none (all invocations)."""
     method_stats: dict[str, int | float] = {}
     """The method's ``describe()["stats"]`` summed over dialogues (A-Mem: ``analysis_failures``…)."""
+    stopped: str | None = None
+    """Why this invocation stopped before answering every question (``--max-cost``); None otherwise."""
 
 
 def run_benchmark(config: RunConfig, *, chat_model: ChatModel | None = None, build_model: ChatModel | None = None,
@@ -95,9 +100,16 @@ def _loop_running() -> bool:
     return True
 
 
-def select_questions(ds: Dataset, limit: int | None) -> list[Question]:
-    """Questions in dataset order (dialogue, session number, index), the first ``limit`` when set."""
+def select_questions(ds: Dataset, limit: int | None, selection: Selection | None = None) -> list[Question]:
+    """Questions in dataset order (dialogue, session number, index), narrowed by ``selection``
+    (filters, then the stratified sample), then the first ``limit`` when set.
+
+    Raises:
+        SelectionError: the selection names question ids or dialogues the dataset lacks.
+    """
     qs = [q for d in ds.dialogues for q in sorted(d.questions, key=lambda q: (_session_number(q.session), q.index))]
+    if selection is not None:
+        qs = selection.apply(qs)
     return qs[:limit] if limit else qs
 
 
@@ -132,7 +144,7 @@ async def arun_benchmark(config: RunConfig, *, chat_model: ChatModel | None = No
 async def _run_locked(config: RunConfig, method_cls: Any, ds: Dataset, store: RunStore, *,
                       chat_model: ChatModel | None, build_model: ChatModel | None, embedder: Any,
                       progress: bool) -> RunSummary:
-    questions = select_questions(ds, config.limit)
+    questions = select_questions(ds, config.limit, config.selection)
     manifest = _open_manifest(store, config, ds)
     torn = store.repair()
     if torn:
@@ -143,6 +155,7 @@ async def _run_locked(config: RunConfig, method_cls: Any, ds: Dataset, store: Ru
 
     chat = chat_model or _load_chat(config, config.model)
     builder = build_model or (_load_chat(config, config.build_model) if config.build_model else None)
+    budget, (chat, builder) = guard_models(config.max_cost_usd, config.prices, chat, builder)
     embed_factory = _shared(lambda: embedder if embedder is not None else _load_embedder(config))
     captions = _caption_lookup(config)
     answer_config = GenerationConfig(temperature=config.answer_temperature, max_tokens=config.answer_max_tokens)
@@ -164,7 +177,9 @@ async def _run_locked(config: RunConfig, method_cls: Any, ds: Dataset, store: Ru
 
     def build(d: Dialogue) -> Any:
         counted = state.captions.setdefault(d.id, CountedCaptions(captions(d.split, d.name)))
-        ctx = MemoryContext(dialogue_id=d.id, chat=chat, build_chat=builder, captions=counted,
+        state.bars.expect(d.id, sum(len(s.turns) for s in d.sessions))
+        ctx = MemoryContext(dialogue_id=d.id, chat=state.bars.wrap(chat, d.id), build_chat=state.bars.wrap(builder, d.id),
+                            captions=counted,
                             state_dir=store.dir / "state" / d.split / d.name,
                             embedder_factory=embed_factory, answer_config=answer_config)
         return method_cls(ctx, **config.method_params)
@@ -194,7 +209,12 @@ async def _run_locked(config: RunConfig, method_cls: Any, ds: Dataset, store: Ru
     store.open()
     state.start(total=len(pending), progress=progress, label=f"{config.method} · {config.split}")
     try:
-        await asyncio.gather(*(run_dialogue(d) for d in dialogues))
+        # return_exceptions: a budget stop in one dialogue lets the others finish their calls in flight
+        # (every later call is refused at once), so nothing is written after the store is closed
+        outcomes = await asyncio.gather(*(run_dialogue(d) for d in dialogues), return_exceptions=True)
+        for outcome in outcomes:
+            if isinstance(outcome, BaseException) and not isinstance(outcome, BudgetExhausted):
+                raise outcome
     finally:
         state.stop()
         store.close()
@@ -216,10 +236,14 @@ async def _run_locked(config: RunConfig, method_cls: Any, ds: Dataset, store: Ru
             "timing": _add_timing(manifest.get("timing", {}), state),
             "failed_questions": failed_questions,
         })
+        if budget is not None:
+            manifest.setdefault("budget", []).append({"at": now_iso(), "max_cost_usd": budget.limit_usd,
+                                                      "spent_usd": round(budget.spent_usd, 6), "stopped": budget.refused})
         store.write_manifest(manifest)
     return RunSummary(run_dir=store.dir, questions=len(questions), answered_now=state.done, skipped=skipped,
                       failed=failed, failed_questions=failed_questions, usage=usage,
-                      images_without_caption=facts["images_without_caption"], method_stats=facts["method_stats"])
+                      images_without_caption=facts["images_without_caption"], method_stats=facts["method_stats"],
+                      stopped=budget.refused if budget is not None else None)
 
 
 async def _drive(d: Dialogue, memory: Any, qs: list[Question], protocol: str, sem: asyncio.Semaphore,
@@ -228,7 +252,10 @@ async def _drive(d: Dialogue, memory: Any, qs: list[Question], protocol: str, se
         async def one(q: Question) -> None:
             async with sem:
                 state.record(await _answer(memory, q, state))
-        await asyncio.gather(*(one(q) for q in batch))
+        # wait for every question before passing on a budget stop, so no paid answer goes unrecorded
+        for outcome in await asyncio.gather(*(one(q) for q in batch), return_exceptions=True):
+            if isinstance(outcome, BaseException):
+                raise outcome
 
     by_session: dict[str, list[Question]] = defaultdict(list)
     for q in qs:
@@ -238,6 +265,7 @@ async def _drive(d: Dialogue, memory: Any, qs: list[Question], protocol: str, se
             t0 = time.perf_counter()
             await memory.observe(s)
             state.observed(time.perf_counter() - t0, absent=s.absent)
+            state.bars.session_done(d.id, len(s.turns))
             if protocol == "online" and by_session.get(s.name):
                 await ask(by_session.pop(s.name))
     except Exception as e:
@@ -246,6 +274,8 @@ async def _drive(d: Dialogue, memory: Any, qs: list[Question], protocol: str, se
             state.record(_failed(q, state.method, err))
         state.describe(d.id, memory)
         return
+    finally:
+        state.bars.built(d.id)
     state.describe(d.id, memory)  # after the memory is built
     await ask([q for batch in by_session.values() for q in batch])
     state.describe(d.id, memory)  # and at the end (stats gathered while answering)
@@ -314,6 +344,7 @@ class _RunState:
         """Records appended by this invocation, by question id (the last one wins)."""
         self._progress: Progress | None = None
         self._task: Any = None
+        self.bars = DialogueBars()
 
     def start(self, total: int, progress: bool, label: str) -> None:
         if not progress:
@@ -321,6 +352,7 @@ class _RunState:
         self._progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                                   TextColumn("{task.fields[info]}"), TimeElapsedColumn(), TimeRemainingColumn())
         self._task = self._progress.add_task(label, total=total, info="")
+        self.bars.attach(self._progress)
         self._progress.start()
 
     def record(self, pred: Prediction) -> None:
@@ -426,7 +458,8 @@ def _load_chat(config: RunConfig, spec: str) -> ChatModel:
         from ..llm import default_cache_path
         cache = config.cache_path or default_cache_path()
     return load_chat_model(spec, base_url=config.base_url, cache=cache, concurrency=config.concurrency,
-                           timeout_s=config.timeout_s, max_retries=config.max_retries, refresh=config.refresh_cache)
+                           timeout_s=config.timeout_s, max_retries=config.max_retries, refresh=config.refresh_cache,
+                           prices=config.prices or None)
 
 
 def _load_embedder(config: RunConfig) -> Any:
