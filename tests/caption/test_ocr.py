@@ -67,7 +67,7 @@ def test_second_run_is_cached_and_changed_image_is_redone(text_dataset, tmp_path
 def test_truncation_to_max_tokens(text_dataset, tmp_path):
     root, _ = text_dataset
     caps = tmp_path / "caps"
-    s = caption_dataset(root, "ocr", out_dir=caps, max_tokens=8, progress=False)
+    s = caption_dataset(root, "ocr", out_dir=caps, max_tokens=8, progress=False, preset="harmonized")
     assert s.truncated == 5
     data = json.loads((caps / "dyadic/dialogue1/scenes/session1/caption/1.json").read_text(encoding="utf-8"))
     full, final = data["description"]["full_text"], data["description"]["final_text"]

@@ -38,7 +38,7 @@ def test_captions_requests_usage_and_second_run_makes_no_calls(text_dataset, tmp
     root, truth = text_dataset
     caps = tmp_path / "caps"
     with MockOpenAIServer(responder=responder, latency_s=0.2) as srv:
-        s = caption_dataset(root, _model(srv), out_dir=caps, concurrency=3, progress=False)
+        s = caption_dataset(root, _model(srv), out_dir=caps, concurrency=3, progress=False, preset="harmonized")
         assert (s.images, s.captioned, s.failed, s.cached) == (5, 5, 0, 0)
         assert srv.calls == 5 and srv.max_in_flight == 3
         prompt = DEFAULT_PROMPT.replace("{max_tokens}", "256")
@@ -58,7 +58,7 @@ def test_captions_requests_usage_and_second_run_makes_no_calls(text_dataset, tmp
         p_in, p_out = price_for("gpt-4o")
         assert abs(s.usage.cost_usd - (pt * p_in + ct * p_out) / 1e6) < 1e-12
         # second run: every caption file carries the same key → zero model calls
-        again = caption_dataset(root, _model(srv), out_dir=caps, progress=False)
+        again = caption_dataset(root, _model(srv), out_dir=caps, progress=False, preset="harmonized")
         assert srv.calls == 5
         assert (again.captioned, again.cached, again.usage.calls) == (0, 5, 0)
 
@@ -71,7 +71,7 @@ def test_server_errors_on_one_image_are_recorded_and_only_it_is_retried(text_dat
     # three HTTP 500s for that image: the first attempt and both retries (max_retries=2)
     script = [Rule(Fault.http(500), when=lambda body: image_url(body) == bad_url, times=3)]
     with MockOpenAIServer(responder=responder, script=script) as srv:
-        s = caption_dataset(root, _model(srv), out_dir=caps, progress=False)
+        s = caption_dataset(root, _model(srv), out_dir=caps, progress=False, preset="harmonized")
         assert (s.captioned, s.failed, s.missing) == (4, 1, 0)
         assert srv.calls == 4 + 3
         [failure] = s.failures
@@ -80,7 +80,7 @@ def test_server_errors_on_one_image_are_recorded_and_only_it_is_retried(text_dat
         report = json.loads((caps / "caption_failures.json").read_text())
         assert [f["image"] for f in report["failed"]] == ["dyadic/dialogue1/session2/1.png"]
         # the rerun sends exactly one request: the failed image (the fault script is used up)
-        rerun = caption_dataset(root, _model(srv), out_dir=caps, progress=False)
+        rerun = caption_dataset(root, _model(srv), out_dir=caps, progress=False, preset="harmonized")
         assert srv.calls == 7 + 1
         assert image_url(srv.requests[-1]) == bad_url
         assert (rerun.captioned, rerun.cached, rerun.failed) == (1, 4, 0)
@@ -97,9 +97,12 @@ def test_long_captions_cut_to_256_tokens(text_dataset, tmp_path):
     assert (s.captioned, s.truncated) == (5, 5)
     data = json.loads((caps / "multi-party/dialogue1/scenes/session1/caption/img3.json").read_text())
     final = data["description"]["final_text"]
-    assert data["description"]["full_text"] == long_text and long_text.startswith(final)
-    assert count_tokens(final) == 256 and data["description"]["token_stats"]["was_truncated"] is True
-    assert s.caption_tokens == 5 * 256
+    head = final.removesuffix("... [truncated]")  # paper: the official marker after the cut
+    assert final.endswith("... [truncated]") and data["description"]["full_text"] == long_text
+    assert long_text.startswith(head) and count_tokens(head) == 256
+    assert data["description"]["token_stats"]["was_truncated"] is True
+    assert data["model_info"]["preset"] == "paper" and data["model_info"]["options"]["image_encoding"] == "raw"
+    assert s.caption_tokens == 5 * count_tokens(final)
 
 
 def test_request_cache_makes_repeated_calls_free(text_dataset, tmp_path):

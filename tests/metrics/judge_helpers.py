@@ -9,6 +9,7 @@ from typing import Any
 from h2hmem.run import Prediction
 
 ITEM = re.compile(r"\[(q\d+)\]\nQuestion: (.*)\n")
+OFFICIAL_ITEM = re.compile(r"Question ID: (.+)\nQuestion: (.*)\n")
 
 
 def pred(qid: str, question: str, answer: str | None = "an answer", *, error: str | None = None,
@@ -20,7 +21,9 @@ def pred(qid: str, question: str, answer: str | None = "an answer", *, error: st
 
 
 class ScriptedJudge:
-    """``responder`` for MockOpenAIServer.
+    """``responder`` for MockOpenAIServer, for both judge formats: ``harmonized`` (rubric as system
+    message, ``[q1]`` items, a JSON object reply) and ``paper`` (the official prompt in one user
+    message, ``Question ID:`` blocks, a JSON array reply).
 
     ``batch[question]``: what a batch reply says about that item: a score, ``"omit"``, ``"dup"``
     or ``"broken"`` (the whole reply becomes broken JSON). ``single[question]``: the score a
@@ -36,8 +39,9 @@ class ScriptedJudge:
     def __call__(self, body: dict[str, Any]) -> str:
         texts = [m["content"] if isinstance(m["content"], str) else json.dumps(m["content"]) for m in body["messages"]]
         self.prompts.append("\n".join(texts))
-        user = texts[1]
-        items = ITEM.findall(user)
+        official = body["messages"][0]["role"] == "user"
+        items = OFFICIAL_ITEM.findall(texts[0]) if official else ITEM.findall(texts[1])
+        wrap = (lambda out: json.dumps(out)) if official else (lambda out: json.dumps({"judgments": out}))
         if len(items) == 1:
             self.kinds.append("followup" if len(texts) > 2 else "single")
             (lid, q), = items
@@ -45,7 +49,7 @@ class ScriptedJudge:
             score = queue.pop(0) if len(queue) > 1 else queue[0]
             if score == "broken":
                 return '{"judgments": [{"question_id": "q1", "score": '
-            return json.dumps({"judgments": [{"question_id": lid, "score": score, "reasoning": f"single {q}"}]})
+            return wrap([{"question_id": lid, "score": score, "reasoning": f"single {q}"}])
         self.kinds.append("batch")
         out = []
         for lid, q in items:
@@ -57,4 +61,4 @@ class ScriptedJudge:
             out.append({"question_id": lid, "score": 1 if b == "dup" else b, "reasoning": f"batch {q}"})
             if b == "dup":
                 out.append({"question_id": lid, "score": 0, "reasoning": "again"})
-        return json.dumps({"judgments": out})
+        return wrap(out)

@@ -19,7 +19,7 @@ def test_evaluate_prints_tables_and_writes_scores(run, monkeypatch, tmp_path):  
     monkeypatch.setenv("H2HMEM_CACHE_DIR", str(tmp_path / "cache"))
     with MockOpenAIServer(responder=judge_responder) as srv:
         res = runner.invoke(app, ["evaluate", str(d), "--metrics", "lexical,evidence,judge", "--judge-base-url",
-                                  srv.base_url, "--bootstrap", "100", "--quiet", "--no-ci"], env={"COLUMNS": "200"})
+                                  srv.base_url, "--bootstrap", "100", "--quiet", "--no-ci", "--preset", "harmonized"], env={"COLUMNS": "200"})
     assert res.exit_code == 0, res.output
     for text in ("F1 (official, set-based)", "BLEU-1", "Exact match", "LLM judge score (openai:gpt-4o-mini, session mode)",
                  "Evidence recall@5", "UPR  Unimodal Precise Recall", "Memory Application", "Weighted average (micro)",

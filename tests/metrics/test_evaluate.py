@@ -87,7 +87,7 @@ def test_judge_is_cached_per_question_and_rejudged_when_the_answer_changes(run):
     d, qs = run
     with MockOpenAIServer(responder=judge_responder) as srv:
         model = load_chat_model("openai:gpt-4o-mini", base_url=srv.base_url, cache=None)
-        summary = evaluate_run(d, ["judge"], judge_model=model, n_boot=100)
+        summary = evaluate_run(d, ["judge"], judge_model=model, n_boot=100, preset="harmonized")
         first_calls = srv.calls
         assert all("SecretMethod" not in json.dumps(r) for r in srv.requests)
     sessions = {(q.split, q.dialogue, q.session) for i, q in enumerate(qs) if i % 5}
@@ -102,7 +102,7 @@ def test_judge_is_cached_per_question_and_rejudged_when_the_answer_changes(run):
 
     with MockOpenAIServer(responder=judge_responder) as srv:
         model = load_chat_model("openai:gpt-4o-mini", base_url=srv.base_url, cache=None)
-        again = evaluate_run(d, ["judge"], judge_model=model, n_boot=100)
+        again = evaluate_run(d, ["judge"], judge_model=model, n_boot=100, preset="harmonized")
         assert srv.calls == 0
     assert again["metrics"]["judge"]["aggregate"] == j["aggregate"]
 
@@ -112,7 +112,7 @@ def test_judge_is_cached_per_question_and_rejudged_when_the_answer_changes(run):
         f.write(json.dumps(changed) + "\n")
     with MockOpenAIServer(responder=judge_responder) as srv:
         model = load_chat_model("openai:gpt-4o-mini", base_url=srv.base_url, cache=None)
-        third = evaluate_run(d, ["judge"], judge_model=model, n_boot=100)
+        third = evaluate_run(d, ["judge"], judge_model=model, n_boot=100, preset="harmonized")
         assert srv.calls == 1
     assert third["metrics"]["judge"]["aggregate"]["splits"]["all"]["overall"]["metrics"]["score"]["mean"] == \
         pytest.approx(expected + 1 / len(qs))
@@ -131,7 +131,8 @@ class _LocalJudge:
 
 def test_local_judge_labels_every_output_and_other_judge_is_refused(run):
     d, _ = run
-    summary = evaluate_run(d, ["lexical", "judge"], judge_model=_LocalJudge(), judge_mode="question", n_boot=50)
+    summary = evaluate_run(d, ["lexical", "judge"], judge_model=_LocalJudge(), judge_mode="question", n_boot=50,
+                           preset="harmonized")
     assert summary["label"] == NOT_COMPARABLE and summary["metrics"]["judge"]["label"] == NOT_COMPARABLE
     recs = [json.loads(x) for x in (d / "scores" / "judge.jsonl").read_text().splitlines()]
     assert all(r["label"] == NOT_COMPARABLE and r["mode"] == "question" for r in recs)
@@ -142,7 +143,7 @@ def test_local_judge_labels_every_output_and_other_judge_is_refused(run):
     with MockOpenAIServer(responder=judge_responder) as srv:
         model = load_chat_model("openai:gpt-4o-mini", base_url=srv.base_url, cache=None)
         with pytest.raises(ValueError, match="holds judgments by 'local:smollm2'"):
-            evaluate_run(d, ["judge"], judge_model=model)
+            evaluate_run(d, ["judge"], judge_model=model, preset="harmonized")
 
 
 def test_errors_and_fallback_to_prediction_copies(run, tmp_path):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from h2hmem.llm import RequestCache, load_chat_model
-from h2hmem.metrics import NOT_COMPARABLE, judge_predictions, parse_judgments
+from h2hmem.metrics import NOT_COMPARABLE, JudgeOptions, judge_predictions, parse_judgments
 from h2hmem.testing import MockOpenAIServer
 
 from .judge_helpers import ScriptedJudge, pred
@@ -13,12 +13,13 @@ from .judge_helpers import ScriptedJudge, pred
 S1 = "dyadic/dialogue1/session1"
 S2 = "dyadic/dialogue1/session2"
 S3 = "multi-party/dialogue2/session4"
+HARMONIZED = JudgeOptions(preset="harmonized")  # these tests pin the harmonized format (ScriptedJudge)
 
 
 async def _run(judge: ScriptedJudge, preds, *, mode="session", cache=None):
     with MockOpenAIServer(responder=judge) as srv:
         model = load_chat_model("openai:judge", base_url=srv.base_url, cache=cache)
-        records = await judge_predictions(preds, model, mode=mode)
+        records = await judge_predictions(preds, model, mode=mode, options=HARMONIZED)
         return records, srv.calls
 
 
@@ -84,8 +85,8 @@ async def test_cache_makes_rerun_free(tmp_path):
     preds = [pred(f"{S1}/q0", "A0"), pred(f"{S1}/q1", "A1")]
     cache = RequestCache(tmp_path / "c.sqlite")
     with MockOpenAIServer(responder=ScriptedJudge(batch={"A0": 0.5})) as srv:
-        first = await judge_predictions(preds, load_chat_model("openai:judge", base_url=srv.base_url, cache=cache))
-        again = await judge_predictions(preds, load_chat_model("openai:judge", base_url=srv.base_url, cache=cache))
+        first = await judge_predictions(preds, load_chat_model("openai:judge", base_url=srv.base_url, cache=cache), options=HARMONIZED)
+        again = await judge_predictions(preds, load_chat_model("openai:judge", base_url=srv.base_url, cache=cache), options=HARMONIZED)
         assert srv.calls == 1
     assert [r.score for r in again] == [0.5, 1.0] and all(r.cached for r in again) and not first[0].cached
     assert first[0].label is None and first[0].judge_model == "openai:judge"
@@ -103,7 +104,7 @@ class _FakeLocal:
 
 
 async def test_local_judge_is_labelled_not_comparable():
-    records = await judge_predictions([pred(f"{S1}/q0", "A0")], _FakeLocal())
+    records = await judge_predictions([pred(f"{S1}/q0", "A0")], _FakeLocal(), options=HARMONIZED)
     assert records[0].label == NOT_COMPARABLE and records[0].score == 1.0
 
 

@@ -6,7 +6,7 @@ from typer.testing import CliRunner
 
 from h2hmem.cli import app
 from h2hmem.llm import load_chat_model
-from h2hmem.metrics import evaluate_run
+from h2hmem.metrics import JudgeOptions, evaluate_run
 from h2hmem.metrics._judge_cost import estimate_judge
 from h2hmem.run import Selection
 from h2hmem.testing import MockOpenAIServer
@@ -14,14 +14,18 @@ from h2hmem.testing import MockOpenAIServer
 from .test_evaluate import judge_responder, run  # noqa: F401  (fixture)
 
 
+HARMONIZED = JudgeOptions(preset="harmonized")  # judge_responder speaks the harmonized format
+
+
 def test_judge_estimate_matches_the_real_pass(run, tmp_path):  # noqa: F811
     d, qs = run
     sel = Selection(task_types=["UPR", "CD"])
     with MockOpenAIServer(responder=judge_responder) as srv:
-        est = estimate_judge(d, "openai:mock", base_url=srv.base_url, use_cache=False, selection=sel)
+        est = estimate_judge(d, "openai:mock", base_url=srv.base_url, use_cache=False, selection=sel,
+                             options=HARMONIZED)
         assert srv.calls == 0 and not (d / "scores").exists()
         model = load_chat_model("openai:mock", base_url=srv.base_url)
-        summary = evaluate_run(d, ["judge"], judge_model=model, n_boot=0, selection=sel)
+        summary = evaluate_run(d, ["judge"], judge_model=model, n_boot=0, selection=sel, preset="harmonized")
         judged = summary["metrics"]["judge"]
         assert summary["selection"] == {"task_types": ["UPR", "CD"]}
         assert judged["coverage"]["total"] == sum(q.task_type.abbr in ("UPR", "CD") for q in qs)
@@ -30,7 +34,8 @@ def test_judge_estimate_matches_the_real_pass(run, tmp_path):  # noqa: F811
         assert stage.calls == srv.calls == judged["usage"]["calls"]
         assert stage.prompt_tokens == judged["usage"]["prompt_tokens"]
         # judged questions are not counted again
-        again = estimate_judge(d, "openai:mock", base_url=srv.base_url, use_cache=False, selection=sel)
+        again = estimate_judge(d, "openai:mock", base_url=srv.base_url, use_cache=False, selection=sel,
+                             options=HARMONIZED)
         assert again.already_recorded == judged["coverage"]["judged"] and "judge" not in again.stages
 
 

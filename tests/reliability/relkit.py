@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -152,10 +153,19 @@ def jsonl_ids(path: Path) -> list[str]:
 
 # ----- judging -----------------------------------------------------------------------------------
 
+_OFFICIAL_ITEM = re.compile(r"Question ID: (.*)\nQuestion: .*\nGround Truth: (.*)\nAssistant Answer: (.*)\n")
+
+
 def judge_aware(body: dict) -> str:
-    """Answer requests get the mock's default answer; judge requests (the rubric as system prompt)
-    get a judgment per item: score 1 when the assistant's answer equals the reference, else 0."""
+    """Answer requests get the mock's default answer; judge requests get a judgment per item:
+    score 1 when the assistant's answer equals the reference, else 0. Both judge formats: the
+    official prompt in one user message (``paper``, JSON array reply) or our rubric as system
+    prompt (``harmonized``, JSON object reply)."""
     system = next((m.get("content") for m in body.get("messages", []) if m.get("role") == "system"), "") or ""
+    first = body.get("messages", [{}])[0].get("content")
+    if isinstance(first, str) and first.startswith("You are an impartial judge") and system == "":
+        return json.dumps([{"question_id": lid, "score": 1 if ans.strip() == ref.strip() else 0, "reasoning": "compared"}
+                           for lid, ref, ans in _OFFICIAL_ITEM.findall(first)])
     if "You grade answers" not in system:
         return default_responder(body)
     user = body["messages"][-1]["content"]

@@ -166,7 +166,8 @@ class _Judge:
 def test_judged_runs_use_the_judge_score(runs, tmp_path, spec, comparable):
     a, b, qs = runs
     for d in (a, b):
-        evaluate_run(d, ["lexical", "evidence", "judge"], judge_model=_Judge(spec), judge_mode="question", n_boot=100)
+        evaluate_run(d, ["lexical", "evidence", "judge"], judge_model=_Judge(spec), judge_mode="question", n_boot=100,
+                     preset="harmonized")
     paths = build_report([a, b], tmp_path / f"out-{comparable}")
     summary = json.loads(paths.summary.read_text())
     assert summary["headline_metric"] == {"source": "judge", "field": "score", "name": f"LLM judge score ({spec})",
@@ -187,7 +188,8 @@ def test_judged_runs_use_the_judge_score(runs, tmp_path, spec, comparable):
 
 def test_judge_only_scores_get_the_offline_metrics_added(tmp_path, sample_root):
     a, _, qs = make_runs(tmp_path, sample_root)
-    evaluate_run(a, ["judge"], judge_model=_Judge("local:tiny"), judge_mode="question", n_boot=50)
+    evaluate_run(a, ["judge"], judge_model=_Judge("local:tiny"), judge_mode="question", n_boot=50,
+                 preset="harmonized")
     assert "lexical" not in json.loads((a / "scores" / "summary.json").read_text())["metrics"]
     paths = build_report([a], n_boot=50)
     assert paths.out_dir == a

@@ -7,11 +7,15 @@ from ._protocol import CaptionError, Captioner, CaptionOutput
 from ._run import (
     FAILURES_FILE, CaptionFailure, CaptionSummary, acaption_dataset, caption_dataset, dataset_images, make_captioner,
 )
-from ._settings import DEFAULT_MODEL, DEFAULT_PROMPT, OCR_MODEL, CaptionSettings, cache_key
+from ._settings import (
+    CAPTION_PRESETS, DEFAULT_MODEL, DEFAULT_PROMPT, OCR_MODEL, OFFICIAL_TRUNCATION_MARKER, OPTION_NAMES, CaptionSettings,
+    cache_key, cut_caption, official_prompt,
+)
 from ._store import CaptionRecord, CaptionStore, DialogueCaptions, ImageId, TokenStats
 from ._vlm import VLMCaptioner
 
 __all__ = [
+    "CAPTION_PRESETS", "OFFICIAL_TRUNCATION_MARKER", "OPTION_NAMES", "cut_caption", "official_prompt",
     "DEFAULT_MODEL", "DEFAULT_PROMPT", "FAILURES_FILE", "OCR_MODEL", "SCREENSHOT_RATIO",
     "CaptionError", "CaptionFailure", "CaptionOutput", "CaptionRecord", "CaptionSettings", "CaptionStore",
     "CaptionSummary", "Captioner", "DialogueCaptions", "ImageFacts", "ImageId", "OCRCaptioner", "OCRSetupError",

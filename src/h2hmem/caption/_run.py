@@ -14,8 +14,10 @@ import json
 import stat
 import tempfile
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
@@ -23,17 +25,15 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from .. import __version__
 from ..data import ImageRef, IssueLog, load_dataset
 from ..llm._images import file_sha256
-from ..llm._tokens import count_tokens, truncate_tokens
+from ..llm._tokens import count_tokens
 from ..llm._types import ChatModel, Usage
+from ..presets import DEFAULT_PRESET
 from ._protocol import CaptionError, Captioner
-from ._settings import OCR_MODEL, CaptionSettings, cache_key
+from ._settings import OCR_MODEL, OPTION_NAMES, TOKEN_ENCODING, CaptionSettings, cache_key, cut_caption
 from ._store import CaptionRecord, CaptionStore, ImageId, TokenStats
 
 FAILURES_FILE = "caption_failures.json"
 """Written into the captions folder after every run: failed and missing images with reasons."""
-
-TOKEN_ENCODING = "cl100k_base"
-"""Captions are measured and cut with tiktoken ``cl100k_base`` (official captioner)."""
 
 
 class CaptionFailure(BaseModel):
@@ -51,6 +51,9 @@ class CaptionSummary(BaseModel):
     captions_dir: str
     """Where new captions and ``caption_failures.json`` were written."""
     model: str
+    preset: str = DEFAULT_PRESET
+    options: dict[str, Any] = {}
+    """Resolved preset options (see :class:`CaptionSettings`)."""
     images: int = 0
     """Distinct images named by turns and questions."""
     captioned: int = 0
@@ -129,7 +132,8 @@ def make_captioner(model: ChatModel | str, *, concurrency: int = 8, base_url: st
 def caption_dataset(root: str | Path, model: ChatModel | str, *, out_dir: str | Path | None = None,
                     max_tokens: int = 256, concurrency: int = 8, split: str = "all", prompt: str | None = None,
                     temperature: float = 0.7, max_new_tokens: int = 1200, use_cache: bool = True,
-                    base_url: str | None = None, progress: bool = True) -> CaptionSummary:
+                    base_url: str | None = None, progress: bool = True, preset: str = DEFAULT_PRESET,
+                    options: Mapping[str, Any] | None = None) -> CaptionSummary:
     """Caption every image of the dataset at ``root``: the sync entry point of :func:`acaption_dataset`
     (same arguments). It runs its own event loop, so a model passed in has the connections it
     opened in that loop closed at the end (the model stays usable)."""
@@ -139,7 +143,7 @@ def caption_dataset(root: str | Path, model: ChatModel | str, *, out_dir: str | 
             return await acaption_dataset(
                 root, model, out_dir=out_dir, max_tokens=max_tokens, concurrency=concurrency, split=split,
                 prompt=prompt, temperature=temperature, max_new_tokens=max_new_tokens, use_cache=use_cache,
-                base_url=base_url, progress=progress)
+                base_url=base_url, progress=progress, preset=preset, options=options)
         finally:
             if not isinstance(model, str) and hasattr(model, "aclose"):
                 await model.aclose()
@@ -150,8 +154,8 @@ def caption_dataset(root: str | Path, model: ChatModel | str, *, out_dir: str | 
 async def acaption_dataset(root: str | Path, model: ChatModel | str, *, out_dir: str | Path | None = None,
                            max_tokens: int = 256, concurrency: int = 8, split: str = "all",
                            prompt: str | None = None, temperature: float = 0.7, max_new_tokens: int = 1200,
-                           use_cache: bool = True, base_url: str | None = None,
-                           progress: bool = True) -> CaptionSummary:
+                           use_cache: bool = True, base_url: str | None = None, progress: bool = True,
+                           preset: str = DEFAULT_PRESET, options: Mapping[str, Any] | None = None) -> CaptionSummary:
     """Caption every image named by the turns and questions of ``split``.
 
     Image identity is ``(split, dialogue, session, file)``; an image named by several turns or
@@ -168,13 +172,19 @@ async def acaption_dataset(root: str | Path, model: ChatModel | str, *, out_dir:
         max_tokens: caption limit in cl100k tokens; longer captions are cut and marked (paper: 256).
         concurrency: images in flight at once (also the model's/OCR pool's concurrency).
         split: ``"dyadic"``, ``"multi-party"`` or ``"all"``.
-        prompt: prompt template (``{max_tokens}`` is filled in); default :data:`DEFAULT_PROMPT`.
+        prompt: a custom prompt template (``{max_tokens}`` is filled in); default: the text of the
+            ``caption_prompt`` option (``paper``: the official bulleted request).
         temperature: caption temperature (official: 0.7).
         max_new_tokens: generation limit before the cut (official: 1,200).
         use_cache: False recaptions everything (and disables the model's request cache when the
             model is built here from a spec).
         base_url: OpenAI-compatible endpoint for a model spec.
         progress: show a rich progress bar.
+        preset: ``"paper"`` (default: the official captioner's request) or ``"harmonized"``.
+        options: overrides of single preset options (``caption_prompt``, ``image_encoding``,
+            ``image_detail``, ``truncation_marker``, ``partial_chars``; see :class:`CaptionSettings`).
+            The resolved values are recorded in every caption file (``model_info.options``), the
+            summary and ``caption_failures.json``; they are part of the cache key.
 
     Returns:
         A :class:`CaptionSummary`; failures and missing files are listed there and in
@@ -182,14 +192,18 @@ async def acaption_dataset(root: str | Path, model: ChatModel | str, *, out_dir:
 
     Raises:
         FileNotFoundError: ``root`` holds no split folder.
-        ValueError: bad ``split``, ``max_tokens`` or ``concurrency``, or a model that cannot see images.
+        ValueError: bad ``split``, ``max_tokens``, ``concurrency``, preset or option, or a model that
+            cannot see images.
         PermissionError: the captions folder cannot be written (a read-only dataset root needs ``out_dir``).
         OCRSetupError: ``"ocr"`` without Tesseract installed.
     """
     if concurrency < 1:
         raise ValueError(f"concurrency must be >= 1, got {concurrency}")
-    settings = CaptionSettings(max_tokens=max_tokens, temperature=temperature, max_new_tokens=max_new_tokens,
-                               **({"prompt": prompt} if prompt is not None else {}))
+    unknown = sorted(set(options or {}) - set(OPTION_NAMES))
+    if unknown:
+        raise ValueError(f"unknown caption option(s) {unknown}; choose from {list(OPTION_NAMES)}")
+    settings = CaptionSettings(preset=preset, max_tokens=max_tokens, temperature=temperature,
+                               max_new_tokens=max_new_tokens, prompt=prompt, **dict(options or {}))
     started = time.perf_counter()
     log = IssueLog()
     base, images = dataset_images(root, split, log)
@@ -198,7 +212,8 @@ async def acaption_dataset(root: str | Path, model: ChatModel | str, *, out_dir:
     _check_writable(store.write_dir, out_dir is None)
     captioner, owned = make_captioner(model, concurrency=concurrency, base_url=base_url, use_cache=use_cache)
     summary = CaptionSummary(root=str(base), captions_dir=str(store.write_dir), model=captioner.spec,
-                             images=len(jobs), dataset_errors=len(log.errors))
+                             preset=settings.preset, options=settings.options(), images=len(jobs),
+                             dataset_errors=len(log.errors))
     try:
         await _run_jobs(jobs, store, captioner, settings, summary, use_cache, concurrency, progress)
     finally:
@@ -263,10 +278,9 @@ async def _caption_one(job: _Job, store: CaptionStore, captioner: Captioner, set
     except Exception as e:  # one image must never stop the run; the type is kept in the reason
         return _Outcome("failed", f"{type(e).__name__}: {e}")
     text = out.text.strip()
-    n = count_tokens(text, TOKEN_ENCODING)
-    final = truncate_tokens(text, settings.max_tokens, TOKEN_ENCODING) if n > settings.max_tokens else text
+    final, n, was_cut = cut_caption(text, settings)
     stats = TokenStats(original_tokens=n, final_tokens=count_tokens(final, TOKEN_ENCODING),
-                       was_truncated=n > settings.max_tokens, limit=settings.max_tokens)
+                       was_truncated=was_cut, limit=settings.max_tokens)
     record = CaptionRecord(
         timestamp=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         image_info={"path": job.image.rel_image.as_posix(), "filename": job.image.file,
@@ -274,7 +288,7 @@ async def _caption_one(job: _Job, store: CaptionStore, captioner: Captioner, set
         model_info={"model": captioner.spec, "identity": captioner.identity, "caption_max_tokens": settings.max_tokens,
                     **({"temperature": settings.temperature, "max_new_tokens": settings.max_new_tokens,
                         "prompt_sha256": settings.prompt_sha256} if captioner.uses_prompt else {}),
-                    "h2hmem_version": __version__},
+                    "preset": settings.preset, "options": settings.options(), "h2hmem_version": __version__},
         description={"full_text": text, "final_text": final, "token_stats": stats.model_dump()},
         usage={**out.usage.model_dump(), "request_cached": out.cached},
         cache_key=key,
@@ -325,7 +339,7 @@ def _check_writable(folder: Path, is_dataset_root: bool) -> None:
 
 def _write_failures(folder: Path, summary: CaptionSummary) -> None:
     data = {
-        "model": summary.model, "written_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "model": summary.model, "preset": summary.preset, "options": summary.options, "written_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "images": summary.images, "failed": [f.model_dump() for f in summary.failures],
         "missing": summary.missing_images,
     }

@@ -12,16 +12,24 @@ from ._image import image_facts, open_image
 from ._protocol import CaptionError, CaptionOutput
 from ._settings import CaptionSettings
 
+RAW_IMAGE_MAX_BYTES = 20 * 2**20
+"""Largest file sent as raw bytes: OpenAI's documented per-image limit (20 MB). A larger file is
+recorded as a failure before any call (the official captioner sent it and lost the run)."""
+
 
 def caption_request(path: Path, settings: CaptionSettings, name: str = "") -> tuple[list[Message], GenerationConfig]:
-    """The caption call for one image: one user message (prompt text + the image) and its settings."""
-    messages = [Message(role="user", content=[TextPart(text=settings.rendered_prompt),
-                                              ImagePart(name=name or path.name, path=path)])]
+    """The caption call for one image: one user message (prompt text + the image, in the settings'
+    ``image_encoding`` and ``image_detail``) and its generation settings (official request)."""
+    detail = None if settings.image_detail == "none" else settings.image_detail
+    part = ImagePart(name=name or path.name, path=path, encoding=settings.image_encoding, detail=detail)
+    messages = [Message(role="user", content=[TextPart(text=settings.rendered_prompt), part])]
     return messages, GenerationConfig(temperature=settings.temperature, max_tokens=settings.max_new_tokens)
 
 
 class VLMCaptioner:
-    """One user message (prompt text + the image) per image, at stage ``"caption"``.
+    """One user message (prompt text + the image) per image, at stage ``"caption"``: the request
+    of the official captioner (``gpt_4o_caption.py``) with the settings' prompt, image encoding and
+    ``detail``, ``temperature`` and ``max_tokens`` = ``max_new_tokens``.
 
     ``owned``: the model was built for this captioner, so :meth:`aclose` closes it.
 
@@ -50,6 +58,11 @@ class VLMCaptioner:
         """
         img = await asyncio.to_thread(open_image, path)  # a corrupt file never costs a call
         facts = image_facts(img)
+        if settings.image_encoding == "raw":
+            size = path.stat().st_size
+            if size > RAW_IMAGE_MAX_BYTES:
+                raise CaptionError(f"image file is {size / 2**20:.1f} MiB, over the {RAW_IMAGE_MAX_BYTES // 2**20} MiB "
+                                   "an API accepts as raw bytes (image_encoding=raw); use image_encoding=jpeg1024")
         messages, config = caption_request(path, settings, name)
         try:
             result = await self.model.chat(messages, config, stage="caption")

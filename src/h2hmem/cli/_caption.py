@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Optional
 
 import typer
 from rich.markup import escape
@@ -29,6 +30,21 @@ def caption_cmd(
     no_cache: bool = typer.Option(False, "--no-cache",
                                   help="Recaption every image, ignoring existing captions and the request cache."),
     temperature: float = typer.Option(0.7, "--temperature", help="Caption temperature (official: 0.7)."),
+    preset: str = typer.Option("paper", "--preset",
+                               help="paper (the official captioner's request: bulleted prompt, raw image bytes, "
+                                    "'... \\[truncated]' marker) or harmonized (prose prompt, ≤1024 px JPEG, no marker)."),
+    caption_prompt: Optional[str] = typer.Option(None, "--caption-prompt",
+                                                 help="Override the preset: official (bulleted request) or prose."),
+    image_encoding: Optional[str] = typer.Option(None, "--image-encoding",
+                                                 help="Override the preset: raw (file bytes) or jpeg1024."),
+    image_detail: Optional[str] = typer.Option(None, "--image-detail",
+                                               help="Override the preset: auto, low, high or none (no detail field)."),
+    truncation_marker: Optional[str] = typer.Option(None, "--truncation-marker",
+                                                    help="Override the preset: text appended to a cut caption "
+                                                         "(paper '... \\[truncated]'; '' for none)."),
+    partial_chars: Optional[str] = typer.Option(None, "--partial-chars",
+                                                help="Override the preset: replace (keep U+FFFD of a character "
+                                                     "split by the cut, official) or drop."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as one JSON object."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
 ) -> None:
@@ -36,19 +52,27 @@ def caption_cmd(
 
     Exits 0 when images are missing (they are reported with counts) and 1 when some captions failed.
     """
+    from pydantic import ValidationError
+
     from ..caption import OCRSetupError, caption_dataset
     from ..llm._errors import ModelError
 
+    options = {k: v for k, v in (("caption_prompt", caption_prompt), ("image_encoding", image_encoding),
+                                 ("image_detail", image_detail), ("truncation_marker", truncation_marker),
+                                 ("partial_chars", partial_chars)) if v is not None}
     try:
         summary = caption_dataset(root, model, out_dir=captions_dir, max_tokens=max_tokens, concurrency=concurrency,
                                   split=split, temperature=temperature, use_cache=not no_cache, base_url=base_url,
-                                  progress=not (quiet or as_json))
+                                  progress=not (quiet or as_json), preset=preset, options=options)
+    except ValidationError as e:
+        raise fail("bad caption option: " + "; ".join(f"{'.'.join(map(str, x['loc'])) or 'preset'}: {x['msg']}"
+                                                      for x in e.errors()))
     except (FileNotFoundError, ValueError, PermissionError, OCRSetupError, ModelError, ImportError) as e:
         raise fail(str(e))
     if as_json:
         print(json.dumps(summary.model_dump(mode="json"), ensure_ascii=False, indent=1))
         raise typer.Exit(0 if summary.ok else 1)
-    t = Table(title=f"Captions ({summary.model})", title_justify="left")
+    t = Table(title=f"Captions ({summary.model}, preset {summary.preset})", title_justify="left")
     t.add_column("")
     t.add_column("n", justify="right")
     u = summary.usage

@@ -21,8 +21,17 @@ def evaluate_cmd(
     judge_model: str = typer.Option("openai:gpt-4o-mini", "--judge-model",
                                     help="Judge model spec (official: openai:gpt-4o-mini; local:* is labelled "
                                          "'not comparable with published numbers')."),
-    judge_mode: str = typer.Option("session", "--judge-mode",
-                                   help="session (one call per session, official) or question (one call each)."),
+    judge_mode: Optional[str] = typer.Option(None, "--judge-mode",
+                                             help="Batching: session (one call per session, official; both presets) "
+                                                  "or question (one call each)."),
+    preset: str = typer.Option("paper", "--preset",
+                               help="paper (the official judge: its prompt in one user message, JSON array reply, "
+                                    "scores snapped to the nearest level) or harmonized (our rubric as system "
+                                    "message, JSON object, strict levels)."),
+    judge_format: Optional[str] = typer.Option(None, "--judge-format",
+                                               help="Override the preset: user_array (official) or system_object."),
+    score_levels: Optional[str] = typer.Option(None, "--score-levels",
+                                               help="Override the preset: snap (official) or strict."),
     judge_base_url: Optional[str] = typer.Option(None, "--judge-base-url",
                                                  help="OpenAI-compatible server URL for the judge; default $OPENAI_BASE_URL."),
     data: Optional[Path] = typer.Option(None, "--data", help="Dataset root for gold answers and gold sessions "
@@ -53,7 +62,8 @@ def evaluate_cmd(
     failed answers, which are scored 0): the closing line counts the reasons; 2 bad input; 130 interrupted.
     """
     from ..data import DatasetError
-    from ..metrics import METRICS, evaluate_run, summary_tables
+    from ..metrics import METRICS, JudgeOptions, evaluate_run, summary_tables
+    from ..presets import PRESETS
 
     names = [m.strip() for m in metrics.split(",") if m.strip()]
     unknown = [m for m in names if m not in METRICS]
@@ -61,8 +71,13 @@ def evaluate_cmd(
         raise fail(f"--metrics: unknown {', '.join(unknown) or '(empty)'}; choose from {', '.join(METRICS)}")
     if bootstrap < 0:
         raise fail(f"--bootstrap must be >= 0, got {bootstrap}")
-    if judge_mode not in ("session", "question"):
-        raise fail(f"--judge-mode must be 'session' or 'question', not {judge_mode!r}")
+    for flag, value, allowed in (("--judge-mode", judge_mode, ("session", "question")),
+                                 ("--preset", preset, PRESETS),
+                                 ("--judge-format", judge_format, ("user_array", "system_object")),
+                                 ("--score-levels", score_levels, ("snap", "strict"))):
+        if value is not None and value not in allowed:
+            raise fail(f"{flag} must be one of {', '.join(allowed)}, not {value!r}")
+    options = {k: v for k, v in (("judge_format", judge_format), ("score_levels", score_levels)) if v is not None}
     if not (run_dir / "predictions.jsonl").is_file():
         raise fail(f"{run_dir}: no predictions.jsonl (is this a run directory?)")
     from ._run import parse_prices
@@ -75,7 +90,8 @@ def evaluate_cmd(
     if dry_run:
         if "judge" not in names:
             raise fail("--dry-run estimates the judge's calls: add --metrics judge (lexical and evidence cost nothing)")
-        _judge_dry_run(run_dir, judge_model, judge_mode, judge_base_url, data, selection, no_cache, refresh_judge, prices)
+        _judge_dry_run(run_dir, judge_model, judge_mode, judge_base_url, data, selection, no_cache, refresh_judge, prices,
+                       JudgeOptions(preset=preset, **options))
         return
     model = None
     if "judge" in names:
@@ -89,7 +105,8 @@ def evaluate_cmd(
     try:
         summary = evaluate_run(run_dir, names, data_root=data, judge_model=model, judge_mode=judge_mode,  # type: ignore[arg-type]
                                n_boot=bootstrap, seed=seed, refresh=refresh_judge, show_progress=not quiet,
-                               selection=selection, transcripts=not no_transcripts)
+                               selection=selection, transcripts=not no_transcripts, preset=preset,
+                               judge_options=options)
     except (FileNotFoundError, ValueError, DatasetError) as e:
         raise fail(str(e))
     except KeyboardInterrupt:
@@ -118,15 +135,16 @@ def evaluate_cmd(
             raise typer.Exit(1)
 
 
-def _judge_dry_run(run_dir: Path, judge_model: str, mode: str, base_url: Optional[str], data: Optional[Path],
-                   selection, no_cache: bool, refresh: bool, prices: dict) -> None:
+def _judge_dry_run(run_dir: Path, judge_model: str, mode: Optional[str], base_url: Optional[str], data: Optional[Path],
+                   selection, no_cache: bool, refresh: bool, prices: dict, options) -> None:
     from ..data import DatasetError
     from ..metrics._judge_cost import estimate_judge
     from ._cost import print_estimate
 
     try:
         estimate = estimate_judge(run_dir, judge_model, mode=mode, data_root=data, selection=selection,  # type: ignore[arg-type]
-                                  base_url=base_url, use_cache=not no_cache, refresh=refresh, prices=prices or None)
+                                  base_url=base_url, use_cache=not no_cache, refresh=refresh, prices=prices or None,
+                                  options=options)
     except (FileNotFoundError, ValueError, DatasetError) as e:
         raise fail(str(e))
     print_estimate(estimate, f"dry run of the judge {judge_model} on {run_dir} (nothing was sent)")

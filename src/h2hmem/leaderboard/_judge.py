@@ -37,19 +37,25 @@ never sees the entry's name); at most one verdict per prediction (a missing one 
 
 
 class MetricsJudge:
-    """A :data:`JudgeFn` running :func:`h2hmem.metrics.judge_predictions` (official rubric,
-    session batches, strict parsing, single re-asks; the model's cache and retries) on an event
-    loop owned by the one thread that calls it; :meth:`close` (same thread) closes the model."""
+    """A :data:`JudgeFn` running :func:`h2hmem.metrics.judge_predictions` (the five-level rubric,
+    session batches, single re-asks; the model's cache and retries) on an event loop owned by the
+    one thread that calls it; :meth:`close` (same thread) closes the model.
 
-    def __init__(self, model: ChatModel) -> None:
+    ``preset``: the judge protocol (:class:`h2hmem.metrics.JudgeOptions`); the leaderboard keeps
+    ``harmonized`` (strict levels: an off-level score stays unjudged) so its entries stay
+    comparable with those judged before presets existed."""
+
+    def __init__(self, model: ChatModel, preset: str = "harmonized") -> None:
         self.model = model
+        self.preset = preset
         self.loop: asyncio.AbstractEventLoop | None = None
 
     def __call__(self, preds: list[Prediction]) -> list[JudgeVerdict]:
-        from ..metrics import judge_predictions
+        from ..metrics import JudgeOptions, judge_predictions
 
         self.loop = self.loop or asyncio.new_event_loop()
-        records = self.loop.run_until_complete(judge_predictions(preds, self.model))
+        records = self.loop.run_until_complete(judge_predictions(preds, self.model,
+                                                                 options=JudgeOptions(preset=self.preset)))
         return [JudgeVerdict(question_id=r.question_id, score=r.score, reasoning=r.reasoning or (r.error or ""))
                 for r in records]
 

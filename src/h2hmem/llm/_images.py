@@ -107,6 +107,33 @@ def image_data_url(path: Path, *, max_side: int = MAX_SIDE_PX, quality: int = JP
     return _data_url(_stat_key(Path(path)), max_side, quality)
 
 
+RAW_MIME_BY_EXTENSION = {"jpg": "jpeg", "jpeg": "jpeg", "png": "png", "gif": "gif", "webp": "webp", "bmp": "bmp"}
+"""MIME subtypes of the official captioner's raw data URLs (varib1/H2HMEM ``caption/gpt_4o_caption.py``
+@ b6070899); any other extension is sent as ``jpeg``, as there."""
+
+
+def raw_data_url(path: Path) -> str:
+    """``data:image/<subtype>;base64,<the file's bytes>``, the subtype from the extension
+    (:data:`RAW_MIME_BY_EXTENSION`, default ``jpeg``); the bytes are not decoded or changed.
+
+    Raises :class:`ImageFileError` naming the file if it cannot be read.
+    """
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ImageFileError(f"cannot read image file {path}: {exc.strerror or exc}") from exc
+    subtype = RAW_MIME_BY_EXTENSION.get(path.suffix.lower().lstrip("."), "jpeg")
+    return f"data:image/{subtype};base64," + base64.b64encode(data).decode("ascii")
+
+
+def part_data_url(part: ImagePart) -> str:
+    """The data URL of an image part, in its ``encoding`` (``raw`` or ``jpeg1024``)."""
+    if part.encoding == "raw":
+        return raw_data_url(part.path)  # type: ignore[arg-type]
+    return image_data_url(part.path)  # type: ignore[arg-type]
+
+
 def messages_fingerprint(messages: list[Message]) -> list[dict]:
     """JSON-able form of prepared messages for cache keys: images by content hash, not path."""
     out = []
@@ -117,7 +144,11 @@ def messages_fingerprint(messages: list[Message]) -> list[dict]:
         parts = []
         for p in msg.content:
             if isinstance(p, ImagePart):
-                parts.append({"type": "image", "sha256": file_sha256(p.path)})  # type: ignore[arg-type]
+                fp = {"type": "image", "sha256": file_sha256(p.path)}  # type: ignore[arg-type]
+                # non-default wire forms only, so keys of earlier requests stay valid
+                fp.update({k: v for k, v in (("encoding", p.encoding), ("detail", p.detail))
+                           if v != ImagePart.model_fields[k].default})
+                parts.append(fp)
             else:
                 parts.append({"type": "text", "text": p.text})
         out.append({"role": msg.role, "content": parts})

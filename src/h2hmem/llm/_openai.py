@@ -2,7 +2,8 @@
 responses let every failure be classified exactly — status, ``Retry-After``, malformed bodies).
 
 Wire format: only standard content-part keys (``{"type": "text", "text": …}``,
-``{"type": "image_url", "image_url": {"url": "data:image/jpeg;base64,…"}}``); a message whose
+``{"type": "image_url", "image_url": {"url": "data:image/jpeg;base64,…"}}``, plus ``"detail"`` when the
+part sets one; a ``raw`` part's URL carries the file's own bytes and type); a message whose
 parts are all text is sent as one string (text-only servers reject part lists); JSON mode is
 ``response_format={"type": "json_object"}``.
 """
@@ -19,7 +20,7 @@ from . import _known, _tokens
 from ._backend import BackendReply
 from ._errors import BadResponseError, ContentFilterError, RequestInfo
 from ._http import SessionPool, classify_http_error, post_json
-from ._images import JPEG_QUALITY, MAX_SIDE_PX, flatten_text, image_data_url
+from ._images import JPEG_QUALITY, MAX_SIDE_PX, flatten_text, part_data_url
 from ._types import GenerationConfig, ImagePart, Message
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -68,16 +69,18 @@ class OpenAIBackend:
             parts: list[dict[str, Any]] = []
             for p in msg.content:  # type: ignore[union-attr]
                 if isinstance(p, ImagePart):
-                    url = await asyncio.to_thread(image_data_url, p.path)
-                    parts.append({"type": "image_url", "image_url": {"url": url}})
+                    url = await asyncio.to_thread(part_data_url, p)
+                    image_url = {"url": url} if p.detail is None else {"url": url, "detail": p.detail}
+                    parts.append({"type": "image_url", "image_url": image_url})
                 else:
                     parts.append({"type": "text", "text": p.text})
             wire.append({"role": msg.role, "content": parts})
         return wire
 
     def request_body(self, wire: list[dict[str, Any]], config: GenerationConfig) -> dict[str, Any]:
-        body: dict[str, Any] = {"model": self.model, "messages": wire, "temperature": config.temperature,
-                                "max_tokens": config.max_tokens}
+        body: dict[str, Any] = {"model": self.model, "messages": wire, "temperature": config.temperature}
+        if config.max_tokens is not None:
+            body["max_tokens"] = config.max_tokens
         if config.top_p is not None:
             body["top_p"] = config.top_p
         if config.seed is not None:

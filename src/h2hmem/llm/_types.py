@@ -32,6 +32,12 @@ class ImagePart(BaseModel):
     path: Path | None = None
     caption: str | None = None
     """Caption used when the backend cannot see pixels (or the file is missing)."""
+    encoding: Literal["jpeg1024", "raw"] = "jpeg1024"
+    """How an OpenAI-compatible backend sends the pixels: ``jpeg1024`` re-encodes to JPEG with the
+    long side at most 1,024 px; ``raw`` sends the file's own bytes with the MIME type of its
+    extension (the official captioner)."""
+    detail: Literal["auto", "low", "high"] | None = None
+    """OpenAI's ``image_url.detail`` field; None sends none."""
 
 
 ContentPart = TextPart | ImagePart
@@ -49,7 +55,8 @@ class GenerationConfig(BaseModel):
     model_config = ConfigDict(frozen=True)
     temperature: float = 0.1
     """Paper's answer temperature (spec/baselines.md)."""
-    max_tokens: int = 1024
+    max_tokens: int | None = 1024
+    """None sends no limit (the official judge sets none)."""
     json_mode: bool = False
     seed: int | None = None
     top_p: float | None = None

@@ -10,7 +10,7 @@ Files (one JSON object per line, one line per question id, in question order):
   judged again unless ``refresh`` or its prediction (or gold) changed;
 - ``scores/summary.json``::
 
-    {"schema": "h2hmem/scores-summary/1", "created_at": ISO time,
+    {"schema": "h2hmem/scores-summary/1", "created_at": ISO time, "preset": "paper" | "harmonized",
      "run": {"dir", "method", "model", "n_predictions", "failed", "data_root", "gold_source",
              "gold_mismatches"},
      "label": null | "not comparable with published numbers",
@@ -18,7 +18,7 @@ Files (one JSON object per line, one line per question id, in question order):
        "lexical":  {"fields": [...], "aggregate": AGG},
        "evidence": {"status": "ok" | "n/a", "reason", "excluded": {reason: n}, "fields": [...],
                     "aggregate": AGG | null},
-       "judge":    {"model", "mode", "label",
+       "judge":    {"model", "mode", "preset", "options": {judge_format, score_levels, batching}, "label",
                     "coverage": {"judged", "total", "errors", "failed_answers", "reasons": {reason: n}},
                     "stale": null | {"missing", "dropped", "reason"},
                     "usage": {...} | null, "fields": ["score"], "aggregate": AGG}}}
@@ -39,7 +39,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -51,8 +51,10 @@ from ..run._store import RunStore, now_iso
 from ..run._transcripts import JUDGE_TRANSCRIPTS, TranscriptWriter
 from ._aggregate import DEFAULT_N_BOOT, aggregate
 from ._evidence import EVIDENCE_KS, evidence_metric_names, score_evidence
+from ..presets import DEFAULT_PRESET
 from ._coverage import unjudged_reasons
-from ._judge import JudgeMode, JudgeRecord, comparability_label, input_hash, judge_predictions
+from ._judge import JudgeRecord, comparability_label, input_hash, judge_predictions
+from ._judge_options import JUDGE_OPTION_NAMES, JudgeMode, JudgeOptions
 from ._lexical import ZERO, lexical_scores
 
 METRICS: tuple[str, ...] = ("lexical", "evidence", "judge")
@@ -149,7 +151,7 @@ def _judge_records(path: Path) -> list[JudgeRecord]:
     return out
 
 
-def _load_judged(path: Path, spec: str, mode: str, refresh: bool) -> dict[str, JudgeRecord]:
+def _load_judged(path: Path, spec: str, options: JudgeOptions, refresh: bool) -> dict[str, JudgeRecord]:
     if refresh or not path.is_file():
         return {}
     old = {}
@@ -158,10 +160,11 @@ def _load_judged(path: Path, spec: str, mode: str, refresh: bool) -> dict[str, J
             raise ValueError(f"{path} holds judgments by {rec.judge_model!r}, not {spec!r}; "
                              "re-judge everything with refresh (CLI: --refresh-judge) or use another run copy")
         old[rec.question_id] = rec
-    return {k: r for k, r in old.items() if r.mode == mode}
+    wanted = options.options()
+    return {k: r for k, r in old.items() if r.options == wanted}
 
 
-async def _judge(todo: list[Prediction], model: Any, mode: JudgeMode, path: Path,
+async def _judge(todo: list[Prediction], model: Any, options: JudgeOptions, path: Path,
                  advance: Callable[[], None], transcripts: Path | None) -> list[JudgeRecord]:
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a", encoding="utf-8") as f:
@@ -172,7 +175,7 @@ async def _judge(todo: list[Prediction], model: Any, mode: JudgeMode, path: Path
         writer = TranscriptWriter(transcripts).open() if transcripts is not None else None
         try:
             with record_calls(writer.write if writer is not None else None):
-                return await judge_predictions(todo, model, mode=mode, on_record=persist)
+                return await judge_predictions(todo, model, options=options, on_record=persist)
         finally:
             if writer is not None:
                 writer.close()
@@ -181,16 +184,17 @@ async def _judge(todo: list[Prediction], model: Any, mode: JudgeMode, path: Path
                 await aclose()
 
 
-def already_judged(preds: list[Prediction], path: Path, spec: str, mode: str, refresh: bool) -> dict[str, JudgeRecord]:
-    """Judgments in ``path`` that still hold for ``preds`` (same judge and mode, and :func:`_current`)."""
-    old = _load_judged(path, spec, mode, refresh)
+def already_judged(preds: list[Prediction], path: Path, spec: str, options: JudgeOptions,
+                   refresh: bool) -> dict[str, JudgeRecord]:
+    """Judgments in ``path`` that still hold for ``preds`` (same judge and resolved options, and :func:`_current`)."""
+    old = _load_judged(path, spec, options, refresh)
     return {p.question_id: old[p.question_id] for p in preds
             if p.question_id in old and old[p.question_id].judged and _current(old[p.question_id], p)}
 
 
-def _run_judge(preds: list[Prediction], model: Any, mode: JudgeMode, path: Path, refresh: bool,
+def _run_judge(preds: list[Prediction], model: Any, options: JudgeOptions, path: Path, refresh: bool,
                show_progress: bool, transcripts: Path | None) -> list[JudgeRecord]:
-    keep = already_judged(preds, path, model.spec, mode, refresh)
+    keep = already_judged(preds, path, model.spec, options, refresh)
     todo = [p for p in preds if p.question_id not in keep]
     if refresh and path.exists():
         path.unlink()
@@ -200,9 +204,9 @@ def _run_judge(preds: list[Prediction], model: Any, mode: JudgeMode, path: Path,
             from rich.progress import Progress
             with Progress(transient=False) as bar:
                 task = bar.add_task(f"judging with {model.spec}", total=len(todo))
-                new = asyncio.run(_judge(todo, model, mode, path, lambda: bar.advance(task), transcripts))
+                new = asyncio.run(_judge(todo, model, options, path, lambda: bar.advance(task), transcripts))
         else:
-            new = asyncio.run(_judge(todo, model, mode, path, lambda: None, transcripts))
+            new = asyncio.run(_judge(todo, model, options, path, lambda: None, transcripts))
     by_id = {**keep, **{r.question_id: r for r in new}}
     records = [by_id[p.question_id] for p in preds]
     _write_jsonl(path, [r.model_dump(mode="json") for r in records])
@@ -224,6 +228,8 @@ def _judge_summary(records: list[dict[str, Any]], model: Any, n_boot: int, seed:
                    stale: dict[str, Any] | None = None, total: int | None = None) -> dict[str, Any]:
     specs = sorted({r["judge_model"] for r in records})
     modes = sorted({r["mode"] for r in records})
+    presets = sorted({str(r.get("preset")) for r in records})
+    option_sets = {json.dumps(r.get("options") or {}, sort_keys=True) for r in records}
     spec = specs[0] if len(specs) == 1 else ", ".join(specs)
     label = comparability_label(spec) if len(specs) == 1 else None
     usage = None
@@ -231,7 +237,8 @@ def _judge_summary(records: list[dict[str, Any]], model: Any, n_boot: int, seed:
         judge_usage = model.usage_by_stage().get("judge")
         usage = judge_usage.model_dump() if judge_usage is not None else None
     return {
-        "model": spec, "mode": ", ".join(modes), "label": label,
+        "model": spec, "mode": ", ".join(modes), "preset": ", ".join(presets),
+        "options": json.loads(option_sets.pop()) if len(option_sets) == 1 else "mixed", "label": label,
         "coverage": {"judged": sum(r["score"] is not None for r in records),
                      "total": len(records) if total is None else total,
                      "errors": sum(r["score"] is None for r in records),
@@ -244,10 +251,10 @@ def _judge_summary(records: list[dict[str, Any]], model: Any, n_boot: int, seed:
 
 
 def evaluate_run(run_dir: str | Path, metrics: Sequence[str] = ("lexical", "evidence"), *,
-                 data_root: str | Path | None = None, judge_model: Any = None, judge_mode: JudgeMode = "session",
+                 data_root: str | Path | None = None, judge_model: Any = None, judge_mode: JudgeMode | None = None,
                  n_boot: int = DEFAULT_N_BOOT, seed: int = 0, refresh: bool = False,
-                 show_progress: bool = False, selection: Any = None,
-                 transcripts: bool = True) -> dict[str, Any]:
+                 show_progress: bool = False, selection: Any = None, preset: str = DEFAULT_PRESET,
+                 judge_options: Mapping[str, Any] | None = None, transcripts: bool = True) -> dict[str, Any]:
     """Score ``run_dir`` and write its ``scores/`` files; returns the summary (schema above).
 
     Args:
@@ -258,7 +265,8 @@ def evaluate_run(run_dir: str | Path, metrics: Sequence[str] = ("lexical", "evid
             copies in the prediction records.
         judge_model: a :class:`~h2hmem.llm.ChatModel` (needed for ``"judge"``; the CLI builds
             ``openai:gpt-4o-mini``, the official judge).
-        judge_mode: ``"session"`` (official batching) or ``"question"``.
+        judge_mode: the ``batching`` option: ``"session"`` (official batching, both presets) or
+            ``"question"``; overrides ``judge_options``.
         n_boot: bootstrap resamples for the 95% CIs (default 1,000, spec §3).
         seed: bootstrap seed.
         refresh: re-judge questions already judged in ``scores/judge.jsonl``.
@@ -267,16 +275,26 @@ def evaluate_run(run_dir: str | Path, metrics: Sequence[str] = ("lexical", "evid
             ``summary["selection"]``; the ``scores/`` files then cover only them).
         transcripts: append every judge call to ``RUN_DIR/transcripts-judge.jsonl.gz``
             (format: :mod:`h2hmem.run._transcripts`).
+        preset: ``"paper"`` (default: the official judge's prompt, JSON array reply, snapped
+            scores) or ``"harmonized"`` (our rubric, JSON object, strict levels); recorded in the
+            summary and in every judgment.
+        judge_options: overrides of single judge options (``judge_format``, ``score_levels``,
+            ``batching``; see :class:`~h2hmem.metrics.JudgeOptions`). A judgment in
+            ``scores/judge.jsonl`` is reused only under the same resolved options.
 
     Raises:
         FileNotFoundError: no ``predictions.jsonl`` (or dataset) where expected.
-        ValueError: unknown metric, no predictions, a bad record, a question id missing from
+        ValueError: unknown metric, preset or judge option, no predictions, a bad record, a question id missing from
             the dataset, ``"judge"`` without a model, or a judge file written by another judge.
     """
     run_dir = Path(run_dir)
     unknown = [m for m in metrics if m not in METRICS]
     if unknown:
         raise ValueError(f"unknown metric(s) {unknown}; choose from {list(METRICS)}")
+    unknown_opts = sorted(set(judge_options or {}) - set(JUDGE_OPTION_NAMES))
+    if unknown_opts:
+        raise ValueError(f"unknown judge option(s) {unknown_opts}; choose from {list(JUDGE_OPTION_NAMES)}")
+    options = JudgeOptions(preset=preset, **{**dict(judge_options or {}), **({"batching": judge_mode} if judge_mode else {})})
     if "judge" in metrics and judge_model is None:
         raise ValueError("the judge metric needs a judge model (CLI: --judge-model, default openai:gpt-4o-mini)")
     preds = sorted(read_predictions(run_dir), key=lambda p: _order(p.question_id))
@@ -306,13 +324,13 @@ def evaluate_run(run_dir: str | Path, metrics: Sequence[str] = ("lexical", "evid
         _write_jsonl(scores / "evidence.jsonl", [{**r, "prediction_hash": hashes[r["question_id"]]} for r in ev_records])
     judge_stale = None
     if "judge" in metrics:
-        _run_judge(preds, judge_model, judge_mode, scores / "judge.jsonl", refresh, show_progress,
+        _run_judge(preds, judge_model, options, scores / "judge.jsonl", refresh, show_progress,
                    run_dir / JUDGE_TRANSCRIPTS if transcripts else None)
     elif (scores / "judge.jsonl").is_file():
         judge_stale = _drop_changed_judgments(preds, scores / "judge.jsonl")
 
     summary: dict[str, Any] = {
-        "schema": SCHEMA, "created_at": now_iso(),
+        "schema": SCHEMA, "created_at": now_iso(), "preset": options.preset,
         "run": {"dir": str(run_dir), "method": manifest.get("method"), "model": manifest.get("model"),
                 "n_predictions": len(preds), "failed": sum(p.failed for p in preds),
                 "data_root": str(root) if root is not None else None,

@@ -1,12 +1,19 @@
-"""LLM-as-judge: the five-level rubric, session batches, strict parsing and single re-asks.
+"""LLM-as-judge: the five-level rubric, session batches, parsing, snapping and single re-asks.
+
+Two request formats (:class:`~h2hmem.metrics.JudgeOptions`): ``paper`` sends the official
+judge's own prompt and reads its JSON array reply, snapping scores to the nearest level
+(:mod:`._judge_official`); ``harmonized`` sends our rubric below as a system message, reads a JSON
+object and holds scores to the five levels. Whatever the format, nothing is dropped.
 
 Official setting (``shared/spec/metrics.md`` §2): ``gpt-4o-mini`` at temperature 0, one call per
 (method, session) holding all that session's questions, reply = a JSON list of
-``{question_id, score, reasoning}``. Our additions: every question id must come back exactly
-once; a missing, duplicated or invalid item (score not one of the five levels, broken JSON) is
-re-asked once on its own; a score that is still invalid is an error for that item (recorded,
-never snapped to a level); coverage (judged / total) is always reported. The judge sees only
-the question, the gold answer and the system answer — never the method's name, never images.
+``{question_id, score, reasoning}``. Our additions (both presets): every question id must come
+back (``system_object``: exactly once); a missing or invalid item (no usable score, broken JSON)
+is re-asked once on its own; an item still invalid is an error for that item (recorded, never
+dropped); coverage (judged / total) is always reported. Under ``score_levels=strict``
+(``harmonized``) a score off the five levels is invalid; under ``snap`` (``paper``, official) it
+goes to the nearest level. The judge sees only the question, the gold answer and the system
+answer — never the method's name, never images.
 
 All calls go through :class:`~h2hmem.llm.ChatModel` (``stage="judge"``), which owns the request
 cache, retries with backoff, concurrency and usage.
@@ -20,13 +27,16 @@ import json
 import math
 import re
 from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from typing import Any
 
 
 from ..llm._calllog import tag_calls
 from ..llm._errors import ModelError
 from ..llm._types import ChatModel, GenerationConfig, Message
 from ..run._records import Prediction, QuestionKey, prediction_hash
+from ._judge_official import (OFFICIAL_CONFIG, official_followup, official_local_id, official_judge_messages,
+                              parse_official_reply, snap_score)
+from ._judge_options import JudgeMode, JudgeOptions
 
 JUDGE_LEVELS: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 1.0)
 """The five scores of the rubric (spec §2)."""
@@ -34,7 +44,6 @@ DEFAULT_JUDGE_SPEC = "openai:gpt-4o-mini"
 """The official judge (spec §2)."""
 NOT_COMPARABLE = "not comparable with published numbers"
 """Label carried by every output of a ``local:`` judge."""
-JudgeMode = Literal["session", "question"]
 
 _TOKENS_BASE = 200
 _TOKENS_PER_ITEM = 200
@@ -78,6 +87,10 @@ class JudgeRecord(QuestionKey):
     """Every reply behind the score came from the request cache."""
     judge_model: str
     mode: str
+    preset: str | None = None
+    """The judge preset (``paper`` / ``harmonized``); None in records written before presets."""
+    options: dict[str, str] = {}
+    """Resolved :class:`JudgeOptions` values; a judgment is reused only under equal options."""
     label: str | None = None
     """:data:`NOT_COMPARABLE` for a ``local:`` judge."""
     input_hash: str
@@ -166,12 +179,13 @@ def _score(value: Any) -> float:
     raise ValueError(f"score {value!r} is not one of 0, 0.25, 0.5, 0.75, 1")
 
 
-def parse_judgments(text: str, local_ids: Sequence[str]) -> dict[str, tuple[float, str] | str]:
-    """Parse a judge reply: local id → ``(score, reasoning)`` or a problem description.
+def parse_judgments(text: str, local_ids: Sequence[str], *, snap: bool = False) -> dict[str, tuple[float, str] | str]:
+    """Parse a ``system_object`` judge reply: local id → ``(score, reasoning)`` or a problem description.
 
     Accepts ``{"judgments": [...]}``, a bare list, or a single judgment object (code fences
     allowed). An id that is missing, given twice, or whose score is not one of the five levels
-    gets a problem string; ids the judge invented are ignored.
+    (with ``snap``: not a number; other numbers go to the nearest level) gets a problem string;
+    ids the judge invented are ignored.
     """
     try:
         entries = _entries(_load_json(text))
@@ -191,21 +205,51 @@ def parse_judgments(text: str, local_ids: Sequence[str]) -> dict[str, tuple[floa
             out[lid] = f"{len(got)} judgments for {lid} in the reply"
         else:
             try:
-                out[lid] = (_score(got[0].get("score")), str(got[0].get("reasoning") or ""))
+                score = (snap_score if snap else _score)(got[0].get("score"))
+                out[lid] = (score, str(got[0].get("reasoning") or ""))
             except ValueError as e:
                 out[lid] = str(e)
     return out
 
 
 class _Judge:
-    def __init__(self, model: ChatModel, mode: JudgeMode, on_record: Callable[[JudgeRecord], None] | None):
-        self.model, self.mode, self.on_record = model, mode, on_record
+    def __init__(self, model: ChatModel, options: JudgeOptions, on_record: Callable[[JudgeRecord], None] | None):
+        self.model, self.options, self.on_record = model, options, on_record
+        self.mode = options.batching
+        self.official = options.judge_format == "user_array"
+        self.snap = options.score_levels == "snap"
         self.label = comparability_label(model.spec)
         self.records: dict[str, JudgeRecord] = {}
 
+    # -- the request format: official (user_array) or ours (system_object) ---------------------
+    def _messages(self, items: Sequence[tuple[str, Prediction]]) -> list[Message]:
+        return official_judge_messages(items) if self.official else judge_messages(items)
+
+    def _config(self, n_items: int) -> GenerationConfig:
+        return OFFICIAL_CONFIG if self.official else _config(n_items)
+
+    def _parse(self, text: str, local_ids: Sequence[str]) -> dict[str, tuple[float, str] | str]:
+        if self.official:
+            return parse_official_reply(text, local_ids, snap=self.snap, strict_score=_score)
+        return parse_judgments(text, local_ids, snap=self.snap)
+
+    def _local_ids(self, preds: Sequence[Prediction]) -> list[str]:
+        if self.official:
+            ids = [official_local_id(p) for p in preds]
+            if len(set(ids)) == len(ids):
+                return ids  # unique by construction within a session; positions otherwise
+        return [f"q{i}" for i in range(1, len(preds) + 1)]
+
+    def _followup(self, local_id: str, problem: str) -> str:
+        if self.official:
+            return official_followup(local_id, problem)
+        return (f"Your reply could not be used: {problem}. Reply again with the JSON object holding one judgment "
+                f"for item {local_id}, with a score of 0, 0.25, 0.5, 0.75 or 1.")
+
     def _emit(self, p: Prediction, **fields: Any) -> None:
         rec = JudgeRecord(
-            **p.model_dump(include=set(QuestionKey.model_fields)), judge_model=self.model.spec, mode=self.mode, label=self.label, input_hash=input_hash(p),
+            **p.model_dump(include=set(QuestionKey.model_fields)), judge_model=self.model.spec, mode=self.mode,
+            preset=self.options.preset, options=self.options.options(), label=self.label, input_hash=input_hash(p),
             prediction_hash=prediction_hash(p), **fields)
         self.records[p.question_id] = rec
         if self.on_record is not None:
@@ -214,7 +258,7 @@ class _Judge:
     async def _ask(self, messages: list[Message], n_items: int) -> tuple[str | None, bool, str | None]:
         """(reply text, cached, error) of one judge call."""
         try:
-            res = await self.model.chat(messages, _config(n_items), stage="judge")
+            res = await self.model.chat(messages, self._config(n_items), stage="judge")
         except ModelError as e:
             return None, False, f"judge call failed: {e}"
         return res.text, res.cached, None
@@ -225,19 +269,18 @@ class _Judge:
             await self._single(p, calls=calls, cached=cached, reasked=reasked)
 
     async def _single(self, p: Prediction, *, calls: int, cached: bool, reasked: bool) -> None:
-        messages = judge_messages([("q1", p)])
+        [lid] = self._local_ids([p])
+        messages = self._messages([(lid, p)])
         text, hit, err = await self._ask(messages, 1)
         calls, cached = calls + 1, cached and hit
-        result = parse_judgments(text, ["q1"])["q1"] if text is not None else err
+        result = self._parse(text, [lid])[lid] if text is not None else err
         if isinstance(result, str) and not reasked and text is not None:
             # Same prompt again would return the same (cached) reply: say what was wrong.
             follow = [*messages, Message(role="assistant", content=text),
-                      Message(role="user", content=f"Your reply could not be used: {result}. Reply again with the "
-                                                   "JSON object holding one judgment for item q1, with a score of "
-                                                   "0, 0.25, 0.5, 0.75 or 1.")]
+                      Message(role="user", content=self._followup(lid, result))]
             text, hit, err = await self._ask(follow, 1)
             calls, cached, reasked = calls + 1, cached and hit, True
-            result = parse_judgments(text, ["q1"])["q1"] if text is not None else err
+            result = self._parse(text, [lid])[lid] if text is not None else err
         if isinstance(result, str):
             self._emit(p, score=None, error=result, reasked=reasked, calls=calls, cached=cached)
         else:
@@ -248,11 +291,11 @@ class _Judge:
         if len(preds) == 1:
             await self.single(preds[0])
             return
-        items = [(f"q{i}", p) for i, p in enumerate(preds, 1)]
+        items = list(zip(self._local_ids(preds), preds))
         with tag_calls(question_ids=[p.question_id for p in preds], dialogue=f"{preds[0].split}/{preds[0].dialogue}",
                        session=preds[0].session):
-            text, hit, err = await self._ask(judge_messages(items), len(items))
-        results = parse_judgments(text, [lid for lid, _ in items]) if text is not None else {}
+            text, hit, err = await self._ask(self._messages(items), len(items))
+        results = self._parse(text, [lid for lid, _ in items]) if text is not None else {}
         retry = []
         for lid, p in items:
             r = results.get(lid)
@@ -265,18 +308,24 @@ class _Judge:
         await asyncio.gather(*(self.single(p, calls=1, cached=hit, reasked=True) for p in retry))
 
 
-async def judge_predictions(predictions: Sequence[Prediction], model: ChatModel, *, mode: JudgeMode = "session",
-                            on_record: Callable[[JudgeRecord], None] | None = None) -> list[JudgeRecord]:
+async def judge_predictions(predictions: Sequence[Prediction], model: ChatModel, *, mode: JudgeMode | None = None,
+                            on_record: Callable[[JudgeRecord], None] | None = None,
+                            options: JudgeOptions | None = None) -> list[JudgeRecord]:
     """Judge every prediction; one :class:`JudgeRecord` per prediction, in input order.
 
     Args:
         predictions: the records to judge (a failed one — ``error`` set — gets score 0 and
             ``failed=True`` without a call).
         model: the judge (default in the CLI: :data:`DEFAULT_JUDGE_SPEC`, the official judge);
-            calls use temperature 0 and JSON mode, ``stage="judge"``.
-        mode: ``"session"`` (official: one call per (dialogue, session), local ids q1…qN mapped
-            back) or ``"question"`` (one call per question).
+            calls use temperature 0, ``stage="judge"`` (``system_object``: JSON mode too).
+        mode: the ``batching`` option, overriding ``options``: ``"session"`` (official: one call per
+            (dialogue, session), local ids mapped back) or ``"question"`` (one call per question).
         on_record: called with each record as soon as it exists (to persist it).
+        options: the protocol (default: the ``paper`` preset, :class:`JudgeOptions`).
+
+    A batch reply that leaves items unjudged (missing, unparseable, off-level under ``strict``)
+    gets those items re-asked one by one; a one-question reply that is still unusable gets one
+    corrective follow-up; an item still unjudged is recorded with its ``error``, never dropped.
 
     Records with ``score=None`` carry ``error``; coverage = judged / total. Model errors are
     recorded per item (after the model's own retries); other exceptions propagate.
@@ -284,16 +333,19 @@ async def judge_predictions(predictions: Sequence[Prediction], model: ChatModel,
     Raises:
         ValueError: unknown ``mode``.
     """
-    if mode not in ("session", "question"):
-        raise ValueError(f"judge mode must be 'session' or 'question', got {mode!r}")
-    judge = _Judge(model, mode, on_record)
+    options = options or JudgeOptions()
+    if mode is not None:
+        if mode not in ("session", "question"):
+            raise ValueError(f"judge mode must be 'session' or 'question', got {mode!r}")
+        options = options.model_copy(update={"batching": mode})
+    judge = _Judge(model, options, on_record)
     for p in predictions:
         if p.failed:
             judge._emit(p, score=0.0, failed=True, reasoning="no system answer (the method failed)")
-    if mode == "session":
-        await asyncio.gather(*(judge.batch(ps) for ps in judge_batches(predictions, mode)))
+    if options.batching == "session":
+        await asyncio.gather(*(judge.batch(ps) for ps in judge_batches(predictions, options.batching)))
     else:
-        await asyncio.gather(*(judge.single(ps[0]) for ps in judge_batches(predictions, mode)))
+        await asyncio.gather(*(judge.single(ps[0]) for ps in judge_batches(predictions, options.batching)))
     return [judge.records[p.question_id] for p in predictions]
 
 

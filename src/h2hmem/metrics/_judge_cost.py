@@ -1,6 +1,6 @@
 """``h2hmem evaluate --dry-run``: the judge calls a scoring pass would make, counted, none sent.
 
-The requests are the real ones (:func:`~h2hmem.metrics.judge_messages` over
+The requests are the real ones (the preset's messages over
 :func:`~h2hmem.metrics._judge.judge_batches`, the same generation settings), counted by a
 :class:`~h2hmem.run._dryrun.CountingChat`; questions whose judgment in ``scores/judge.jsonl`` still
 holds are not counted (a scoring pass keeps them). Re-asks after an unusable verdict are not
@@ -17,13 +17,16 @@ from ..run._dryrun import CostEstimate, collect, counting_model
 from ..run._records import read_predictions
 from ..run._store import RunStore
 from ._evaluate import _gold_from_dataset, _order, already_judged
-from ._judge import JudgeMode, _config, judge_batches, judge_messages
+from ._judge import _Judge, judge_batches
+from ._judge_options import JudgeMode, JudgeOptions
 
 
-def estimate_judge(run_dir: str | Path, judge_spec: str, *, mode: JudgeMode = "session", data_root: str | Path | None = None,
-                   selection: Any = None, base_url: str | None = None, use_cache: bool = True,
-                   refresh: bool = False, prices: dict[str, tuple[float, float]] | None = None) -> CostEstimate:
-    """Count the judge requests of scoring ``run_dir`` with ``judge_spec`` (stage ``"judge"``).
+def estimate_judge(run_dir: str | Path, judge_spec: str, *, mode: JudgeMode | None = None,
+                   data_root: str | Path | None = None, selection: Any = None, base_url: str | None = None,
+                   use_cache: bool = True, refresh: bool = False, prices: dict[str, tuple[float, float]] | None = None,
+                   options: JudgeOptions | None = None) -> CostEstimate:
+    """Count the judge requests of scoring ``run_dir`` with ``judge_spec`` (stage ``"judge"``) under
+    ``options`` (default: the ``paper`` preset; ``mode`` overrides its ``batching``).
 
     Raises:
         FileNotFoundError / ValueError: as :func:`~h2hmem.metrics.evaluate_run` for a bad run directory.
@@ -42,13 +45,17 @@ def estimate_judge(run_dir: str | Path, judge_spec: str, *, mode: JudgeMode = "s
         preds, _, _ = _gold_from_dataset(preds, root, str(manifest.get("split") or "all"))
     chat = counting_model(judge_spec, base_url=base_url, cache_path=None, use_cache=use_cache, refresh=refresh,
                           prices=prices)
-    keep = already_judged(preds, run_dir / "scores" / "judge.jsonl", chat.spec, mode, refresh)
+    options = options or JudgeOptions()
+    if mode is not None:
+        options = options.model_copy(update={"batching": mode})
+    keep = already_judged(preds, run_dir / "scores" / "judge.jsonl", chat.spec, options, refresh)
     todo = [p for p in preds if p.question_id not in keep]
+    judge = _Judge(chat, options, None)  # its request builders: the very messages a scoring pass sends
 
     async def count() -> None:
-        for batch in judge_batches(todo, mode):
-            items = [(f"q{i}", p) for i, p in enumerate(batch, 1)]
-            await chat.chat(judge_messages(items), _config(len(items)), stage="judge", items=len(items))
+        for batch in judge_batches(todo, options.batching):
+            items = list(zip(judge._local_ids(batch), batch))
+            await chat.chat(judge._messages(items), judge._config(len(items)), stage="judge", items=len(items))
 
     asyncio.run(count())
     estimate = CostEstimate(questions=len(preds), already_recorded=len(keep))

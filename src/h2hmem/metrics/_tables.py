@@ -122,7 +122,8 @@ def judge_caption(j: dict[str, Any]) -> str:
     why = f" ({', '.join(f'{k}: {n}' for k, n in reasons.items())})" if reasons else ""
     caption = (f"coverage {cov['judged']}/{cov['total']} judged"
                + (f", {cov['errors']} unjudged{why or ' (errors)'}" if cov["errors"] else "")
-               + (f"; {cov['failed_answers']} failed answers scored 0" if cov["failed_answers"] else ""))
+               + (f"; {cov['failed_answers']} failed answers scored 0" if cov["failed_answers"] else "")
+               + (f"; judge preset {j['preset']}" if j.get("preset") not in (None, "None") else ""))
     if j.get("stale"):
         caption += f"; STALE: {j['stale']['reason']}"
     return caption

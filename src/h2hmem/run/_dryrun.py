@@ -135,15 +135,19 @@ class CountingChat:
                                                                    hit.completion_tokens, self.prices))
             return ChatResult(text=hit.text, model=self.spec, usage=Usage(cached_calls=1), latency_s=0.0, cached=True,
                               finish_reason=hit.finish_reason)
-        est = min(config.max_tokens, COMPLETION_ESTIMATE.get(stage, COMPLETION_ESTIMATE["other"]) * max(1, items))
+        est = COMPLETION_ESTIMATE.get(stage, COMPLETION_ESTIMATE["other"]) * max(1, items)
+        if config.max_tokens is not None:  # None: no limit sent (the official judge)
+            est = min(config.max_tokens, est)
         prompt = n.prompt_tokens + n.format_tokens
         s.calls += 1
         s.prompt_tokens += n.prompt_tokens
         s.format_tokens += n.format_tokens
         s.completion_tokens += est
-        s.completion_tokens_max += config.max_tokens
+        # no limit sent (the official judge): the estimate is the only bound there is
+        bound = config.max_tokens if config.max_tokens is not None else est
+        s.completion_tokens_max += bound
         s.cost_usd = _plus(s.cost_usd, call_cost(self.client, prompt, est, self.prices))
-        s.cost_usd_max = _plus(s.cost_usd_max, call_cost(self.client, prompt, config.max_tokens, self.prices))
+        s.cost_usd_max = _plus(s.cost_usd_max, call_cost(self.client, prompt, bound, self.prices))
         return ChatResult(text="", model=self.spec, usage=Usage(), latency_s=0.0, cached=False, finish_reason="stop")
 
     async def aclose(self) -> None:
