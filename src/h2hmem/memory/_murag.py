@@ -24,11 +24,12 @@ from typing import Any, Callable, ClassVar
 
 import numpy as np
 
-from ..data import ImageRef, Question, Session, Turn
+from ..data import ImageRef, Session, Turn
 from ..llm._types import ContentPart, ImagePart, TextPart
 from ._budget import token_counter
 from ._prompt import build_answer_messages
 from ._protocol import Answer, CaptionLookup, Evidence, MemoryContext
+from ._view import QuestionView
 from ._render import image_part, image_text, render_turn
 
 TOP_K = 5
@@ -116,7 +117,7 @@ class Unit:
     turn: Turn
 
 
-def build_native_context(hits: list[tuple[Unit, float]], question: Question, captions: CaptionLookup,
+def build_native_context(hits: list[tuple[Unit, float]], question: QuestionView, captions: CaptionLookup,
                          count: Callable[[str], int], *, max_images: int, max_text_tokens: int
                          ) -> tuple[list[ContentPart], list[ImagePart], dict[str, Any]]:
     """Memory parts for retrieved turns, best first, each image right after its turn's line.
@@ -155,7 +156,7 @@ def build_native_context(hits: list[tuple[Unit, float]], question: Question, cap
     return parts, q_images, details
 
 
-async def answer_from_hits(ctx: MemoryContext, question: Question, hits: list[tuple[Unit, float]],
+async def answer_from_hits(ctx: MemoryContext, question: QuestionView, hits: list[tuple[Unit, float]],
                            count: Callable[[str], int], *, max_images: int, max_text_tokens: int,
                            extra: dict[str, Any] | None = None) -> Answer:
     """The answer call shared by MuRAG and NGM: native context, shared prompt, evidence in rank order."""
@@ -171,7 +172,7 @@ async def answer_from_hits(ctx: MemoryContext, question: Question, hits: list[tu
         usage=result.usage, cached=result.cached, details=details)
 
 
-async def encode_query(encoder: Any, question: Question, captions: CaptionLookup) -> np.ndarray:
+async def encode_query(encoder: Any, question: QuestionView, captions: CaptionLookup) -> np.ndarray:
     """Question text plus its (first) image, as the encoder takes it; shape ``(dim,)``.
     Further question images, rare, join as caption text."""
     text = question.text.strip()
@@ -238,7 +239,7 @@ class MuRAGMemory:
             self._units[uid] = Unit(session, t)
         self.index.add(ids, vectors)
 
-    async def answer(self, question: Question) -> Answer:
+    async def answer(self, question: QuestionView) -> Answer:
         hits: list[tuple[Unit, float]] = []
         t0 = time.perf_counter()
         if len(self.index):

@@ -18,7 +18,7 @@ import time
 
 from typing import Any, ClassVar, Literal
 
-from ..data import Question, Session, Turn
+from ..data import Session, Turn
 from ._budget import token_counter
 from ._murag import (
     IMAGES_NOTE, MAX_IMAGES, MAX_TEXT_TOKENS, SessionVectorCache, Unit, answer_from_hits, encode_query,
@@ -29,6 +29,7 @@ from ._ngm_graph import (
     TIME_SCALE_S, TURN_GAP_S, GraphConfig, TurnGraph, session_turn_times,
 )
 from ._protocol import Answer, MemoryContext
+from ._view import QuestionView
 
 
 class NGMMemory:
@@ -110,7 +111,7 @@ class NGMMemory:
             self._units.append(Unit(session, turn))
         self._last_time = times[-1]
 
-    async def answer(self, question: Question) -> Answer:
+    async def answer(self, question: QuestionView) -> Answer:
         hits: list[tuple[Unit, float]] = []
         t0 = time.perf_counter()
         if len(self.graph):
