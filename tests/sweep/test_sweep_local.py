@@ -105,3 +105,14 @@ def _browser_check(html: Path, n_runs: int) -> None:
             assert not errors
         finally:
             browser.close()
+
+
+def test_dry_run_counts_the_real_prompts_and_sends_nothing(sample_root, tmp_path, mock, monkeypatch):
+    from h2hmem.sweep import estimate_sweep
+
+    monkeypatch.setenv("H2HMEM_CACHE_DIR", str(tmp_path / "cache"))
+    spec_path = write_spec(tmp_path / "grid.toml", sample_root, mock.base_url, limit=2)
+    estimates = estimate_sweep(spec_path)
+    assert mock.calls == 0 and len(estimates) == 3 * 2 * len(PRESETS)
+    assert all(e.total.calls == 2 and e.total.prompt_tokens > 0 for _, e in estimates)
+    assert not (tmp_path / "sweep-out" / "runs").exists() or not any((tmp_path / "sweep-out" / "runs").iterdir())

@@ -22,7 +22,8 @@ def sweep_cmd(
     executor: Optional[str] = typer.Option(None, "--executor", help="local or ray (default: the spec's executor.kind)."),
     address: Optional[str] = typer.Option(None, "--address", help="Ray cluster address (auto, ray://host:10001); "
                                                                   "default: the spec's, else a local Ray instance."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="List the grid's runs and their state; run nothing."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="The grid's runs, their state and what the unfinished ones "
+                                                         "will cost (real prompts counted, nothing sent); runs nothing."),
     as_json: bool = typer.Option(False, "--json", help="status/dry-run: print JSON."),
 ) -> None:
     """Run a grid of runs (methods × models × presets × protocols × splits), evaluate them and write one
@@ -50,8 +51,12 @@ def sweep_cmd(
         cells = expand_grid(spec)
     except (SweepSpecError, ValueError) as e:
         raise fail(str(e))
-    if action == "status" or dry_run:
-        _print_status(sweep_status(cells), as_json, title=f"sweep {spec.name}" + (" (dry run)" if dry_run else ""))
+    if action == "status":
+        _print_status(sweep_status(cells), as_json, title=f"sweep {spec.name}")
+        return
+    if dry_run:
+        _print_status(sweep_status(cells), as_json, title=f"sweep {spec.name} (dry run)")
+        _print_estimates(spec, as_json)
         return
     from ..sweep import run_sweep
 
@@ -83,3 +88,33 @@ def _print_status(status, as_json: bool, title: str) -> None:
     console.print(t)
     done = sum(s.state == "done" for s in status)
     console.print(f"{done}/{len(status)} runs done, {sum(s.evaluated for s in status)} evaluated")
+
+
+def _print_estimates(spec, as_json: bool) -> None:
+    from ..data import DatasetError
+    from ..sweep import estimate_sweep
+
+    try:
+        estimates = estimate_sweep(spec)
+    except (DatasetError, ValueError, FileNotFoundError) as e:
+        raise fail(str(e))
+    if as_json:
+        typer.echo(json.dumps([{"run_id": c.run_id, **e.model_dump(), "total": e.total.model_dump()}
+                               for c, e in estimates], indent=1))
+        return
+    from rich.table import Table
+
+    t = Table(title="cost of the unfinished runs (nothing was sent; the judge pass is estimated after the runs)")
+    for col in ("run", "calls", "prompt tokens", "est. cost $", "max cost $", "cached calls"):
+        t.add_column(col, justify="left" if col == "run" else "right")
+    total_cost, total_max, unpriced = 0.0, 0.0, set()
+    for c, e in estimates:
+        s = e.total
+        unpriced.update(e.unpriced)
+        total_cost += s.cost_usd or 0.0
+        total_max += s.cost_usd_max or 0.0
+        t.add_row(c.run_id, f"{s.calls:,}", f"{s.prompt_tokens:,}", "?" if s.cost_usd is None else f"{s.cost_usd:.4f}",
+                  "?" if s.cost_usd_max is None else f"{s.cost_usd_max:.4f}", f"{s.cached_calls:,}")
+    console.print(t)
+    console.print(f"total: ${total_cost:.4f} estimated, ${total_max:.4f} at most"
+                  + (f"; no price for {', '.join(sorted(unpriced))} (counted as ?)" if unpriced else ""))

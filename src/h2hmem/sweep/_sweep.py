@@ -107,3 +107,24 @@ async def arun_sweep(spec: SweepSpec | str | Path, *, executor: Executor | None 
     report = build_sweep_report(spec, cells, status)
     say(f"report: {spec.out / 'report' / 'sweep.html'}")
     return SweepResult(out=spec.out, cells=cells, status=status, errors=errors, report=report)
+
+
+async def aestimate_sweep(spec: SweepSpec | str | Path) -> list[tuple[SweepRun, Any]]:
+    """Dry run of every run of the grid that is not done: ``(cell, CostEstimate)`` pairs in grid order
+    (:func:`h2hmem.run.estimate_run`: the real prompts, nothing sent, nothing written). The judge pass is
+    not included: its prompts hold the answers, which exist only after the runs
+    (``h2hmem evaluate RUN --metrics judge --dry-run`` estimates it then)."""
+    from ..run import aestimate_run
+
+    if not isinstance(spec, SweepSpec):
+        spec, _ = load_spec(spec)
+    out = []
+    for cell in expand_grid(spec):
+        if cell_status(cell).state != "done":
+            out.append((cell, await aestimate_run(cell.config)))
+    return out
+
+
+def estimate_sweep(spec: SweepSpec | str | Path) -> list[tuple[SweepRun, Any]]:
+    """Sync form of :func:`aestimate_sweep`."""
+    return asyncio.run(aestimate_sweep(spec))
