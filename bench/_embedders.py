@@ -3,7 +3,10 @@
 ``hashed`` is a deterministic, nearly free stand-in for MiniLM (same 384 dimensions, same
 :class:`~h2hmem.embed.Embedder` protocol, same VectorIndex search cost), so a naive-rag run
 measures the harness — retrieval, prompt building, model calls, recording — and not MiniLM's
-CPU time, which the ``index`` workload measures on its own. ``minilm`` is the real model.
+CPU time, which the ``index`` workload measures on its own. ``minilm`` is the real model (with
+the persistent embedding cache when a path is given). ``hashed-cached`` is the stand-in behind
+the same cache and batching as MiniLM (:class:`~h2hmem.embed.CachingEmbedder`), for the
+smoke test of the ``embed`` workload.
 """
 
 from __future__ import annotations
@@ -37,12 +40,30 @@ class HashedEmbedder:
         return out / np.where(norms == 0, 1.0, norms)
 
 
-def make_embedder(kind: str) -> Any:
-    """``"hashed"`` → :class:`HashedEmbedder`; ``"minilm"`` → the real all-MiniLM-L6-v2."""
+def make_embedder(kind: str, cache: str | None = None) -> Any:
+    """``"hashed"`` → :class:`HashedEmbedder`; ``"hashed-cached"`` → the same vectors behind
+    :class:`~h2hmem.embed.CachingEmbedder`; ``"minilm"`` → the real all-MiniLM-L6-v2.
+    ``cache``: the embedding cache file of the cached kinds (None = memory only)."""
     if kind == "hashed":
         return HashedEmbedder()
+    if kind == "hashed-cached":
+        return _cached_hashed(cache)
     if kind == "minilm":
         from h2hmem.embed import load_embedder
 
-        return load_embedder("minilm")
-    raise ValueError(f"unknown bench embedder {kind!r}: 'hashed' or 'minilm'")
+        return load_embedder("minilm", cache=cache)
+    raise ValueError(f"unknown bench embedder {kind!r}: 'hashed', 'hashed-cached' or 'minilm'")
+
+
+def _cached_hashed(cache: str | None) -> Any:
+    from h2hmem.embed import CachingEmbedder
+
+    class CachedHashedEmbedder(CachingEmbedder):
+        name = "hashed-384 (bench stand-in, cached)"
+        dim = HASHED_DIM
+        cache_model = "bench-hashed-384"
+
+        async def _compute(self, texts: list[str]) -> np.ndarray:
+            return await HashedEmbedder().embed(texts)
+
+    return CachedHashedEmbedder(cache)

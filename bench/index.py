@@ -26,7 +26,8 @@ COLUMNS = [("what", "what"), ("turns", "turns"), ("queries", "queries"), ("embed
 
 
 def index_step(spec: dict[str, Any]) -> dict[str, Any]:
-    """``spec``: data_root, embedder, turns (None = all), queries (None = all, 0 = none)."""
+    """``spec``: data_root, embedder, turns (None = all), queries (None = all, 0 = none),
+    embedding_cache (path, optional: the persistent cache; ``wipe_cache`` deletes it first)."""
     from h2hmem.caption import CaptionStore
     from h2hmem.data import load_dataset
     from h2hmem.embed import VectorIndex
@@ -35,9 +36,17 @@ def index_step(spec: dict[str, Any]) -> dict[str, Any]:
 
     from ._embedders import make_embedder
 
+    cache = spec.get("embedding_cache")
+    if cache and spec.get("wipe_cache"):
+        for suffix in ("", "-wal", "-shm"):
+            Path(cache + suffix).unlink(missing_ok=True)
     t = time.perf_counter()
-    embedder = make_embedder(spec["embedder"])
+    embedder = make_embedder(spec["embedder"], cache)
     asyncio.run(embedder.embed(["warm-up"]))
+    if spec.get("load_model"):  # a warm cache serves the warm-up: load the weights before timing anyway
+        from h2hmem.embed._minilm import _load
+
+        _load()
     load_s = time.perf_counter() - t
     root = Path(spec["data_root"])
     ds = load_dataset(root, "all")
@@ -78,9 +87,12 @@ def index_step(spec: dict[str, Any]) -> dict[str, Any]:
             search_ms.append((t2 - t1) * 1000)
         return embed_ms, search_ms
 
+    stats0 = getattr(embedder, "stats", None)
+    stats0 = stats0.copy() if stats0 is not None else None
     cpu0 = time.process_time()
     indexes, embed_s, add_s = asyncio.run(build())
     build_cpu = time.process_time() - cpu0
+    build_stats = (embedder.stats - stats0).as_dict() if stats0 is not None else {}
     n_queries = spec.get("queries")
     questions = [q for q in select_questions(ds, None) if f"{q.split}/{q.dialogue}" in indexes]
     questions = questions if n_queries is None else questions[:n_queries]
@@ -91,7 +103,10 @@ def index_step(spec: dict[str, Any]) -> dict[str, Any]:
         "embedder_load_s": round(load_s, 2), "embed_s": round(embed_s, 3), "index_add_s": round(add_s, 4),
         "build_s": round(embed_s + add_s, 3), "build_cpu_s": round(build_cpu, 2),
         "turns_per_s": round(len(chunks) / (embed_s + add_s), 1) if chunks else None,
+        "torch_threads": _torch_threads(),
     }
+    # the build's own counts: turns read from the persistent cache vs computed by the model
+    out.update({f"build_{k}": v for k, v in build_stats.items() if k in ("cache_hits", "computed", "model_calls")})
     if total_ms:
         for name, xs in (("query", total_ms), ("embed", embed_ms), ("search", search_ms)):
             out[f"{name}_p50_ms"] = round(percentile(xs, 50), 3)
@@ -99,11 +114,15 @@ def index_step(spec: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def index_row(b: Bench, root: Path, turns: int | None, queries: int | None) -> dict[str, Any]:
-    spec = {"data_root": str(root), "embedder": b.profile.index_embedder, "turns": turns, "queries": queries}
+def index_row(b: Bench, root: Path, turns: int | None, queries: int | None, *, embedder: str | None = None,
+              extra: dict[str, Any] | None = None, tag: str = "") -> dict[str, Any]:
+    """One ``index_step`` (child process). ``embedder`` defaults to the profile's; ``extra`` adds
+    spec keys (embedding_cache, wipe_cache, load_model); ``tag`` names the step (and its memo key)."""
+    spec = {"data_root": str(root), "embedder": embedder or b.profile.index_embedder, "turns": turns,
+            "queries": queries, **(extra or {})}
     res = b.step(f"index build {root.name} ({turns or 'all'} turns, {queries if queries is not None else 'all'} "
-                 f"queries, {spec['embedder']})", "bench.index:index_step", spec,
-                 key=f"index|{root.name}|{turns}|{queries}|{spec['embedder']}")
+                 f"queries, {spec['embedder']}{', ' + tag if tag else ''})", "bench.index:index_step", spec,
+                 key=f"index|{root.name}|{turns}|{queries}|{spec['embedder']}|{tag}")
     return {"what": f"{spec['embedder']} over {root.name}", **res}
 
 
@@ -114,7 +133,7 @@ def measure(b: Bench) -> WorkloadResult:
     res = WorkloadResult("index", f"index: {p.index_embedder} index build and retrieval latency — {p.name}", COLUMNS)
     res.settings = {"embedder": p.index_embedder, "turns": p.index_turns or "all",
                     "queries": p.index_queries if p.index_queries is not None else "all", "top_k": TOP_K,
-                    "torch_threads": "default (= CPU count)"}
+                    "torch_threads": "h2hmem.embed._minilm.torch_threads() (= CPUs this process may use)"}
     row = index_row(b, root, p.index_turns, p.index_queries)
     res.rows.append(row)
     goal = BUILD_GOAL_S * row["turns"] / 7078  # the goal is stated for all 7,078 turns
@@ -122,3 +141,11 @@ def measure(b: Bench) -> WorkloadResult:
                               row["build_s"] < goal))
     b.write(res, started)
     return res
+
+
+def _torch_threads() -> int | None:
+    import sys
+
+    if "torch" not in sys.modules:
+        return None
+    return int(sys.modules["torch"].get_num_threads())

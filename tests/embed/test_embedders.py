@@ -3,8 +3,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from h2hmem.embed import Embedder, load_embedder
-from h2hmem.llm import RequestCache, ServerError
+from h2hmem.embed import Embedder, EmbeddingCache, load_embedder
+from h2hmem.llm import ServerError
 from h2hmem.llm._retry import RetryPolicy
 from h2hmem.testing import Fault, MockOpenAIServer, Rule, hashed_embedding
 
@@ -39,7 +39,11 @@ async def test_openai_embedder_against_mock(tmp_path):
         assert srv.calls == calls
         np.testing.assert_allclose(v2, v[[1, 0]])
         await emb.aclose()
-    assert len(RequestCache(tmp_path / "c.sqlite")) == 2
+        again = load_embedder("openai:text-embedding-3-small", base_url=srv.base_url, cache=tmp_path / "c.sqlite")
+        np.testing.assert_array_equal(await again.embed(["red cat"]), v[:1])  # a new embedder reads the file
+        assert srv.calls == calls and again.stats.cache_hits == 1
+        await again.aclose()
+    assert EmbeddingCache(tmp_path / "c.sqlite").count("openai:text-embedding-3-small") == 2
 
 
 async def test_openai_embedder_retries_and_raises():

@@ -1,5 +1,7 @@
-"""Embedders (texts → unit vectors) and an exact top-k cosine index."""
+"""Embedders (texts → unit vectors), their persistent cache, and an exact top-k cosine index."""
 
+from ._cache import EmbeddingCache, default_embedding_cache_path, text_digest
+from ._cached import CachingEmbedder, EmbeddingStats, embedding_record
 from ._index import VectorIndex
 from ._load import load_embedder, parse_embedder_spec
 from ._minilm import MINILM_DIM, MiniLMEmbedder
@@ -9,4 +11,5 @@ from ._protocol import Embedder, l2_normalise
 
 __all__ = ["CLIPImageTextEncoder", "GMEImageTextEncoder", "ImageTextEncoder", "TextFallbackEncoder",
            "load_image_text_encoder", "Embedder", "MINILM_DIM", "MiniLMEmbedder", "OpenAIEmbedder", "VectorIndex", "l2_normalise",
-           "load_embedder", "parse_embedder_spec"]
+           "load_embedder", "parse_embedder_spec", "CachingEmbedder", "EmbeddingCache", "EmbeddingStats",
+           "default_embedding_cache_path", "embedding_record", "text_digest"]

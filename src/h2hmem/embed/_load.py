@@ -5,34 +5,38 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..llm._cache import RequestCache
 from ..llm._load import _base_urls
+from ._cache import EmbeddingCache
 from ._protocol import Embedder
 
 SPEC_HELP = "embedder specs: 'minilm' (all-MiniLM-L6-v2, offline) or 'openai:<model>' (any /embeddings server)"
 
 
 def load_embedder(spec: str = "minilm", *, base_url: str | None = None, api_key: str | None = None,
-                  cache: RequestCache | str | Path | None = None, dim: int | None = None) -> Embedder:
+                  cache: EmbeddingCache | str | Path | None = None, refresh: bool = False,
+                  dim: int | None = None) -> Embedder:
     """Build an embedder.
 
-    ``minilm``: all-MiniLM-L6-v2 (384-d), the paper's Naive RAG encoder; offline; in-memory LRU
-    (``cache`` is not used). ``openai:<model>``: ``{base_url}/embeddings`` (``$OPENAI_BASE_URL`` /
-    ``$OPENAI_API_KEY`` as for chat models); ``cache`` (RequestCache or SQLite path) stores vectors;
-    ``dim`` asks the server for that many dimensions.
+    ``minilm``: all-MiniLM-L6-v2 (384-d), the paper's Naive RAG encoder; offline.
+    ``openai:<model>``: ``{base_url}/embeddings`` (``$OPENAI_BASE_URL`` / ``$OPENAI_API_KEY`` as
+    for chat models); ``dim`` asks the server for that many dimensions.
+
+    Both keep an in-memory LRU and join concurrent calls into one model call; ``cache`` (an
+    :class:`EmbeddingCache` or its SQLite path, e.g. :func:`default_embedding_cache_path`)
+    adds the persistent cache keyed by (model, SHA-256 of the text), None = memory only;
+    ``refresh`` recomputes and overwrites stored vectors. Counts: the embedder's ``stats``.
+
     Raises ``ValueError`` for an unknown spec.
     """
     kind, model = parse_embedder_spec(spec)
     if kind == "minilm":
         from ._minilm import MiniLMEmbedder
 
-        return MiniLMEmbedder()
+        return MiniLMEmbedder(cache, refresh=refresh)
     from ._openai import OpenAIEmbedder
 
-    if isinstance(cache, (str, Path)):
-        cache = RequestCache(cache)
     key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
-    return OpenAIEmbedder(model, _base_urls(base_url)[0], key or None, dim=dim, cache=cache)
+    return OpenAIEmbedder(model, _base_urls(base_url)[0], key or None, dim=dim, cache=cache, refresh=refresh)
 
 
 def parse_embedder_spec(spec: str) -> tuple[str, str]:

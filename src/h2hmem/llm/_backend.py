@@ -18,6 +18,9 @@ class BackendReply:
     finish_reason: str | None
     prompt_tokens: int
     completion_tokens: int
+    queue_s: float = 0.0
+    """Seconds the request waited inside the backend before it was served (a local model
+    serving one request at a time); the client does not count it as latency."""
 
 
 class Backend(Protocol):

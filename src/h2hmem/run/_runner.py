@@ -15,6 +15,7 @@ request cache makes every model call already paid for free.
 from __future__ import annotations
 
 import asyncio
+import copy
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -25,6 +26,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from .. import __version__
 from ..data import Dataset, Dialogue, Question, load_dataset
+from ..llm._calllog import record_calls, tag_calls
 from ..llm._types import ChatModel, GenerationConfig, Usage
 from ..memory import Answer, MemoryContext, check_params, prompt_hash, resolve_method
 from ._config import RunConfig
@@ -157,10 +159,12 @@ async def _run_locked(config: RunConfig, method_cls: Any, ds: Dataset, store: Ru
     builder = build_model or (_load_chat(config, config.build_model) if config.build_model else None)
     budget, (chat, builder) = guard_models(config.max_cost_usd, config.prices, chat, builder)
     embed_factory = _shared(lambda: embedder if embedder is not None else _load_embedder(config))
+    embed_since = copy.copy(getattr(embedder, "stats", None))  # a ready embedder's counts before this run
     captions = _caption_lookup(config)
     answer_config = GenerationConfig(temperature=config.answer_temperature, max_tokens=config.answer_max_tokens)
     manifest["models"] = {"answer": getattr(chat, "spec", config.model),
                           "build": getattr(builder, "spec", None) if builder else None, "embedder": config.embedder}
+    manifest["transcripts"] = store.transcripts.path.name if config.transcripts else None
     # the runner, not the method, records how the method was built and what it was told
     fields = question_fields(method_cls)
     manifest["method_arguments"] = resolved_arguments(method_cls, config.method_params)
@@ -206,12 +210,17 @@ async def _run_locked(config: RunConfig, method_cls: Any, ds: Dataset, store: Ru
                 return
             await _drive(d, memory, qs, config.protocol, question_sem, state)
 
-    store.open()
+    store.open(transcripts=config.transcripts)
+    if store.transcripts.torn_bytes_removed:
+        manifest.setdefault("repairs", []).append({"at": now_iso(),
+                                                   "transcript_bytes_removed": store.transcripts.torn_bytes_removed})
     state.start(total=len(pending), progress=progress, label=f"{config.method} · {config.split}")
     try:
-        # return_exceptions: a budget stop in one dialogue lets the others finish their calls in flight
-        # (every later call is refused at once), so nothing is written after the store is closed
-        outcomes = await asyncio.gather(*(run_dialogue(d) for d in dialogues), return_exceptions=True)
+        with record_calls(store.transcripts.write if config.transcripts else None), \
+                tag_calls(invocation=int(manifest.get("resumes", 0))):
+            # return_exceptions: a budget stop in one dialogue lets the others finish their calls in flight
+            # (every later call is refused at once), so nothing is written after the store is closed
+            outcomes = await asyncio.gather(*(run_dialogue(d) for d in dialogues), return_exceptions=True)
         for outcome in outcomes:
             if isinstance(outcome, BaseException) and not isinstance(outcome, BudgetExhausted):
                 raise outcome
@@ -222,6 +231,9 @@ async def _run_locked(config: RunConfig, method_cls: Any, ds: Dataset, store: Ru
             if ours and m is not None and hasattr(m, "aclose"):
                 await m.aclose()
         usage = _merge_usage(manifest.get("usage", {}), _usage_of(chat, builder))
+        if embed_factory.made():
+            from ..embed import embedding_record
+            manifest["embedding"] = embedding_record(embed_factory(), embed_since, manifest.get("embedding"))
         final = {**recorded, **state.latest}  # = predictions.jsonl (last record per id), without re-reading it
         failed_questions = {q.id: final[q.id].error for q in questions if q.id in final and final[q.id].failed}
         failed = len(failed_questions)
@@ -263,7 +275,8 @@ async def _drive(d: Dialogue, memory: Any, qs: list[Question], protocol: str, se
     try:
         for s in d.sessions:
             t0 = time.perf_counter()
-            await memory.observe(s)
+            with tag_calls(dialogue=d.id, session=s.name):
+                await memory.observe(s)
             state.observed(time.perf_counter() - t0, absent=s.absent)
             state.bars.session_done(d.id, len(s.turns))
             if protocol == "online" and by_session.get(s.name):
@@ -290,7 +303,8 @@ async def _answer(memory: Any, q: Question, state: "_RunState") -> Prediction:
         view = state.captions[f"{q.split}/{q.dialogue}"].view(q, state.image_dir, state.fields)
         state.asked[view.key] = q
         try:
-            ans = await memory.answer(view)
+            with tag_calls(question_ids=[q.id], dialogue=f"{q.split}/{q.dialogue}", session=q.session):
+                ans = await memory.answer(view)
         finally:
             q = state.asked.pop(view.key)
     except Exception as e:
@@ -447,6 +461,7 @@ def _shared(factory):
         if not box:
             box.append(factory())
         return box[0]
+    get.made = lambda: bool(box)  # type: ignore[attr-defined]
     return get
 
 
@@ -463,10 +478,13 @@ def _load_chat(config: RunConfig, spec: str) -> ChatModel:
 
 
 def _load_embedder(config: RunConfig) -> Any:
-    from ..embed import load_embedder
+    from ..embed import default_embedding_cache_path, load_embedder
 
+    # the embedding cache lives beside the request cache (--cache-path), and --no-cache skips both
+    cache = default_embedding_cache_path(config.cache_path) if config.use_cache else None
     # an OpenAI-compatible embedder is served by the run's --base-url (first one), like the chat model
-    return load_embedder(config.embedder, base_url=config.base_url[0] if config.base_url else None)
+    return load_embedder(config.embedder, base_url=config.base_url[0] if config.base_url else None, cache=cache,
+                         refresh=config.refresh_cache)
 
 
 def _caption_lookup(config: RunConfig):

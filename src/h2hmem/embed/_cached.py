@@ -1,0 +1,205 @@
+"""What every text embedder shares: an in-process LRU, the persistent :class:`EmbeddingCache`,
+and one model call for all the texts that concurrent callers are waiting for.
+
+A subclass implements ``async _compute(texts) -> (len(texts), dim) float32`` and sets
+``name``, ``dim`` and ``cache_model`` (the model identity the persistent cache is keyed by).
+``embed`` then:
+
+1. hashes each text (SHA-256 of the exact UTF-8 text) and serves repeats and LRU hits from memory;
+2. reads the rest from the persistent cache (one query per 500 texts), unless ``refresh``;
+3. queues what is left; the first waiting caller starts a drain that takes *every* queued text
+   (from all callers: sessions of several dialogues being observed at once, questions being
+   answered at once), removes duplicates, orders them longest first (so each model batch holds
+   texts of similar length and little padding) and computes them in one ``_compute`` call;
+   callers that arrive meanwhile form the next call. No timer: a lone caller never waits.
+4. stores computed vectors in the LRU and the persistent cache.
+
+:attr:`stats` counts each path (see :class:`EmbeddingStats`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import OrderedDict
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ._cache import EmbeddingCache, text_digest
+
+LRU_SIZE = 50_000
+"""Vectors kept in memory per embedder (384 float32 = 1.5 KB each → ~75 MB at most)."""
+
+
+@dataclass
+class EmbeddingStats:
+    """Counts of one embedder (or, subtracted, of one run). Every requested text is exactly one
+    of ``memory_hits``, ``cache_hits`` or ``computed`` (so the three add up to ``texts``)."""
+
+    texts: int = 0
+    """Texts asked for, repeats included."""
+    memory_hits: int = 0
+    """Served from this process's memory (an earlier call, or a repeat within the same call)."""
+    cache_hits: int = 0
+    """Read from the persistent cache file."""
+    computed: int = 0
+    """Computed by the model (each distinct text once per model call)."""
+    model_calls: int = 0
+    """``_compute`` calls (batches handed to the model)."""
+    compute_s: float = 0.0
+    """Wall seconds inside ``_compute``."""
+
+    def __sub__(self, other: "EmbeddingStats") -> "EmbeddingStats":
+        return EmbeddingStats(**{f.name: getattr(self, f.name) - getattr(other, f.name) for f in fields(self)})
+
+    def __add__(self, other: "EmbeddingStats") -> "EmbeddingStats":
+        return EmbeddingStats(**{f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(self)})
+
+    def copy(self) -> "EmbeddingStats":
+        return EmbeddingStats(**asdict(self))
+
+    def as_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["compute_s"] = round(d["compute_s"], 4)
+        return d
+
+
+@dataclass
+class _Waiting:
+    digests: list[bytes]
+    texts: list[str]
+    future: asyncio.Future
+
+
+class CachingEmbedder:
+    """Base class of the text embedders (see the module docstring).
+
+    Stats invariant (for calls that succeeded): ``texts == memory_hits + cache_hits + computed``.
+
+    Args:
+        cache: persistent cache (an :class:`EmbeddingCache` or its SQLite path), or None for
+            memory only (``--no-cache``).
+        refresh: compute every text again (cache reads skipped) and overwrite what is stored.
+        lru_size: vectors kept in memory.
+    """
+
+    name: str = "?"
+    dim: int = 0
+    cache_model: str = "?"
+
+    def __init__(self, cache: EmbeddingCache | str | Path | None = None, *, refresh: bool = False,
+                 lru_size: int = LRU_SIZE):
+        self.cache = EmbeddingCache(cache) if isinstance(cache, (str, Path)) else cache
+        self.refresh = refresh
+        self.stats = EmbeddingStats()
+        self._lru: OrderedDict[bytes, np.ndarray] = OrderedDict()
+        self._lru_size = lru_size
+        self._waiting: list[_Waiting] = []
+        self._drainer: asyncio.Task | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    async def _compute(self, texts: list[str]) -> np.ndarray:
+        """Unit vectors of ``texts`` (shape ``(len(texts), dim)``, float32); ``texts`` is never empty."""
+        raise NotImplementedError
+
+    async def embed(self, texts: list[str]) -> np.ndarray:
+        """Unit vectors of ``texts``: float32, shape ``(len(texts), dim)``; ``embed([])`` → ``(0, dim)``."""
+        self.stats.texts += len(texts)
+        digests = [text_digest(t) for t in texts]
+        found: dict[bytes, np.ndarray] = {}
+        for d in digests:
+            v = self._lru.get(d)
+            if v is not None:
+                found[d] = v
+                self._lru.move_to_end(d)
+        todo = {d: t for d, t in zip(digests, texts) if d not in found}
+        n_stored = 0
+        if todo and self.cache is not None and not self.refresh:
+            stored = self.cache.get_many(self.cache_model, list(todo), self.dim or None)
+            if stored:
+                if not self.dim:
+                    self.dim = len(next(iter(stored.values())))
+                found.update(stored)
+                self._remember(stored)
+                self.stats.cache_hits += len(stored)
+                n_stored = len(stored)
+                for d in stored:
+                    del todo[d]
+        if todo:
+            found.update(await self._submit(list(todo), list(todo.values())))
+        self.stats.memory_hits += len(texts) - len(todo) - n_stored
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.stack([found[d] for d in digests]).astype(np.float32, copy=False)
+
+    def _remember(self, vectors: dict[bytes, np.ndarray]) -> None:
+        for d, v in vectors.items():
+            self._lru[d] = v
+            self._lru.move_to_end(d)
+        while len(self._lru) > self._lru_size:
+            self._lru.popitem(last=False)
+
+    async def _submit(self, digests: list[bytes], texts: list[str]) -> dict[bytes, np.ndarray]:
+        loop = asyncio.get_running_loop()
+        if loop is not self._loop:  # a new event loop (another asyncio.run): the old queue died with its loop
+            self._loop, self._waiting, self._drainer = loop, [], None
+        waiting = _Waiting(digests, texts, loop.create_future())
+        self._waiting.append(waiting)
+        if self._drainer is None or self._drainer.done():
+            self._drainer = loop.create_task(self._drain())
+        return await waiting.future
+
+    async def _drain(self) -> None:
+        while self._waiting:
+            batch, self._waiting = self._waiting, []
+            unique: dict[bytes, str] = {}
+            for w in batch:
+                unique.update(zip(w.digests, w.texts))
+            order = sorted(unique, key=lambda d: -len(unique[d]))
+            t0 = time.perf_counter()
+            try:
+                vectors = await self._compute([unique[d] for d in order])
+            except BaseException as exc:
+                for w in batch:
+                    if not w.future.done():
+                        w.future.set_exception(exc)
+                if not isinstance(exc, Exception):
+                    raise
+                continue
+            self.stats.compute_s += time.perf_counter() - t0
+            self.stats.model_calls += 1
+            self.stats.computed += len(order)
+            self.stats.memory_hits += sum(len(w.digests) for w in batch) - len(order)  # asked by two callers at once
+            if vectors.shape[1:] and not self.dim:
+                self.dim = int(vectors.shape[1])
+            result = {d: vectors[i] for i, d in enumerate(order)}
+            self._remember(result)
+            if self.cache is not None:
+                self.cache.put_many(self.cache_model, result)
+            for w in batch:
+                if not w.future.done():
+                    w.future.set_result({d: result[d] for d in w.digests})
+
+    def describe_cache(self) -> dict[str, Any]:
+        """What the manifest records: model identity, cache file (None = memory only), refresh."""
+        return {"model": self.cache_model, "cache": str(self.cache.path) if self.cache is not None else None,
+                "refresh": self.refresh}
+
+
+def embedding_record(embedder: Any, since: EmbeddingStats | None = None,
+                     old: dict[str, Any] | None = None) -> dict[str, Any] | None:
+    """The manifest's ``embedding`` entry: the embedder's cache description and its counts
+    since ``since`` (a copy of ``stats`` taken earlier), added to ``old`` (the entry of earlier
+    invocations of the same run). None for an embedder without :class:`EmbeddingStats`."""
+    stats = getattr(embedder, "stats", None)
+    if not isinstance(stats, EmbeddingStats):
+        return old
+    delta = stats - since if since is not None else stats.copy()
+    if old:
+        known = {f.name for f in fields(EmbeddingStats)}
+        delta = delta + EmbeddingStats(**{k: v for k, v in old.items() if k in known})
+    describe = getattr(embedder, "describe_cache", None)
+    return {**(describe() if callable(describe) else {}), **delta.as_dict()}
