@@ -1,0 +1,99 @@
+"""Expanding a :class:`SweepSpec` into runs: one :class:`~h2hmem.run.RunConfig` per grid cell."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..presets import DEFAULT_PRESET
+from ..run import RunConfig
+from ._spec import MethodEntry, ModelEntry, SweepSpec, SweepSpecError
+
+
+@dataclass(frozen=True)
+class SweepRun:
+    """One cell of the grid and the run that fills it."""
+
+    method: MethodEntry
+    model: ModelEntry
+    preset: str
+    protocol: str
+    split: str
+    config: RunConfig
+    endpoint: str
+    """Key of the servers the run's requests go to (its concurrency budget)."""
+    need: dict[str, int] = field(default_factory=dict)
+    """Requests in flight the run may have, per endpoint key (what the scheduler reserves)."""
+
+    @property
+    def key(self) -> tuple[str, str, str, str, str]:
+        return (self.method.display, self.model.display, self.preset, self.protocol, self.split)
+
+    @property
+    def run_id(self) -> str:
+        return self.config.resolved_run_id
+
+
+def endpoint_key(spec: str, base_url: list[str]) -> str:
+    """Servers a model spec talks to: the sorted base URLs, ``$OPENAI_BASE_URL`` when none, or the
+    in-process model itself (``local:…``)."""
+    if spec.startswith("local:"):
+        return spec
+    return " ".join(sorted(u.rstrip("/") for u in base_url)) if base_url else "$OPENAI_BASE_URL"
+
+
+def endpoint_capacities(spec: SweepSpec) -> dict[str, int]:
+    """Requests in flight allowed per endpoint key; two model entries on the same servers share the
+    smaller of their ``concurrency`` values; a local in-process model serves one request at a time."""
+    caps: dict[str, int] = {}
+    entries: list[tuple[str, list[str], int]] = [(m.spec, m.base_url, m.concurrency) for m in spec.models]
+    if "judge" in spec.metrics:
+        entries.append((spec.judge.model, spec.judge.base_url, spec.judge.concurrency))
+    for s, urls, c in entries:
+        k = endpoint_key(s, urls)
+        caps[k] = min(caps.get(k, c), 1 if s.startswith("local:") else c)
+    return caps
+
+
+def expand_grid(spec: SweepSpec) -> list[SweepRun]:
+    """Every cell of ``methods × models × presets × protocols × splits``, in that nesting order.
+
+    Each run's ``concurrency`` is ``min(executor.run_concurrency, endpoint capacity)``; a run with a
+    separate build model holds that many requests twice (the runner builds two clients).
+
+    Raises:
+        SweepSpecError: a cell's settings are not a valid ``RunConfig`` (names the cell and field), or
+            presets other than the default are asked for while this version has no ``preset`` setting.
+        ValueError: two cells resolve to the same run directory.
+    """
+    caps = endpoint_capacities(spec)
+    has_preset = "preset" in RunConfig.model_fields
+    if not has_preset and any(p != DEFAULT_PRESET for p in spec.presets):
+        raise SweepSpecError(f"presets {spec.presets}: this h2hmem has no preset setting on runs")
+    runs: list[SweepRun] = []
+    for method, model, preset, protocol, split in itertools.product(
+            spec.methods, spec.models, spec.presets, spec.protocols, spec.splits):
+        ep = endpoint_key(model.spec, model.base_url)
+        conc = min(spec.executor.run_concurrency, caps[ep])
+        fields: dict[str, Any] = {
+            **spec.run, "data_root": spec.data, "split": split, "method": method.name,
+            "method_params": method.params, "model": model.spec, "base_url": model.base_url or None,
+            "build_model": model.build_model, "protocol": protocol, "out_dir": spec.out / "runs",
+            "concurrency": conc,
+        }
+        if has_preset:
+            fields["preset"] = preset
+        try:
+            config = RunConfig(**fields)
+        except Exception as e:
+            raise SweepSpecError(f"cell {method.display} × {model.display} × {preset} × {protocol} × {split}: {e}") from None
+        need = {ep: conc * (2 if model.build_model else 1)}
+        runs.append(SweepRun(method, model, preset, protocol, split, config, ep, need))
+    seen: dict[str, SweepRun] = {}
+    for r in runs:
+        if r.run_id in seen:
+            raise ValueError(f"cells {seen[r.run_id].key} and {r.key} resolve to the same run {r.run_id}; "
+                             "give the methods different parameters or labels")
+        seen[r.run_id] = r
+    return runs

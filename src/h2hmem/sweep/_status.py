@@ -1,0 +1,92 @@
+"""The state of every cell of a sweep, read from its run directory (also while the sweep runs)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+from ..run import RunStore
+from ._grid import SweepRun
+
+RunState = Literal["pending", "running", "partial", "failed", "done"]
+
+
+@dataclass
+class CellStatus:
+    """One run of the grid as its directory shows it now."""
+
+    method: str
+    model: str
+    preset: str
+    protocol: str
+    split: str
+    run_id: str
+    state: RunState
+    """``pending`` (no run directory yet), ``running`` (a process holds its lock), ``partial`` (interrupted:
+    fewer answers recorded than questions), ``failed`` (finished with failed questions), ``done``."""
+    questions: int
+    recorded: int
+    failed: int
+    evaluated: bool
+    """``scores/summary.json`` covers every recorded answer."""
+    cost_usd: float
+    """Model cost recorded in the manifest so far (every stage, every invocation)."""
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def cell_status(cell: SweepRun) -> CellStatus:
+    """Read ``cell``'s run directory (never writes to it, apart from taking its lock for an instant)."""
+    store = RunStore(cell.config.run_dir)
+    manifest: dict[str, Any] = store.read_manifest() if store.exists else {}
+    counts = manifest.get("counts") or {}
+    recorded = _recorded(store) if store.predictions_path.is_file() else 0
+    questions = int(counts.get("questions") or 0)
+    failed = int(counts.get("failed") or 0)
+    if not store.dir.is_dir():
+        state: RunState = "pending"
+    elif _locked(store):
+        state = "running"
+    elif not manifest or manifest.get("status") != "complete" or recorded < questions:
+        state = "partial"
+    else:
+        state = "failed" if failed else "done"
+    usage = manifest.get("usage") or {}
+    cost = sum(float((u or {}).get("cost_usd") or 0.0) for u in usage.values())
+    return CellStatus(cell.method.display, cell.model.display, cell.preset, cell.protocol, cell.split, cell.run_id,
+                      state, questions, recorded, failed, _evaluated(store, recorded), round(cost, 6))
+
+
+def sweep_status(cells: list[SweepRun]) -> list[CellStatus]:
+    """:func:`cell_status` of every cell, in grid order."""
+    return [cell_status(c) for c in cells]
+
+
+def _locked(store: RunStore) -> bool:
+    with store.locked() as holder:
+        return holder is not None
+
+
+def _recorded(store: RunStore) -> int:
+    # distinct question ids with a complete line (the last complete line of an id is its record)
+    ids = set()
+    with open(store.predictions_path, "rb") as fh:
+        for line in fh:
+            try:
+                ids.add(json.loads(line)["question_id"])
+            except (ValueError, KeyError, TypeError):
+                continue
+    return len(ids)
+
+
+def _evaluated(store: RunStore, recorded: int) -> bool:
+    path = store.dir / "scores" / "summary.json"
+    if not path.is_file() or recorded == 0:
+        return False
+    try:
+        n = json.loads(path.read_text(encoding="utf-8"))["run"]["n_predictions"]
+    except (ValueError, KeyError, TypeError):
+        return False
+    return n == recorded and path.stat().st_mtime >= store.predictions_path.stat().st_mtime

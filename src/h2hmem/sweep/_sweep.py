@@ -1,0 +1,130 @@
+"""``run_sweep``: expand the grid, run what is not finished, evaluate, write the sweep report."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from ._execute import Executor, make_executor
+from ._grid import SweepRun, endpoint_capacities, expand_grid
+from ._report import build_sweep_report
+from ._schedule import EndpointBudget, Outcome, run_jobs
+from ._spec import SweepSpec, load_spec
+from ._status import CellStatus, cell_status, sweep_status
+
+
+@dataclass
+class SweepResult:
+    """What one invocation of a sweep did."""
+
+    out: Path
+    cells: list[SweepRun]
+    status: list[CellStatus]
+    """State of every run at the end (grid order)."""
+    errors: dict[str, str] = field(default_factory=dict)
+    """``run_id → error`` of the steps that raised (their cells stay partial/failed; rerun to resume)."""
+    report: dict[str, Any] | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors and all(s.state == "done" and s.evaluated for s in self.status)
+
+
+def run_sweep(spec: SweepSpec | str | Path, *, executor: Executor | None = None,
+              on_event: Callable[[str], None] | None = None) -> SweepResult:
+    """Run a sweep to completion (sync entry point); see :func:`arun_sweep`.
+
+    Raises:
+        RuntimeError: called inside a running event loop (use :func:`arun_sweep`).
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(arun_sweep(spec, executor=executor, on_event=on_event))
+    raise RuntimeError("run_sweep() cannot run inside a running event loop; use `await arun_sweep(...)`")
+
+
+async def arun_sweep(spec: SweepSpec | str | Path, *, executor: Executor | None = None,
+                     on_event: Callable[[str], None] | None = None) -> SweepResult:
+    """Expand ``spec`` into runs and bring every one to *done and evaluated*.
+
+    Steps: (1) every run that is not done runs or resumes (finished runs are skipped; runs that end
+    with failed questions get ``spec.retries`` rounds of ``retry_failed``), scheduled so that the
+    requests in flight on one endpoint never exceed its ``concurrency``; (2) every run with recorded
+    answers whose scores do not cover them is evaluated with ``spec.metrics`` (the judge under the
+    judge endpoint's budget); (3) the sweep report is written to ``<out>/report/``.
+
+    A step that raises is recorded in :attr:`SweepResult.errors` and the others go on. Killing the
+    driver loses nothing: every answer is already in its run's ``predictions.jsonl``, so running
+    the same sweep again resumes.
+
+    Args:
+        spec: a :class:`SweepSpec` or the path of a sweep file.
+        executor: where steps run (default: ``spec.executor.kind``).
+        on_event: called with one line per finished step (the CLI prints them).
+
+    Raises:
+        SweepSpecError: the spec is invalid (names the file and field).
+    """
+    if not isinstance(spec, SweepSpec):
+        spec, _ = load_spec(spec)
+    cells = expand_grid(spec)
+    say = on_event or (lambda _m: None)
+    own = executor is None
+    ex = executor or make_executor(spec.executor.kind, spec.executor.address)
+    errors: dict[str, str] = {}
+    try:
+        budget = EndpointBudget(endpoint_capacities(spec))
+        todo = [c for c in cells if cell_status(c).state != "done"]
+        say(f"{len(cells)} runs in the grid, {len(cells) - len(todo)} already done")
+
+        def finished(step: str) -> Callable[[Outcome], None]:
+            def note(o: Outcome) -> None:
+                if o.error is not None:
+                    errors[o.job.run_id] = f"{step}: {type(o.error).__name__}: {o.error}"
+                    say(f"{step} {o.job.run_id}: FAILED ({type(o.error).__name__}: {o.error})")
+                else:
+                    say(f"{step} {o.job.run_id}: " + ", ".join(f"{k} {v}" for k, v in o.result.items() if k != "run_dir"))
+            return note
+
+        await run_jobs(todo, lambda c: c.need, budget, lambda c: ex.run(c, spec.retries),
+                       max_parallel=spec.executor.max_parallel_runs, on_done=finished("run"))
+        judge_ep = None
+        if "judge" in spec.metrics:
+            from ._grid import endpoint_key
+
+            judge_ep = endpoint_key(spec.judge.model, spec.judge.base_url)
+        to_score = [c for c in cells if c.run_id not in errors and (s := cell_status(c)).recorded and not s.evaluated]
+        await run_jobs(to_score, lambda c: {judge_ep: spec.judge.concurrency} if judge_ep else {}, budget,
+                       lambda c: ex.evaluate(c, list(spec.metrics), spec.judge if judge_ep else None),
+                       max_parallel=spec.executor.max_parallel_runs, on_done=finished("evaluate"))
+    finally:
+        if own:
+            ex.close()
+    status = sweep_status(cells)
+    report = build_sweep_report(spec, cells, status)
+    say(f"report: {spec.out / 'report' / 'sweep.html'}")
+    return SweepResult(out=spec.out, cells=cells, status=status, errors=errors, report=report)
+
+
+async def aestimate_sweep(spec: SweepSpec | str | Path) -> list[tuple[SweepRun, Any]]:
+    """Dry run of every run of the grid that is not done: ``(cell, CostEstimate)`` pairs in grid order
+    (:func:`h2hmem.run.estimate_run`: the real prompts, nothing sent, nothing written). The judge pass is
+    not included: its prompts hold the answers, which exist only after the runs
+    (``h2hmem evaluate RUN --metrics judge --dry-run`` estimates it then)."""
+    from ..run import aestimate_run
+
+    if not isinstance(spec, SweepSpec):
+        spec, _ = load_spec(spec)
+    out = []
+    for cell in expand_grid(spec):
+        if cell_status(cell).state != "done":
+            out.append((cell, await aestimate_run(cell.config)))
+    return out
+
+
+def estimate_sweep(spec: SweepSpec | str | Path) -> list[tuple[SweepRun, Any]]:
+    """Sync form of :func:`aestimate_sweep`."""
+    return asyncio.run(aestimate_sweep(spec))
