@@ -85,6 +85,9 @@ def run_cmd(
     cache_path: Optional[Path] = typer.Option(None, help="Request cache file (default ~/.cache/h2hmem/requests.sqlite or $H2HMEM_CACHE_DIR)."),
     max_retries: int = typer.Option(5, "--max-retries", min=0, help="Retries of a failed model call (429, 5xx, timeouts, broken replies)."),
     timeout: float = typer.Option(120.0, "--timeout", min=0.001, help="Seconds one model call may take before it is retried."),
+    retrieval_only: bool = typer.Option(False, "--retrieval-only",
+                                        help="Record each question's ranked evidence without calling the answer "
+                                             "model (memory is still built); score with `evaluate --metrics evidence`."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
 ) -> None:
     """Answer every question with a memory method; resumes when the run directory exists."""
@@ -104,7 +107,7 @@ def run_cmd(
                            out_dir=out, run_id=run_id, limit=limit, concurrency=concurrency,
                            captions_dir=captions_dir, use_cache=not no_cache, refresh_cache=refresh_cache,
                            retry_failed=retry_failed, cache_path=cache_path, max_retries=max_retries,
-                           timeout_s=timeout)
+                           timeout_s=timeout, retrieval_only=retrieval_only)
     except ValidationError as e:
         raise fail(config_error_message(e))
     except ValueError as e:

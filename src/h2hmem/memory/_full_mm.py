@@ -103,16 +103,29 @@ class FullMMMemory:
             self._lines.append(_Line(session.name, text, cost + self._image_cost(turn.image), turn.image,
                                      cap, self._count(cap) + 1))
 
-    async def answer(self, question: Question) -> Answer:
-        q_images = [image_part(ref, self.ctx.captions) for ref in question.images][: self.max_images]
+    def _plan(self, question: Question) -> tuple[int, set[int], list[int], int, list[int]]:
+        """``(first kept line, lines whose image is attached, line costs, budget, image lines)``."""
+        n_q = len(question.images[: self.max_images])
         budget = context_budget(self.ctx.chat, self.context_tokens, self.ctx.answer_config.max_tokens)
         budget -= sum(self._image_cost(ref) for ref in question.images[: self.max_images])
         # the most recent images overall are the ones attached; older images become caption text
-        image_slots = self.max_images - len(q_images)
+        image_slots = self.max_images - n_q
         with_image = [i for i, ln in enumerate(self._lines) if ln.image is not None]
         attach = set(with_image[max(0, len(with_image) - image_slots):]) if image_slots > 0 else set()
         costs = [ln.cost if (i in attach or ln.image is None) else ln.caption_cost for i, ln in enumerate(self._lines)]
-        start = keep_most_recent(costs, budget)
+        return keep_most_recent(costs, budget), attach, costs, budget, with_image
+
+    def _sessions(self, start: int) -> list[Evidence]:
+        """The kept sessions, most recent first."""
+        return [Evidence(session=s) for s in dict.fromkeys(ln.session for ln in reversed(self._lines[start:]))]
+
+    async def retrieve_evidence(self, question: Question) -> list[Evidence]:
+        """The sessions ``answer`` would show, most recent first (no model call)."""
+        return self._sessions(self._plan(question)[0])
+
+    async def answer(self, question: Question) -> Answer:
+        q_images = [image_part(ref, self.ctx.captions) for ref in question.images][: self.max_images]
+        start, attach, costs, budget, with_image = self._plan(question)
 
         parts: list[ContentPart] = []
         attached = 0
@@ -131,12 +144,10 @@ class FullMMMemory:
         memory: list[ContentPart] | str = parts if parts else ""
         result = await self.ctx.chat.chat(build_answer_messages(question, memory, q_images), self.ctx.answer_config,
                                           stage="answer")
-        kept = self._lines[start:]
-        sessions = list(dict.fromkeys(ln.session for ln in reversed(kept)))
         dropped_turns = sum(1 for ln in self._lines[:start] if not ln.header)
         return Answer(
             text=result.text.strip(),
-            evidence=[Evidence(session=s) for s in sessions],
+            evidence=self._sessions(start),
             usage=result.usage,
             cached=result.cached,
             details={"context_tokens": sum(costs[start:]), "budget_tokens": budget, "truncated": start > 0,

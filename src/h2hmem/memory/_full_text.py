@@ -51,20 +51,32 @@ class FullTextMemory:
             line = render_turn(session, turn, self.ctx.captions)
             self._lines.append((session.name, line, self._count(line) + 1))
 
-    async def answer(self, question: Question) -> Answer:
+    def _start(self, question: Question, q_caps: list[str]) -> tuple[int, int]:
+        """``(first kept line, budget)``: the most recent lines that fit."""
         budget = context_budget(self.ctx.chat, self.context_tokens, self.ctx.answer_config.max_tokens)
-        q_caps = [image_text(ref, self.ctx.captions) for ref in question.images]
         budget -= sum(self._count(c) for c in q_caps)
-        start = keep_most_recent([c for _, _, c in self._lines], budget)
+        return keep_most_recent([c for _, _, c in self._lines], budget), budget
+
+    def _sessions(self, start: int) -> list[Evidence]:
+        """The kept sessions, most recent first."""
+        return [Evidence(session=s) for s in dict.fromkeys(s for s, _, _ in reversed(self._lines[start:]))]
+
+    async def retrieve_evidence(self, question: Question) -> list[Evidence]:
+        """The sessions ``answer`` would show, most recent first (no model call)."""
+        caps = [image_text(ref, self.ctx.captions) for ref in question.images]
+        return self._sessions(self._start(question, caps)[0])
+
+    async def answer(self, question: Question) -> Answer:
+        q_caps = [image_text(ref, self.ctx.captions) for ref in question.images]
+        start, budget = self._start(question, q_caps)
         kept = self._lines[start:]
         memory = "\n".join(line for _, line, _ in kept)
         if q_caps:
             memory = memory + "\n\nImage attached to the question: " + " ".join(q_caps)
         result = await self.ctx.chat.chat(build_answer_messages(question, memory), self.ctx.answer_config, stage="answer")
-        sessions = list(dict.fromkeys(s for s, _, _ in reversed(kept)))
         return Answer(
             text=result.text.strip(),
-            evidence=[Evidence(session=s) for s in sessions],
+            evidence=self._sessions(start),
             usage=result.usage,
             cached=result.cached,
             details={"context_tokens": sum(c for _, _, c in kept), "budget_tokens": budget,

@@ -155,6 +155,11 @@ def build_native_context(hits: list[tuple[Unit, float]], question: Question, cap
     return parts, q_images, details
 
 
+def hits_evidence(hits: list[tuple[Unit, float]]) -> list[Evidence]:
+    """Turn units as :class:`Evidence`, in rank order (shared by MuRAG and NGM)."""
+    return [Evidence(session=u.session.name, turn=u.turn.index, score=round(s, 6)) for u, s in hits]
+
+
 async def answer_from_hits(ctx: MemoryContext, question: Question, hits: list[tuple[Unit, float]],
                            count: Callable[[str], int], *, max_images: int, max_text_tokens: int,
                            extra: dict[str, Any] | None = None) -> Answer:
@@ -167,7 +172,7 @@ async def answer_from_hits(ctx: MemoryContext, question: Question, hits: list[tu
     details["images_substituted"] = result.images_substituted
     return Answer(
         text=result.text.strip(),
-        evidence=[Evidence(session=u.session.name, turn=u.turn.index, score=round(s, 6)) for u, s in hits],
+        evidence=hits_evidence(hits),
         usage=result.usage, cached=result.cached, details=details)
 
 
@@ -238,12 +243,19 @@ class MuRAGMemory:
             self._units[uid] = Unit(session, t)
         self.index.add(ids, vectors)
 
+    async def _hits(self, question: Question) -> list[tuple[Unit, float]]:
+        if not len(self.index):
+            return []
+        q = await encode_query(self.encoder, question, self.ctx.captions)
+        return [(self._units[uid], s) for uid, s in self.index.search(q, self.top_k)[0]]
+
+    async def retrieve_evidence(self, question: Question) -> list[Evidence]:
+        """The turns ``answer`` would show, best first (no model call)."""
+        return hits_evidence(await self._hits(question))
+
     async def answer(self, question: Question) -> Answer:
-        hits: list[tuple[Unit, float]] = []
         t0 = time.perf_counter()
-        if len(self.index):
-            q = await encode_query(self.encoder, question, self.ctx.captions)
-            hits = [(self._units[uid], s) for uid, s in self.index.search(q, self.top_k)[0]]
+        hits = await self._hits(question)
         extra = {"retrieved": len(hits), "retrieval_s": round(time.perf_counter() - t0, 6)}
         return await answer_from_hits(self.ctx, question, hits, self._count, max_images=self.max_images,
                                       max_text_tokens=self.max_text_tokens, extra=extra)

@@ -70,16 +70,28 @@ class NaiveRAGMemory:
             texts.append(text)
         self.index.add(ids, await self.embedder.embed(texts))
 
-    async def answer(self, question: Question) -> Answer:
+    async def _hits(self, question: Question) -> list[tuple[str, float]]:
+        """Retrieved chunk ids with their cosine, best first."""
         query = question.text.strip()
         q_caps = [image_text(ref, self.ctx.captions) for ref in question.images]
         if q_caps:
             query += " " + " ".join(q_caps)
-        hits: list[tuple[str, float]] = []
+        if not len(self.index):
+            return []
+        qvec = (await self.embedder.embed([query]))[0]
+        return [(cid, s) for cid, s in self.index.search(qvec, self.top_k)[0] if s > self.min_similarity]
+
+    def _evidence(self, hits: list[tuple[str, float]]) -> list[Evidence]:
+        return [Evidence(session=self._chunks[cid][0], turn=self._chunks[cid][1], score=round(s, 6)) for cid, s in hits]
+
+    async def retrieve_evidence(self, question: Question) -> list[Evidence]:
+        """The turns ``answer`` would show, best first (no model call)."""
+        return self._evidence(await self._hits(question))
+
+    async def answer(self, question: Question) -> Answer:
+        q_caps = [image_text(ref, self.ctx.captions) for ref in question.images]
         t0 = time.perf_counter()
-        if len(self.index):
-            qvec = (await self.embedder.embed([query]))[0]
-            hits = [(cid, s) for cid, s in self.index.search(qvec, self.top_k)[0] if s > self.min_similarity]
+        hits = await self._hits(question)
         retrieval_s = time.perf_counter() - t0
         lines = [self._chunks[cid][2] for cid, _ in hits]
         memory = "\n".join(lines) if lines else "(nothing relevant was retrieved)"
@@ -88,7 +100,7 @@ class NaiveRAGMemory:
         result = await self.ctx.chat.chat(build_answer_messages(question, memory), self.ctx.answer_config, stage="answer")
         return Answer(
             text=result.text.strip(),
-            evidence=[Evidence(session=self._chunks[cid][0], turn=self._chunks[cid][1], score=round(s, 6)) for cid, s in hits],
+            evidence=self._evidence(hits),
             usage=result.usage,
             cached=result.cached,
             details={"retrieved": len(hits), "retrieval_s": round(retrieval_s, 6), "captions_missing": self._captions_missing},

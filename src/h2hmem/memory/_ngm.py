@@ -22,13 +22,13 @@ from ..data import Question, Session, Turn
 from ._budget import token_counter
 from ._murag import (
     IMAGES_NOTE, MAX_IMAGES, MAX_TEXT_TOKENS, SessionVectorCache, Unit, answer_from_hits, encode_query,
-    encoder_describe, encoder_item, load_encoder, session_date,
+    encoder_describe, encoder_item, hits_evidence, load_encoder, session_date,
 )
 from ._ngm_graph import (
     DEGREE_BOOST, DFS_DEPTH, DFS_MIN_COSINE, MAX_NODES, SEED_K, SEED_MULTIPLIER, SEMANTIC_K, SEMANTIC_THRESHOLD,
     TIME_SCALE_S, TURN_GAP_S, GraphConfig, TurnGraph, session_turn_times,
 )
-from ._protocol import Answer, MemoryContext
+from ._protocol import Answer, Evidence, MemoryContext
 
 
 class NGMMemory:
@@ -110,13 +110,20 @@ class NGMMemory:
             self._units.append(Unit(session, turn))
         self._last_time = times[-1]
 
+    async def _hits(self, question: Question) -> list[tuple[Unit, float]]:
+        if not len(self.graph):
+            return []
+        q = await encode_query(self.encoder, question, self.ctx.captions)
+        found = self.graph.recall(q) if self.recall == "neighbours" else self.graph.recall_dfs(q)
+        return [(self._units[n], s) for n, s in found]
+
+    async def retrieve_evidence(self, question: Question) -> list[Evidence]:
+        """The turns ``answer`` would show, best first (no model call)."""
+        return hits_evidence(await self._hits(question))
+
     async def answer(self, question: Question) -> Answer:
-        hits: list[tuple[Unit, float]] = []
         t0 = time.perf_counter()
-        if len(self.graph):
-            q = await encode_query(self.encoder, question, self.ctx.captions)
-            found = self.graph.recall(q) if self.recall == "neighbours" else self.graph.recall_dfs(q)
-            hits = [(self._units[n], s) for n, s in found]
+        hits = await self._hits(question)
         return await answer_from_hits(
             self.ctx, question, hits, self._count, max_images=self.max_images, max_text_tokens=self.max_text_tokens,
             extra={"retrieved": len(hits), "retrieval_s": round(time.perf_counter() - t0, 6), "nodes": len(self.graph),

@@ -58,6 +58,9 @@ class RunConfig(BaseModel):
     """Redo only questions whose recorded prediction has an error."""
     timeout_s: float = 120.0
     max_retries: int = 5
+    retrieval_only: bool = False
+    """Record each question's ranked evidence (``MemorySystem.retrieve_evidence``) without calling
+    the answer model; memory is still built as usual (A-Mem's notes use the build model)."""
 
     @field_validator("limit")
     @classmethod
@@ -87,6 +90,8 @@ class RunConfig(BaseModel):
         parts = [self.method, self.model, self.split, self.protocol]
         if self.limit:
             parts.append(f"limit{self.limit}")
+        if self.retrieval_only:
+            parts.append("retrieval")
         # settings that change answers but are not in the name: a short hash keeps ids readable and distinct
         extra = {k: v for k, v in self.identity().items()
                  if k in ("method_params", "build_model", "embedder", "answer_max_tokens", "answer_temperature")
@@ -108,7 +113,9 @@ class RunConfig(BaseModel):
         return {"split": self.split, "method": self.method, "method_params": self.method_params,
                 "model": self.model, "build_model": self.build_model, "embedder": self.embedder,
                 "protocol": self.protocol, "limit": self.limit,
-                "answer_max_tokens": self.answer_max_tokens, "answer_temperature": self.answer_temperature}
+                "answer_max_tokens": self.answer_max_tokens, "answer_temperature": self.answer_temperature,
+                # only when set, so runs recorded before the option existed keep their identity
+                **({"retrieval_only": True} if self.retrieval_only else {})}
 
 
 _DEFAULT_IDENTITY = {"method_params": {}, "build_model": None, "embedder": "minilm", "answer_max_tokens": 1024,

@@ -6,6 +6,9 @@ Protocols (a setting, recorded in the manifest):
 - ``online``: answer each session's questions right after observing it; ``session0`` (the
   cross-session pool) at the end.
 
+With ``retrieval_only`` the runner calls the method's ``retrieve_evidence(question)`` instead of
+``answer``: each record holds the ranked evidence, no answer, and no answer-model call is made.
+
 Dialogues run in parallel (``dialogue_concurrency``), questions in parallel (``concurrency``),
 and the model layer bounds calls in flight. Each prediction is appended to
 ``predictions.jsonl`` and flushed the moment it exists; a rerun skips answered ids, and the
@@ -106,6 +109,9 @@ async def arun_benchmark(config: RunConfig, *, chat_model: ChatModel | None = No
     """Async form of :func:`run_benchmark` (for notebooks that already run an event loop)."""
     method_cls = resolve_method(config.method)
     check_params(method_cls, config.method_params)
+    if config.retrieval_only and not callable(getattr(method_cls, "retrieve_evidence", None)):
+        raise MethodSetupError(f"method {config.method!r} has no retrieve_evidence(question) method, so it cannot "
+                               "run with retrieval_only (--retrieval-only)")
     from ..embed import parse_embedder_spec
 
     if embedder is None:  # a ready embedder object needs no spec (tests, notebooks, the benchmarks)
@@ -147,7 +153,9 @@ async def _run_locked(config: RunConfig, method_cls: Any, ds: Dataset, store: Ru
     for q in pending:
         by_dialogue[f"{q.split}/{q.dialogue}"].append(q)
     dialogues = [d for d in ds.dialogues if d.id in by_dialogue]
-    state = _RunState(store=store, method=config.method)
+    state = _RunState(store=store, method=config.method, retrieval_only=config.retrieval_only)
+    if config.retrieval_only:
+        manifest["retrieval_only"] = True
     question_sem = asyncio.Semaphore(config.concurrency)
     dialogue_sem = asyncio.Semaphore(config.dialogue_concurrency)
     descriptions: dict[str, Any] = {}
@@ -218,7 +226,10 @@ async def _drive(d: Dialogue, memory: Any, qs: list[Question], protocol: str, se
     async def ask(batch: list[Question]) -> None:
         async def one(q: Question) -> None:
             async with sem:
-                state.record(await _answer(memory, q, state.method))
+                if state.retrieval_only:
+                    state.record(await _retrieve(memory, q, state.method))
+                else:
+                    state.record(await _answer(memory, q, state.method))
         await asyncio.gather(*(one(q) for q in batch))
 
     by_session: dict[str, list[Question]] = defaultdict(list)
@@ -255,6 +266,18 @@ async def _answer(memory: Any, q: Question, method: str) -> Prediction:
                       method=method, details=details)
 
 
+async def _retrieve(memory: Any, q: Question, method: str) -> Prediction:
+    """Retrieval-only record: the method's ranked evidence, no answer (``details.retrieval_only``)."""
+    t0 = time.perf_counter()
+    try:
+        evidence = list(await memory.retrieve_evidence(q))
+    except Exception as e:
+        return _failed(q, method, _err(e), latency=time.perf_counter() - t0)
+    return Prediction(**_question_fields(q), answer=None, evidence=evidence,
+                      latency_s=round(time.perf_counter() - t0, 4), method=method,
+                      details={"answer_sessions": list(q.answer_sessions), "retrieval_only": True})
+
+
 def _question_fields(q: Question) -> dict[str, Any]:
     return {"question_id": q.id, "split": q.split, "dialogue": q.dialogue, "session": q.session,
             "task_type": q.task_type.abbr, "main_category": q.main_category.value, "difficulty": q.difficulty,
@@ -273,9 +296,10 @@ def _err(e: BaseException) -> str:
 class _RunState:
     """Progress and counters shared by the tasks of one invocation (single event loop: no locks)."""
 
-    def __init__(self, store: RunStore, method: str):
+    def __init__(self, store: RunStore, method: str, retrieval_only: bool = False):
         self.store = store
         self.method = method
+        self.retrieval_only = retrieval_only
         self.done = 0
         self.errors = 0
         self.tokens = 0
