@@ -46,6 +46,9 @@ WINDOW = 1
 """Neighbouring turns shown on each side of a retrieved turn in the answer context."""
 IMAGE_FOLLOWERS = 2
 """Turns after an image turn that are linked to it (its discussion)."""
+SESSION_CAP = 3
+"""Most turns of one session among the ``top_k`` when the question names no time anchor (0 = no cap):
+an unanchored question keeps a second session in play."""
 ABSTAIN_THRESHOLD = 0.35
 """Best question–turn cosine (MiniLM) below which memory is taken to hold nothing relevant."""
 
@@ -59,6 +62,7 @@ class H2HMemory:
         window: neighbours on each side shown with a retrieved turn (0 = the turn alone).
         image_followers: turns after an image linked to it.
         abstain_threshold: abstention signal threshold (see module docstring).
+        session_cap: most turns from one session in the top-k when no time anchor matched (0 = none).
         bm25, context, speakers, time_anchors, session_prior, decompose, clean_query, recency:
             switch one component off (the ablation in ``docs/h2h-memory.md``).
     """
@@ -70,11 +74,12 @@ class H2HMemory:
                  image_followers: int = IMAGE_FOLLOWERS, abstain_threshold: float = ABSTAIN_THRESHOLD,
                  bm25: bool = True, context: bool = True, speakers: bool = True, time_anchors: bool = True,
                  session_prior: bool = True, decompose: bool = True, clean_query: bool = True,
-                 recency: bool = True):
+                 recency: bool = True, session_cap: int = SESSION_CAP):
         if ctx.embedder_factory is None:
             raise ValueError("h2h needs a text embedder (MemoryContext.embedder_factory)")
-        if top_k < 1 or window < 0 or image_followers < 0:
-            raise ValueError("h2h: top_k must be >= 1, window and image_followers >= 0")
+        if top_k < 1 or window < 0 or image_followers < 0 or session_cap < 0:
+            raise ValueError("h2h: top_k must be >= 1, window, image_followers and session_cap >= 0")
+        self.session_cap = session_cap
         self.ctx = ctx
         self.top_k, self.window, self.image_followers = top_k, window, image_followers
         self.abstain_threshold = abstain_threshold
@@ -97,7 +102,8 @@ class H2HMemory:
 
     def describe(self) -> dict[str, Any]:
         return {"method": self.name, "modality": self.modality, "top_k": self.top_k, "window": self.window,
-                "image_followers": self.image_followers, "abstain_threshold": self.abstain_threshold,
+                "image_followers": self.image_followers, "session_cap": self.session_cap,
+                "abstain_threshold": self.abstain_threshold,
                 "weights": self.weights.__dict__, "components": self.switches,
                 "embedder": getattr(self.embedder, "name", "?"),
                 "images": "captions (never file names in queries); image turns linked to the turns discussing them"}
@@ -214,6 +220,8 @@ class H2HMemory:
                                           question.task_type)
                 lists.append(list(np.lexsort((np.arange(len(s)), -s))))
             order = _round_robin(lists[1:] + lists[:1])
+        if self.session_cap and not matched:
+            order = _cap_per_session(order, [t.session for t in self.index.turns], self.session_cap, self.top_k)
         hits = [(int(i), float(scores[i])) for i in order[:self.top_k]]
         facts = {"abstain_signal": round(signal, 6), "abstain": signal < self.abstain_threshold,
                  "speakers_named": named, "sessions_anchored": sorted(matched), "sub_queries": len(subs)}
@@ -264,6 +272,23 @@ class H2HMemory:
         return Answer(text=result.text.strip(), evidence=evidence, usage=result.usage, cached=result.cached,
                       details={**facts, "retrieved": len(hits), "neighbours": len(neighbours),
                                "retrieval_s": round(retrieval_s, 6), "captions_missing": self._captions_missing})
+
+
+def _cap_per_session(order: list[int], sessions: list[str], cap: int, k: int) -> list[int]:
+    """The first ``k`` of ``order`` with at most ``cap`` from one session (then the rest, in order).
+
+    Example: sessions of order [a, a, a, b, c], cap 2, k 3 → a, a, b (then a, c).
+    """
+    head: list[int] = []
+    rest: list[int] = []
+    count: dict[str, int] = {}
+    for i in order:
+        if len(head) < k and count.get(sessions[i], 0) < cap:
+            head.append(i)
+            count[sessions[i]] = count.get(sessions[i], 0) + 1
+        else:
+            rest.append(i)
+    return head + rest
 
 
 def _round_robin(lists: list[list[int]]) -> list[int]:
