@@ -57,7 +57,7 @@ def test_registered_and_describes_itself():
 def test_speakers_dates_and_images_steer_retrieval():
     mem, _ = _memory(top_k=3)
     recs = mem.index.turns
-    assert recs[0].addressees == ["Dr. Wu"] and "spk_drwu" in recs[0].text
+    assert recs[0].addressees == ["Dr. Wu"] and "spk_drwu" in recs[0].words and "spk_" not in recs[0].text
     # the turn after the image carries the image in its context; the image turn its discussion
     assert "img3.jpg" in recs[3].context and "golden char" in recs[2].context
     # "A Jie" resolves to Ajie; the date anchors session 2 (March 9)

@@ -2,8 +2,9 @@
 
 Each observed turn becomes one :class:`TurnRecord` with two texts:
 
-- ``text``: ``"<speaker> to <addressees>: <text> [Image <file>: <caption>]"`` plus canonical
-  speaker tokens (``spk_drwu``) so BM25 matches any spelling of a name;
+- ``text`` (embedded): ``"<speaker>: <text> [Image <file>: <caption>]"``; for BM25 (``words``) the
+  same plus canonical tokens of the speaker and addressees (``spk_drwu``), so BM25 matches any
+  spelling of a name (kept out of the embedded text, where they would only add noise);
 - ``context``: the turn inside its window (previous turn, the turn, next turn); an image turn's
   window instead runs over the turns after it that discuss it (up to ``image_followers``, until
   the next image), and those turns carry the image's file name and caption in their own context —
@@ -11,10 +12,11 @@ Each observed turn becomes one :class:`TurnRecord` with two texts:
 
 Scores (all arrays of shape ``(n_turns,)``), with ``w`` the weights of :class:`ScoreWeights`:
 
-    base = w.dense · cos(q, text) + w.context · cos(q, context) + w.bm25 · minmax(BM25(q, text))
+    base = w.dense · cos(q, text) + w.context · cos(q, context) + w.bm25 · minmax(BM25(q, words))
          + w.speaker · [turn spoken by, or addressed to, a person the question names]
          + w.time · [turn in a session the question's date / session number points at]
          + w.turn · [also the turn number the question names] + w.backref · [turn text names that session]
+    base += w.neighbour · max(base of the previous turn, base of the next turn)   (same session)
     final = base + w.session · minmax(session prior) + w.recency · (session position in time, 0…1, KR only)
 
 where the session prior of a turn is the mean of the ``session_top`` best ``base`` scores of its
@@ -41,6 +43,7 @@ class ScoreWeights:
     time: float = 0.30
     turn: float = 0.15
     backref: float = 0.10
+    neighbour: float = 0.0
     session: float = 0.25
     recency: float = 0.05
     session_top: int = 3
@@ -57,6 +60,8 @@ class TurnRecord:
     speaker: str
     addressees: list[str]
     text: str
+    words: str = ""
+    """``text`` plus speaker/addressee tokens, for BM25."""
     context: str = ""
     mentioned_sessions: set[int] = field(default_factory=set)
     """Session numbers its text names ("as in Session 4")."""
@@ -94,9 +99,9 @@ class TurnIndex:
         return self._stacked
 
     def bm25(self, query: str) -> np.ndarray:
-        """Min-max normalised BM25 of ``query`` against every turn's ``text``."""
+        """Min-max normalised BM25 of ``query`` against every turn's ``words``."""
         if self._bm25 is None:
-            self._bm25 = BM25Scorer([t.text for t in self.turns])
+            self._bm25 = BM25Scorer([t.words or t.text for t in self.turns])
         return minmax(self._bm25.scores(query))
 
 
@@ -112,3 +117,15 @@ def session_prior(base: np.ndarray, sessions: list[str], top: int) -> np.ndarray
         best = np.sort(base[sel])[::-1][:max(1, top)]
         out[sel] = best.mean()
     return out
+
+
+def neighbour_max(base: np.ndarray, sessions: list[str]) -> np.ndarray:
+    """Per turn, the larger ``base`` of its previous and next turn in the same session (0 at the ends).
+
+    Example: base [0.2, 0.9, 0.4, 0.7], sessions [a, a, a, b] → [0.9, 0.4, 0.9, 0.0].
+    """
+    prev = np.concatenate([[0.0], base[:-1]])
+    nxt = np.concatenate([base[1:], [0.0]])
+    same_prev = np.array([i > 0 and sessions[i - 1] == sessions[i] for i in range(len(base))])
+    same_next = np.array([i + 1 < len(base) and sessions[i + 1] == sessions[i] for i in range(len(base))])
+    return np.maximum(np.where(same_prev, prev, 0.0), np.where(same_next, nxt, 0.0))

@@ -5,7 +5,8 @@ file name", "Does this contradict the content of the conversation? Answer yes or
 words match nothing useful and, for a dense encoder, pull every question towards the same
 point. :func:`search_text` removes them; :func:`sub_queries` splits questions that list several
 events ("A. … B. … C. …", the usual form of ordering questions) so each event is searched for on
-its own.
+its own; :func:`sentence_queries` splits a question of several sentences ("In Session 1, X
+suggested … In Session 14, how was this upgraded …?"), each searched with its own time anchors.
 """
 
 from __future__ import annotations
@@ -42,3 +43,20 @@ def sub_queries(question: str) -> list[str]:
     items = [re.sub(r"\s+", " ", m.group(2)).strip(" ;,.") for m in _ITEM.finditer(body)]
     items = [i for i in items if len(i) >= 3]
     return items if len(items) >= 2 else []
+
+
+_SENTENCE = re.compile(r"(?<=[.?!;])\s+(?=[A-Z])|,\s+but\s+")
+MIN_SENTENCE_WORDS = 4
+"""Shorter pieces ("Answer yes or no.") are not searched on their own."""
+
+
+def sentence_queries(question: str) -> list[str]:
+    """The sentences of a question (instructions removed) with at least :data:`MIN_SENTENCE_WORDS`
+    words, or [] when fewer than two.
+
+    Example: "In Session 1, A planned X. In Session 2, how did they update it?" → both sentences.
+    """
+    body = re.sub(r"\s+", " ", _INSTRUCTION.sub(" ", question)).strip()
+    parts = [p.strip(" ;,") for p in _SENTENCE.split(body)]
+    parts = [p for p in parts if len(p.split()) >= MIN_SENTENCE_WORDS]
+    return parts if len(parts) >= 2 else []
