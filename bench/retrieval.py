@@ -27,7 +27,11 @@ from h2hmem.data import TaskType
 from h2hmem.llm import ChatResult, Usage
 
 BASELINES = ("full-text", "naive-rag", "a-mem", "full-mm", "murag", "ngm")
-ABLATION = ("bm25", "context", "speakers", "time_anchors", "session_prior", "decompose", "clean_query", "recency")
+ABLATION: tuple[tuple[str, dict[str, Any]], ...] = (
+    *((f"h2h −{c}", {c: False}) for c in ("bm25", "context", "speakers", "time_anchors", "pictures", "decompose",
+                                          "clean_query", "recency")),
+    ("h2h +session_prior", {"session_prior": True}), ("h2h +session_cap=3", {"session_cap": 3}),
+)
 FIELDS = ("turn_recall@5", "turn_ndcg@5", "hit@5")
 
 
@@ -119,10 +123,10 @@ def main(argv: list[str] | None = None) -> None:
     data = strip_question_images(args.data, args.out / "data")
     runs: list[tuple[str, str, dict]] = [(m, m, {}) for m in args.methods.split(",") if m]
     if args.ablation:
-        runs += [(f"h2h −{c}", "h2h", {c: False}) for c in ABLATION]
+        runs += [(label, "h2h", params) for label, params in ABLATION]
     results: dict[str, dict] = {}
     for label, method, params in runs:
-        run_id = label.replace(" −", "-no-")
+        run_id = label.replace(" −", "-no-").replace(" +", "-with-").replace("=", "")
         shutil.rmtree(args.out / "runs" / run_id, ignore_errors=True)
         results[label] = run_method(data, args.out / "runs", labels, method, params, run_id)
         print(f"done {label}", flush=True)

@@ -25,12 +25,13 @@ time order, through the shared answer prompt.
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any, ClassVar
 
 import numpy as np
 
-from ..data import Question, Session, TaskType
+from ..data import MainCategory, Question, Session, TaskType
 from ._amem_retrieve import minmax
 from ._h2h_index import ScoreWeights, TurnIndex, TurnRecord, neighbour_max, session_prior
 from ._h2h_people import SpeakerDirectory
@@ -40,6 +41,7 @@ from ._prompt import build_answer_messages
 from ._protocol import Answer, Evidence, MemoryContext
 from ._render import render_turn, session_header
 
+_PICTURE = re.compile(r"\b(?:picture|image|photo|pic|screenshot)s?\b", re.I)
 TOP_K = 5
 """Turns retrieved per question (the baselines' published top-k)."""
 WINDOW = 1
@@ -63,8 +65,8 @@ class H2HMemory:
         image_followers: turns after an image linked to it.
         abstain_threshold: abstention signal threshold (see module docstring).
         session_cap: most turns from one session in the top-k when no time anchor matched (0 = none).
-        bm25, context, speakers, time_anchors, decompose, clean_query, recency: switch one
-            component off (the ablation in ``docs/h2h-memory.md``).
+        bm25, context, speakers, time_anchors, decompose, clean_query, recency, pictures: switch
+            one component off (the ablation in ``docs/h2h-memory.md``).
         session_prior: add the session prior (off by default: it lowered both turn recall and
             session hit@5 on the sample, see the ablation).
     """
@@ -76,7 +78,7 @@ class H2HMemory:
                  image_followers: int = IMAGE_FOLLOWERS, abstain_threshold: float = ABSTAIN_THRESHOLD,
                  bm25: bool = True, context: bool = True, speakers: bool = True, time_anchors: bool = True,
                  session_prior: bool = False, decompose: bool = True, clean_query: bool = True,
-                 recency: bool = True, session_cap: int = SESSION_CAP):
+                 recency: bool = True, pictures: bool = True, session_cap: int = SESSION_CAP):
         if ctx.embedder_factory is None:
             raise ValueError("h2h needs a text embedder (MemoryContext.embedder_factory)")
         if top_k < 1 or window < 0 or image_followers < 0 or session_cap < 0:
@@ -87,14 +89,15 @@ class H2HMemory:
         self.abstain_threshold = abstain_threshold
         self.switches = {"bm25": bm25, "context": context, "speakers": speakers, "time_anchors": time_anchors,
                          "session_prior": session_prior, "decompose": decompose, "clean_query": clean_query,
-                         "recency": recency}
+                         "recency": recency, "pictures": pictures}
         w = ScoreWeights()
         self.weights = ScoreWeights(
             dense=w.dense + (0 if context else w.context), context=w.context if context else 0.0,
             bm25=w.bm25 if bm25 else 0.0, speaker=w.speaker if speakers else 0.0,
             time=w.time if time_anchors else 0.0, turn=w.turn if time_anchors else 0.0,
             backref=w.backref if time_anchors else 0.0, session=w.session if session_prior else 0.0,
-            recency=w.recency if recency else 0.0, session_top=w.session_top)
+            recency=w.recency if recency else 0.0, image=w.image if pictures else 0.0,
+            neighbour=w.neighbour, session_top=w.session_top)
         self.embedder = ctx.embedder_factory()
         self.people = SpeakerDirectory()
         self.index = TurnIndex()
@@ -136,7 +139,8 @@ class H2HMemory:
                 self._captions_missing += 1
             to = [p for p in self.people.mentions(t.text) if p != t.speaker]
             tags = " ".join(self.people.canonical_tag(p) for p in [t.speaker, *to])
-            text = f"{t.speaker}: {t.text.strip()} {self._image_note(session, i)}".strip()
+            head = t.speaker + (f" to {', '.join(to)}" if to else "")
+            text = f"{head}: {t.text.strip()} {self._image_note(session, i)}".strip()
             if t.image is not None:
                 span = range(max(0, i - 1), min(len(turns), i + 1 + self.image_followers))
             else:
@@ -149,7 +153,7 @@ class H2HMemory:
                 session=session.name, session_pos=pos, turn=t.index, speaker=t.speaker, addressees=to, text=text,
                 words=f"{text} {tags}",
                 context=" ".join(ctx_parts), mentioned_sessions=time_refs(t.text).sessions,
-                has_image=t.image is not None, line=render_turn(session, t, self.ctx.captions)))
+                has_image=t.image is not None, about_image=t.image is not None or i in linked, line=render_turn(session, t, self.ctx.captions)))
         return records
 
     async def observe(self, session: Session) -> None:
@@ -191,6 +195,8 @@ class H2HMemory:
             base = base + w.time * in_session
             if refs.turns:
                 base = base + w.turn * in_session * np.array([t.turn in refs.turns for t in turns], np.float64)
+        if w.image and task.main_category is not MainCategory.APPLICATION and _PICTURE.search(query):
+            base = base + w.image * np.array([t.about_image for t in turns], np.float64)
         if w.backref and refs.sessions:
             base = base + w.backref * np.array([bool(t.mentioned_sessions & refs.sessions) for t in turns], np.float64)
         if w.neighbour:
@@ -218,13 +224,13 @@ class H2HMemory:
         order = list(np.lexsort((np.arange(len(scores)), -scores)))
         subs = self._sub_queries(raw, refs) if self.switches["decompose"] else []
         if subs:
-            lists = [order]
-            for sub, sub_refs in subs:
+            first, rest = [], []
+            for sub, sub_refs, primary in subs:
                 sub_matched = matching_sessions(sub_refs, self._sessions)
                 s, _ = await self._scores(sub, self.people.named_in(sub) if named else [], sub_refs, sub_matched,
                                           question.task_type)
-                lists.append(list(np.lexsort((np.arange(len(s)), -s))))
-            order = _round_robin(lists[1:] + lists[:1])
+                (first if primary else rest).append(list(np.lexsort((np.arange(len(s)), -s))))
+            order = _round_robin(first + [order] + rest)
         if self.session_cap and not matched:
             order = _cap_per_session(order, [t.session for t in self.index.turns], self.session_cap, self.top_k)
         hits = [(int(i), float(scores[i])) for i in order[:self.top_k]]
@@ -232,15 +238,18 @@ class H2HMemory:
                  "speakers_named": named, "sessions_anchored": sorted(matched), "sub_queries": len(subs)}
         return hits, facts
 
-    def _sub_queries(self, raw: str, refs: TimeRefs) -> list[tuple[str, TimeRefs]]:
-        """Listed events (with the question's anchors), else sentences that carry anchors of their
-        own (each with its own; an unanchored sentence gets none, so it is not pulled to the others')."""
+    def _sub_queries(self, raw: str, refs: TimeRefs) -> list[tuple[str, TimeRefs, bool]]:
+        """``(text, anchors, primary)``: listed events (each primary, with the question's anchors),
+        else sentences that carry anchors of their own (each with its own; an unanchored sentence
+        gets none, so it is not pulled to the others'). Of the sentences, only the one that asks
+        (ends with "?") is primary: the others set the scene. Rankings merge as primaries, the
+        whole question, then the rest."""
         items = sub_queries(raw)
         if items:
-            return [(i, refs) for i in items]
+            return [(i, refs, True) for i in items]
         sentences = [(s, time_refs(s)) for s in sentence_queries(raw)]
         if sum(r.any for _, r in sentences) >= 1 and len({frozenset(r.sessions) for _, r in sentences}) > 1:
-            return sentences
+            return [(s, r, s.rstrip().endswith("?")) for s, r in sentences]
         return []
 
     def _evidence(self, hits: list[tuple[int, float]]) -> list[Evidence]:

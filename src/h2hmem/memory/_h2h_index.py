@@ -2,7 +2,7 @@
 
 Each observed turn becomes one :class:`TurnRecord` with two texts:
 
-- ``text`` (embedded): ``"<speaker>: <text> [Image <file>: <caption>]"``; for BM25 (``words``) the
+- ``text`` (embedded): ``"<speaker> to <addressees>: <text> [Image <file>: <caption>]"``; for BM25 (``words``) the
   same plus canonical tokens of the speaker and addressees (``spk_drwu``), so BM25 matches any
   spelling of a name (kept out of the embedded text, where they would only add noise);
 - ``context``: the turn inside its window (previous turn, the turn, next turn); an image turn's
@@ -16,6 +16,7 @@ Scores (all arrays of shape ``(n_turns,)``), with ``w`` the weights of :class:`S
          + w.speaker · [turn spoken by, or addressed to, a person the question names]
          + w.time · [turn in a session the question's date / session number points at]
          + w.turn · [also the turn number the question names] + w.backref · [turn text names that session]
+         + w.image · [the question speaks of a picture, and the turn shared one or discusses one]
     base += w.neighbour · max(base of the previous turn, base of the next turn)   (same session)
     final = base + w.session · minmax(session prior) + w.recency · (session position in time, 0…1, KR only)
 
@@ -43,6 +44,7 @@ class ScoreWeights:
     time: float = 0.30
     turn: float = 0.15
     backref: float = 0.10
+    image: float = 0.10
     neighbour: float = 0.0
     session: float = 0.25
     recency: float = 0.05
@@ -66,6 +68,8 @@ class TurnRecord:
     mentioned_sessions: set[int] = field(default_factory=set)
     """Session numbers its text names ("as in Session 4")."""
     has_image: bool = False
+    about_image: bool = False
+    """The turn shared an image or is one of the turns after it that discuss it."""
     line: str = ""
     """How the answer prompt shows it: ``[date] speaker: text [Image …]``."""
 

@@ -22,7 +22,9 @@ INSTRUCTIONS: tuple[str, ...] = (
     r"use letters to represent the events\.?",
     r"please arrange the following events in chronological order(?: based on the dialogue content)?:?",
     r"based on (?:the )?(?:dialogue|conversation)(?: content)?,?",
-    r"based on the (?:knowledge|information) (?:learned|newly learned) from the conversation,?",
+    r"based on the (?:newly )?(?:learned )?(?:knowledge|information|content)(?: (?:newly )?learned)?"
+    r"(?: (?:from|in) the (?:conversation|dialogue))?,?",
+    r"please answer by combining[^.?]*[.?]",
     r"in the conversation,?",
     r"according to the (?:dialogue|conversation),?",
 )
