@@ -62,13 +62,14 @@ def strip_question_images(src: Path, dst: Path) -> Path:
     return dst
 
 
-def run_method(data: Path, out: Path, labels: Path, method: str, params: dict[str, Any], run_id: str) -> dict:
+def run_method(data: Path, out: Path, labels: Path, method: str, params: dict[str, Any], run_id: str,
+               embedder: Any = None) -> dict:
     from h2hmem.metrics import evaluate_run
     from h2hmem.run import RunConfig, run_benchmark
 
     config = RunConfig(data_root=data, method=method, method_params=params, out_dir=out, run_id=run_id,
                        retrieval_only=True, model="fake:none", use_cache=False)
-    summary = run_benchmark(config, chat_model=FallbackNoteChat(), progress=False)
+    summary = run_benchmark(config, chat_model=FallbackNoteChat(), embedder=embedder, progress=False)
     if summary.failed:
         raise RuntimeError(f"{method}: {summary.failed} questions failed: {list(summary.failed_questions.items())[:3]}")
     return evaluate_run(summary.run_dir, ("evidence",), evidence_labels=labels, n_boot=0)
@@ -124,11 +125,14 @@ def main(argv: list[str] | None = None) -> None:
     runs: list[tuple[str, str, dict]] = [(m, m, {}) for m in args.methods.split(",") if m]
     if args.ablation:
         runs += [(label, "h2h", params) for label, params in ABLATION]
+    from h2hmem.embed import load_embedder
+
+    embedder = load_embedder("minilm")  # one instance for every run: its cache makes the ablation cheap
     results: dict[str, dict] = {}
     for label, method, params in runs:
         run_id = label.replace(" −", "-no-").replace(" +", "-with-").replace("=", "")
         shutil.rmtree(args.out / "runs" / run_id, ignore_errors=True)
-        results[label] = run_method(data, args.out / "runs", labels, method, params, run_id)
+        results[label] = run_method(data, args.out / "runs", labels, method, params, run_id, embedder)
         print(f"done {label}", flush=True)
     md, rows = table(results)
     (args.out / "retrieval.md").write_text(md + "\n", encoding="utf-8")
