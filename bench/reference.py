@@ -61,7 +61,7 @@ def reference_step(spec: dict[str, Any]) -> dict[str, Any]:
     from h2hmem.caption import CaptionStore
     from h2hmem.data import load_dataset
     from h2hmem.llm import load_chat_model
-    from h2hmem.memory import MemoryContext, resolve_method
+    from h2hmem.memory import MemoryContext, question_view, resolve_method
     from h2hmem.run import select_questions
 
     from ._embedders import make_embedder
@@ -88,7 +88,7 @@ def reference_step(spec: dict[str, Any]) -> dict[str, Any]:
         for s in d.sessions:
             loop.run_until_complete(memory.observe(s))
         for q in qs:
-            ans = loop.run_until_complete(memory.answer(q))
+            ans = loop.run_until_complete(memory.answer(question_view(q, ctx.captions)))  # what the runner passes
             results.append({"question_id": q.id, "question": q.text, "answer": ans.text, "gold": q.gold})
     Path(spec["out_path"]).write_text(json.dumps(results, ensure_ascii=False, indent=1), encoding="utf-8")
     wall = time.perf_counter() - t0

@@ -8,6 +8,8 @@ import pytest
 
 from h2hmem.data import Dataset, load_dataset
 
+from h2hmem.leaderboard import export_submission
+
 from lb_helpers import mixed_predictions, write_run
 
 
@@ -19,3 +21,9 @@ def sample_dataset(sample_root: Path) -> Dataset:
 @pytest.fixture
 def mixed_run(tmp_path: Path, sample_dataset: Dataset) -> Path:
     return write_run(tmp_path / "run", mixed_predictions(sample_dataset))
+
+
+@pytest.fixture
+def files(tmp_path: Path, sample_dataset: Dataset) -> list[Path]:
+    """The two exported submission files of :func:`mixed_predictions`."""
+    return export_submission(write_run(tmp_path / "run", mixed_predictions(sample_dataset)))

@@ -51,6 +51,21 @@ def expected_f1(dataset: Dataset, preds: list[Prediction]) -> float:
     return total / len(dataset.questions)
 
 
+ADMIN_PW = "correct horse battery"
+
+
+def make_client(tmp_path: Path, sample_root: Path, db_url: str | None = None, **kw):
+    """A TestClient of a fresh service on a SQLite file in ``tmp_path`` with administrator ``admin``."""
+    from fastapi.testclient import TestClient
+
+    from h2hmem.leaderboard import LeaderboardSettings, create_admin, create_app, open_database
+
+    db_url = db_url or f"sqlite:///{tmp_path / 'lb.db'}"
+    with open_database(db_url)() as db:
+        create_admin(db, "admin", ADMIN_PW)
+    return TestClient(create_app(LeaderboardSettings(data_root=sample_root, db_url=db_url, secret="test-secret", **kw)))
+
+
 CSRF = re.compile(r'name="csrf_token" value="([^"]+)"')
 
 
@@ -61,14 +76,28 @@ def csrf_of(client, path: str = "/submit") -> str:
     return m.group(1)
 
 
+STATUS_URL = re.compile(r'id="status-url" href="([^"]+)"')
+
+
 def upload(client, files: list[Path] | tuple[bytes, bytes], method: str = "My method", organisation: str = "Lab",
-           description: str = "", csrf: str | None = None):
-    """POST /submit with the two files (paths from export_submission, or raw bytes)."""
+           description: str = "", csrf: str | None = None, email: str = "", wait: bool = True):
+    """POST /submit with the two files (paths from export_submission, or raw bytes); with ``wait``,
+    returns once the background scorer has scored what was queued."""
     dy, mp = (f.read_bytes() for f in files) if isinstance(files[0], Path) else files
-    data = {"method": method, "organisation": organisation, "description": description}
+    data = {"method": method, "organisation": organisation, "description": description, "email": email}
     data["csrf_token"] = csrf if csrf is not None else csrf_of(client)
-    return client.post("/submit", data=data, files={"file_dyadic": ("prediction_dyadic.json", dy, "application/json"),
-                                                    "file_multiparty": ("prediction_multiparty.json", mp, "application/json")})
+    r = client.post("/submit", data=data, files={"file_dyadic": ("prediction_dyadic.json", dy, "application/json"),
+                                                 "file_multiparty": ("prediction_multiparty.json", mp, "application/json")})
+    if wait:
+        assert client.app.state.scorer.wait_idle(120), "scoring did not finish within 120 s"
+    return r
+
+
+def status_path(receipt_html: str) -> str:
+    """The path of the status page linked from a receipt page."""
+    m = STATUS_URL.search(receipt_html)
+    assert m, "no status link on the receipt"
+    return "/" + m.group(1).split("/", 3)[3]
 
 
 def login(client, username: str = "admin", password: str = "correct horse battery"):

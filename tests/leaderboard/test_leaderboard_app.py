@@ -5,29 +5,11 @@ from __future__ import annotations
 import csv
 import io
 import json
-from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
 
-from h2hmem.leaderboard import LeaderboardSettings, create_admin, create_app, export_submission, open_database
-
-from lb_helpers import csrf_of, expected_f1, login, mixed_predictions, upload, write_run
-
-ADMIN_PW = "correct horse battery"
-
-
-@pytest.fixture
-def files(tmp_path, sample_dataset) -> list[Path]:
-    return export_submission(write_run(tmp_path / "run", mixed_predictions(sample_dataset)))
-
-
-def make_client(tmp_path: Path, sample_root: Path, db_url: str | None = None, **kw) -> TestClient:
-    db_url = db_url or f"sqlite:///{tmp_path / 'lb.db'}"
-    with open_database(db_url)() as db:
-        create_admin(db, "admin", ADMIN_PW)
-    return TestClient(create_app(LeaderboardSettings(data_root=sample_root, db_url=db_url, secret="test-secret", **kw)))
-
+from lb_helpers import ADMIN_PW, csrf_of, expected_f1, login, make_client, mixed_predictions, upload
 
 @pytest.fixture
 def client(tmp_path, sample_root) -> TestClient:
@@ -61,7 +43,7 @@ def test_upload_review_and_ranking(client, files, sample_dataset):
     assert entry["scores"]["all"]["coverage"] == pytest.approx((441 - 63) / 441)
     assert set(entry["scores"]) >= {"main:Memory Recall", "sub:UPR", "sub:AR"}
     page = client.get("/")
-    assert "Gold-ish RAG" in page.text and f"{want * 100:.1f}" in page.text
+    assert "Gold-ish RAG" in page.text and f"{want:.3f}" in page.text
     detail = client.get("/entries/1")
     assert detail.status_code == 200 and "<svg" in detail.text and "UPR" in detail.text
     qs = client.get("/api/entries/1/questions").json()["questions"]
@@ -117,15 +99,21 @@ def test_missing_file_and_method_are_reported(client, files):
 
 
 def test_unauthenticated_review_is_refused(client, files):
+    """Without a session every admin route redirects HTML requests to the login page (GET and
+    POST alike, before the form is read) and answers API requests 401; nothing changes."""
     upload(client, files)
     tok = csrf_of(client)
     for action in ("approve", "reject", "withdraw"):
-        r = client.post(f"/admin/entries/1/{action}", data={"csrf_token": tok, "reason": "x"})
-        assert r.status_code == 401 and "Administrators only: log in at /admin/login first." in r.text
-    assert client.get("/admin/entries/1").status_code == 401
-    assert client.get("/admin", follow_redirects=False).headers["location"] == "/admin/login"
+        r = client.post(f"/admin/entries/1/{action}", data={"csrf_token": tok, "reason": "x"}, follow_redirects=False)
+        assert r.status_code == 303 and r.headers["location"] == "/admin/login", action
+    for path in ("/admin", "/admin/entries/1", "/admin/sessions", "/admin/password"):
+        r = client.get(path, follow_redirects=False)
+        assert r.status_code == 303 and r.headers["location"] == "/admin/login", path
+    r = client.get("/api/admin/entries")
+    assert r.status_code == 401 and r.json() == {"detail": "Administrators only: log in first."}
     login(client)
     assert "pending" in client.get("/admin/entries/1").text
+    assert client.get("/api/admin/entries").json()["entries"][0]["status"] == "pending"
 
 
 def test_missing_or_wrong_csrf_token_is_refused(client, files):
@@ -259,3 +247,18 @@ def test_unexpected_errors_are_a_page_not_a_traceback(client, monkeypatch):
     r = c.get("/api/entries")
     assert r.status_code == 500 and r.json() == {"detail": "Internal error: the request could not be completed "
                                                            "(it is logged on the server)."}
+
+
+def test_page_modules_do_not_import_the_app_module():
+    """No import cycle: the route modules and ``_web`` import shared helpers from ``_web``, never ``_app``."""
+    import ast
+    from pathlib import Path
+
+    import h2hmem.leaderboard as lb
+
+    pkg = Path(lb.__file__).parent
+    for name in ("_web", "_public", "_submit", "_admin", "_accounts", "_middleware", "_sessions"):
+        tree = ast.parse((pkg / f"{name}.py").read_text())
+        imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+        imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
+        assert "_app" not in imported, name

@@ -61,3 +61,30 @@ def test_upload_approve_rank_on_postgres(pg_url, tmp_path, sample_root, sample_d
     # the session secret was generated once and kept in the database: a second app accepts the cookie
     client2 = TestClient(create_app(LeaderboardSettings(data_root=sample_root, db_url=pg_url)), cookies=client.cookies)
     assert "Review queue" in client2.get("/").text
+
+
+def test_missing_columns_are_added_on_postgres(pg_url, tmp_path, sample_root, files):
+    """A table of an older version (columns dropped here) is completed at start-up; sessions work after it."""
+    from sqlalchemy import inspect, text
+
+    from h2hmem.leaderboard._db import make_engine
+
+    engine = make_engine(pg_url)
+    with engine.begin() as conn:
+        conn.execute(text("DROP TABLE lb_admin_sessions"))
+        conn.execute(text("ALTER TABLE lb_entries DROP COLUMN email, DROP COLUMN receipt_hash, DROP COLUMN content_hash, "
+                          "DROP COLUMN duplicate_of, DROP COLUMN score_status"))
+    engine.dispose()
+    engine = make_engine(pg_url)
+    cols = {c["name"] for c in inspect(engine).get_columns("lb_entries")}
+    assert {"email", "receipt_hash", "content_hash", "duplicate_of", "score_status"} <= cols
+    engine.dispose()
+    with open_database(pg_url)() as db:
+        create_admin(db, "admin", "correct horse battery")
+    client = TestClient(create_app(LeaderboardSettings(data_root=sample_root, db_url=pg_url)))
+    upload(client, files)
+    upload(client, files)
+    assert login(client).status_code == 303
+    assert [e["duplicate_of"] for e in client.get("/api/admin/entries").json()["entries"]] == [1, None]
+    client.post("/admin/logout", data={"csrf_token": csrf_of(client, "/admin")})
+    assert client.get("/api/admin/entries").status_code == 401

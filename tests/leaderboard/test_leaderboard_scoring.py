@@ -103,7 +103,7 @@ class _E:
     def __init__(self, id, method, f1):
         import datetime as dt
 
-        self.id, self.method, self.organisation = id, method, ""
+        self.id, self.method, self.organisation, self.duplicate_of = id, method, "", None
         self.created_at = dt.datetime(2026, 1, id)
         self.summary = {"all": {"f1": f1, "f1_macro": f1, "coverage": 1.0}} if f1 is not None else {}
 

@@ -56,7 +56,7 @@ def test_lexical_and_evidence(run):
     lex = [json.loads(x) for x in (d / "scores" / "lexical.jsonl").read_text().splitlines()]
     assert len(lex) == n
     assert set(lex[0]) == {"question_id", "split", "task_type", "main_category", "difficulty", "dialogue",
-                           "precision", "recall", "f1", "bleu1", "exact_match", "failed"}
+                           "precision", "recall", "f1", "bleu1", "exact_match", "failed", "prediction_hash"}
     by = {r["question_id"]: r for r in lex}
     assert by[qs[0].id]["failed"] and by[qs[0].id]["f1"] == 0.0 and by[qs[0].id]["bleu1"] == 0.0
     # qs[1]: answer = gold; its record's gold was tampered but the dataset's gold is used
@@ -99,7 +99,7 @@ def test_judge_is_cached_per_question_and_rejudged_when_the_answer_changes(run):
     assert first_calls == len(sessions)  # one call per session, failed answers need none
     j = summary["metrics"]["judge"]
     assert j["coverage"] == {"judged": len(qs), "total": len(qs), "errors": 0,
-                             "failed_answers": sum(1 for i in range(len(qs)) if i % 5 == 0)}
+                             "failed_answers": sum(1 for i in range(len(qs)) if i % 5 == 0), "reasons": {}}
     assert summary["label"] is None and j["model"] == "openai:gpt-4o-mini"
     expected = sum(1.0 if i % 5 == 1 else (0.5 if i % 5 == 2 else 0.0) for i in range(len(qs))) / len(qs)
     assert j["aggregate"]["splits"]["all"]["overall"]["metrics"]["score"]["mean"] == pytest.approx(expected)

@@ -82,7 +82,8 @@ def test_judge_killed_midway_keeps_its_judgments_and_judges_only_the_rest(tmp_pa
                     if _question_text(data, qid) in json.dumps(body)}
     assert not judged_again & done  # nothing judged before the kill is asked again
     summary = json.loads((run / "scores" / "summary.json").read_text())
-    assert summary["metrics"]["judge"]["coverage"] == {"judged": n, "total": n, "errors": 0, "failed_answers": 1}
+    assert summary["metrics"]["judge"]["coverage"] == {"judged": n, "total": n, "errors": 0, "failed_answers": 1,
+                                                         "reasons": {}}
     lines = [json.loads(l)["question_id"] for l in judge_file.read_text().splitlines() if l.strip()]
     assert sorted(lines) == sorted(data.question_ids)  # compacted: one judgment per question
 

@@ -306,7 +306,7 @@ def test_judge_stage_absorbs_a_fault_that_clears(srv, data, tmp_path, name):
     judge = summary["metrics"]["judge"]
     assert srv.faults.count(fault) == 2
     assert judge["coverage"] == {"judged": len(data.question_ids), "total": len(data.question_ids), "errors": 0,
-                                 "failed_answers": 1}
+                                 "failed_answers": 1, "reasons": {}}
     overall = judge["aggregate"]
     assert _mean_of(overall) == pytest.approx(expected_judge_mean(data))
 
@@ -323,8 +323,10 @@ def test_judge_failure_is_counted_in_coverage_and_rerun_judges_only_it(srv, data
     run = judged_run(data, tmp_path)
     summary = evaluate_run(run, ["judge"], data_root=data.root, judge_model=_model(srv), n_boot=50)
     cov = summary["metrics"]["judge"]["coverage"]
+    reasons = cov.pop("reasons")
     assert cov == {"judged": len(data.question_ids) - 1, "total": len(data.question_ids), "errors": 1,
                    "failed_answers": 1}
+    assert sum(reasons.values()) == 1
     recs = {json.loads(l)["question_id"]: json.loads(l) for l in (run / "scores" / "judge.jsonl").read_text().splitlines()}
     assert len(recs) == len(data.question_ids)
     assert recs[TARGET_ID]["score"] is None and JUDGE_ERROR_TEXT[name] in recs[TARGET_ID]["error"]
@@ -370,10 +372,14 @@ def test_cli_evaluate_judge_reports_coverage_and_rerun_judges_only_the_gap(srv, 
     args = ["evaluate", run, "--metrics", "judge", "--judge-model", "openai:mock", "--judge-base-url",
             srv.base_url, "--data", data.root, "--no-cache", "--bootstrap", "0", "--quiet"]
     res = cli(*args)
-    assert res.code == 0 and "Traceback" not in res.output, res.output
-    summary = json.loads((run / "scores" / "summary.json").read_text())
+    # exit 1 (as `run` with failed questions), one closing line counting why
+    assert res.code == 1 and "Traceback" not in res.output, res.output
     n = len(data.question_ids)
-    assert summary["metrics"]["judge"]["coverage"] == {"judged": n - 1, "total": n, "errors": 1, "failed_answers": 1}
+    assert f"judge: 1 of {n} questions unjudged (" in " ".join(res.output.split())
+    summary = json.loads((run / "scores" / "summary.json").read_text())
+    cov = summary["metrics"]["judge"]["coverage"]
+    assert sum(cov.pop("reasons").values()) == 1
+    assert cov == {"judged": n - 1, "total": n, "errors": 1, "failed_answers": 1}
     srv.set_script(None)
     srv.reset_stats()
     res = cli(*args)

@@ -46,7 +46,8 @@ def test_html_report_renders_in_chromium(tmp_path, sample_root):
     print(f"\nreport screenshot: {shot}")
     assert errors == [] and dialogs == []
     assert [u for u in requests if not u.startswith(("file:", "data:"))] == []
-    assert len(images) == 5 and all(i["done"] and i["w"] > 600 and i["h"] > 200 for i in images)
+    # five figures + the paired differences of the two runs
+    assert len(images) == 6 and all(i["done"] and i["w"] > 600 and i["h"] > 200 for i in images)
     assert "naive-rag" in comparison and BLANK_METHOD in comparison
     assert "A-Mem [published]" in comparison and "NGM [published]" in comparison
     assert SCRIPT in worst  # shown as text, never run

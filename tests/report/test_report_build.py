@@ -118,12 +118,12 @@ def test_two_run_report(runs, tmp_path):
     assert "A-Mem [published]" in md and "Naive RAG" in md
 
     # figures: PNG files, embedded in the HTML (no external assets)
-    assert set(paths.figures) == {"main_categories", "subtypes", "difficulty", "evidence", "efficiency"}
+    assert set(paths.figures) == {"main_categories", "subtypes", "difficulty", "evidence", "efficiency", "paired"}
     for p in paths.figures.values():
         with Image.open(p) as im:
             assert im.format == "PNG" and im.width > 600
     srcs = re.findall(r'<img src="([^"]+)"', html)
-    assert len(srcs) == 5 and all(s.startswith("data:image/png;base64,") for s in srcs)
+    assert len(srcs) == 6 and all(s.startswith("data:image/png;base64,") for s in srcs)
     assert not re.search(r'(href|src)="(?!data:|#)', html)
 
 

@@ -48,7 +48,8 @@ class RecorderMemory:
         RecorderMemory.log.append(f"observe {self.ctx.dialogue_id}/{session.name}")
 
     async def answer(self, question) -> Answer:
-        RecorderMemory.log.append(f"answer {question.id}")
+        # a method gets a QuestionView: no question id, no home session; the text identifies it here
+        RecorderMemory.log.append(f"answer {self.ctx.dialogue_id}: {question.text}")
         return Answer(text=f"seen {len(self.seen)}", evidence=[Evidence(session=s) for s in self.seen[-1:]])
 
 
@@ -57,3 +58,44 @@ class SurrogateMemory(RecorderMemory):
 
     async def answer(self, question) -> Answer:
         return Answer(text="caf\udce9")
+
+
+class SnoopMemory:
+    """A plugin that tries every field a method must not get, and keeps everything it is given
+    about each question (``received``) so a test can search it for session and file names."""
+
+    name: ClassVar[str] = "snoop"
+    refused: ClassVar[dict[str, str]] = {}
+    """Withheld field → the AttributeError message it raised."""
+    leaked: ClassVar[dict[str, object]] = {}
+    """Withheld field → the value it returned (must stay empty)."""
+    received: ClassVar[list[str]] = []
+    image_bytes: ClassVar[list[bytes]] = []
+
+    def __init__(self, ctx: MemoryContext):
+        self.ctx = ctx
+
+    async def observe(self, session) -> None:
+        return None
+
+    async def answer(self, question) -> Answer:
+        import dataclasses
+
+        from h2hmem.memory import GRANTABLE, WITHHELD, image_part, image_text
+
+        tries = [(question, n) for n in [*WITHHELD, *GRANTABLE, "question_id", "home", "gold_answer"]]
+        tries += [(img, n) for img in question.images for n in ("session", "file", "key", "name", "ref")]
+        for obj, name in tries:
+            try:
+                SnoopMemory.leaked[f"{type(obj).__name__}.{name}"] = getattr(obj, name)
+            except AttributeError as e:
+                SnoopMemory.refused[f"{type(obj).__name__}.{name}"] = str(e)
+        got = [repr(question), repr(vars(question)), question.key, question.text, question.dialogue_id,
+               str(question.task_type), *(repr(dataclasses.asdict(i)) for i in question.images)]
+        for img in question.images:
+            got += [str(self.ctx.captions(img)), image_text(img, self.ctx.captions),
+                    repr(image_part(img, self.ctx.captions))]
+            if img.exists:
+                SnoopMemory.image_bytes.append(img.read_bytes())
+        SnoopMemory.received.extend(got)
+        return Answer(text="ok")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from h2hmem.data import Question, Session, Turn
+from h2hmem.data import Session, Turn
 from h2hmem.memory import (
-    Answer, Evidence, MemoryContext, build_answer_messages, image_text, render_turn,
+    Answer, Evidence, MemoryContext, QuestionView, build_answer_messages, image_text, render_turn,
 )
 
 
@@ -36,11 +36,11 @@ class RecencyMemory:
             return
         self.turns.extend((session, turn) for turn in session.turns)
 
-    async def answer(self, question: Question) -> Answer:
+    async def answer(self, question: QuestionView) -> Answer:
         recent = self.turns[-self.window:]
         lines = [f"({s.name}, turn {t.index}) " + render_turn(s, t, self.ctx.captions) for s, t in recent]
         memory = "\n".join(lines)
-        if question.images:
+        if question.images:  # by content only: "[Image the question's image: <caption>]"
             memory += "\n\nImage attached to the question: " + " ".join(
                 image_text(ref, self.ctx.captions) for ref in question.images)
         result = await self.ctx.chat.chat(build_answer_messages(question, memory), self.ctx.answer_config, stage="answer")

@@ -13,6 +13,13 @@ from ._protocol import CaptionError, CaptionOutput
 from ._settings import CaptionSettings
 
 
+def caption_request(path: Path, settings: CaptionSettings, name: str = "") -> tuple[list[Message], GenerationConfig]:
+    """The caption call for one image: one user message (prompt text + the image) and its settings."""
+    messages = [Message(role="user", content=[TextPart(text=settings.rendered_prompt),
+                                              ImagePart(name=name or path.name, path=path)])]
+    return messages, GenerationConfig(temperature=settings.temperature, max_tokens=settings.max_new_tokens)
+
+
 class VLMCaptioner:
     """One user message (prompt text + the image) per image, at stage ``"caption"``.
 
@@ -43,9 +50,7 @@ class VLMCaptioner:
         """
         img = await asyncio.to_thread(open_image, path)  # a corrupt file never costs a call
         facts = image_facts(img)
-        messages = [Message(role="user", content=[TextPart(text=settings.rendered_prompt),
-                                                  ImagePart(name=name or path.name, path=path)])]
-        config = GenerationConfig(temperature=settings.temperature, max_tokens=settings.max_new_tokens)
+        messages, config = caption_request(path, settings, name)
         try:
             result = await self.model.chat(messages, config, stage="caption")
         except (ModelError, ImageFileError) as e:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import typer
 from rich.console import Console
 from rich.markup import escape
@@ -15,6 +17,18 @@ app = typer.Typer(
 )
 console = Console()
 err_console = Console(stderr=True)
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None):  # noqa: ANN001
+    """h2hmem's own warnings as one ``warning: …`` line on stderr (no file and line of our code)."""
+    if getattr(category, "__module__", "").startswith("h2hmem"):
+        err_console.print(f"[yellow]warning:[/] {escape(str(message))}", highlight=False, soft_wrap=True)
+    else:
+        _default_showwarning(message, category, filename, lineno, file, line)
+
+
+_default_showwarning = warnings.showwarning
+warnings.showwarning = _show_warning
 
 
 def fail(message: str, code: int = 2) -> "typer.Exit":

@@ -7,7 +7,9 @@ from pathlib import Path
 from typing import Optional
 
 import typer
+from rich.markup import escape
 
+from . import _select as sel
 from ._app import app, console, err_console, fail
 
 
@@ -35,8 +37,22 @@ def evaluate_cmd(
     concurrency: int = typer.Option(8, "--concurrency", min=1, help="Judge calls in flight."),
     no_ci: bool = typer.Option(False, "--no-ci", help="Hide confidence intervals in the tables."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
+    task_type: Optional[list[str]] = sel.TASK_TYPE,
+    dialogue: Optional[list[str]] = sel.DIALOGUE,
+    question_id: Optional[list[str]] = sel.QUESTION_ID,
+    difficulty: Optional[list[str]] = sel.DIFFICULTY,
+    sample: Optional[int] = sel.SAMPLE,
+    sample_seed: int = typer.Option(0, "--sample-seed", help="Seed of --sample (--seed is the bootstrap's here)."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Count the judge calls, prompt tokens and cost without "
+                                                          "calling the judge (nothing is written)."),
+    price: Optional[list[str]] = typer.Option(None, "--price", help="MODEL=IN/OUT: USD per million input/output "
+                                                                    "tokens of a judge not in the built-in table."),
 ) -> None:
-    """Score RUN_DIR: writes scores/*.jsonl and scores/summary.json, prints one table per metric."""
+    """Score RUN_DIR: writes scores/*.jsonl and scores/summary.json, prints one table per metric.
+
+    Exit codes (as `h2hmem run`): 0 done; 1 the judge left questions unjudged (for reasons other than
+    failed answers, which are scored 0): the closing line counts the reasons; 2 bad input; 130 interrupted.
+    """
     from ..data import DatasetError
     from ..metrics import METRICS, evaluate_run, summary_tables
 
@@ -50,30 +66,71 @@ def evaluate_cmd(
         raise fail(f"--judge-mode must be 'session' or 'question', not {judge_mode!r}")
     if not (run_dir / "predictions.jsonl").is_file():
         raise fail(f"{run_dir}: no predictions.jsonl (is this a run directory?)")
+    from ._run import parse_prices
+
+    try:
+        selection = sel.selection_from_options(task_type, dialogue, question_id, difficulty, sample, sample_seed)
+        prices = parse_prices(price or [])
+    except ValueError as e:
+        raise fail(str(e))
+    if dry_run:
+        if "judge" not in names:
+            raise fail("--dry-run estimates the judge's calls: add --metrics judge (lexical and evidence cost nothing)")
+        _judge_dry_run(run_dir, judge_model, judge_mode, judge_base_url, data, selection, no_cache, refresh_judge, prices)
+        return
     model = None
     if "judge" in names:
         from ..llm import default_cache_path, load_chat_model
 
         try:
-            model = load_chat_model(judge_model, base_url=judge_base_url,
+            model = load_chat_model(judge_model, base_url=judge_base_url, prices=prices or None,
                                     cache=None if no_cache else default_cache_path(), concurrency=concurrency)
         except (ValueError, RuntimeError) as e:
             raise fail(f"--judge-model {judge_model}: {e}")
     try:
         summary = evaluate_run(run_dir, names, data_root=data, judge_model=model, judge_mode=judge_mode,  # type: ignore[arg-type]
                                n_boot=bootstrap, seed=seed, refresh=refresh_judge, show_progress=not quiet,
-                               evidence_labels=evidence_labels)
+                               selection=selection, evidence_labels=evidence_labels)
     except (FileNotFoundError, ValueError, DatasetError) as e:
         raise fail(str(e))
+    except KeyboardInterrupt:
+        err_console.print("[yellow]interrupted[/]: the judgments made so far are kept in scores/judge.jsonl; rerun "
+                          "the same command to judge the rest.", highlight=False, soft_wrap=True)
+        raise typer.Exit(130)
     for table in summary_tables(summary, show_ci=not no_ci):
         console.print(table)
     if summary.get("label"):
         console.print(f"[bold yellow]Judge scores are {summary['label']}[/] (judge {judge_model}).")
     console.print(f"Scores written to {run_dir / 'scores'}/ (summary.json, "
                   + ", ".join(f"{m}.jsonl" for m in summary["metrics"]) + ")")
-    unfinished = _unfinished(run_dir, summary["run"]["n_predictions"])
+    unfinished = None if summary.get("selection") else _unfinished(run_dir, summary["run"]["n_predictions"])
     if unfinished:
         err_console.print(f"[yellow]warning:[/] {unfinished}", highlight=False, soft_wrap=True)
+    judge = summary["metrics"].get("judge")
+    if judge and judge.get("stale"):
+        err_console.print(f"[yellow]warning:[/] the judge scores are stale (not used as the headline): "
+                          f"{judge['stale']['reason']}", highlight=False, soft_wrap=True)
+    if "judge" in names and judge:
+        from ..metrics._coverage import coverage_line
+
+        line = coverage_line(judge["coverage"])
+        if line:  # say it loudly: a score over part of the questions is not the run's score
+            err_console.print(f"[bold red]{escape(line)}[/]", highlight=False, soft_wrap=True)
+            raise typer.Exit(1)
+
+
+def _judge_dry_run(run_dir: Path, judge_model: str, mode: str, base_url: Optional[str], data: Optional[Path],
+                   selection, no_cache: bool, refresh: bool, prices: dict) -> None:
+    from ..data import DatasetError
+    from ..metrics._judge_cost import estimate_judge
+    from ._cost import print_estimate
+
+    try:
+        estimate = estimate_judge(run_dir, judge_model, mode=mode, data_root=data, selection=selection,  # type: ignore[arg-type]
+                                  base_url=base_url, use_cache=not no_cache, refresh=refresh, prices=prices or None)
+    except (FileNotFoundError, ValueError, DatasetError) as e:
+        raise fail(str(e))
+    print_estimate(estimate, f"dry run of the judge {judge_model} on {run_dir} (nothing was sent)")
 
 
 def _unfinished(run_dir: Path, n_predictions: int) -> str | None:

@@ -40,8 +40,34 @@ def export_cmd(
     for p in paths:
         n = len(json.loads(p.read_text(encoding="utf-8"))["predictions"])
         console.print(f"wrote {p} ({n} rows)", highlight=False)
-    if len(paths) == 1:
-        console.print("[yellow]note:[/] only one split was run; a leaderboard entry needs both files")
+    _report_missing(run_dir, paths[0].parent)
+
+
+def _report_missing(run_dir: Path, out: Path) -> None:
+    """Name the benchmark questions the submission lacks (all written to OUT/missing.txt)."""
+    from ..data import DatasetError
+    from ..leaderboard._export import missing_questions
+
+    try:
+        missing = missing_questions(run_dir)
+    except DatasetError as e:
+        console.print(f"[yellow]note:[/] cannot check for missing questions ({e})", highlight=False)
+        return
+    if missing is None:
+        console.print("[yellow]note:[/] the run's dataset folder is not available: missing questions not checked",
+                      highlight=False)
+        return
+    ids = [q for split in missing.values() for q in split]
+    (out / "missing.txt").unlink(missing_ok=True)
+    if not ids:
+        console.print("every benchmark question has an answer")
+        return
+    (out / "missing.txt").write_text("".join(q + "\n" for q in ids), encoding="utf-8")
+    per_split = ", ".join(f"{len(v)} {k}" for k, v in missing.items() if v)
+    console.print(f"[yellow]missing:[/] {len(ids)} questions have no answer ({per_split}); a leaderboard entry needs "
+                  f"all of them. First: {', '.join(ids[:5])}{' …' if len(ids) > 5 else ''}; full list: "
+                  f"{out / 'missing.txt'}",
+                  highlight=False, soft_wrap=True)
 
 
 @submission_app.command("validate")
@@ -158,3 +184,81 @@ def create_admin_cmd(
     except SQLAlchemyError as e:
         raise fail(f"database {_redact(db)}: {e.__class__.__name__}: {getattr(e, 'orig', e)}")
     console.print(f"administrator {username!r} saved in {_redact(db)}", highlight=False)
+
+
+def _open_db(db: str):
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from ..leaderboard import open_database
+
+    try:
+        return open_database(db)
+    except SQLAlchemyError as e:
+        raise fail(f"database {_redact(db)}: {e.__class__.__name__}: {getattr(e, 'orig', e)}")
+
+
+@leaderboard_app.command("sessions")
+def sessions_cmd(
+    db: str = typer.Option(DEFAULT_DB, "--db", help="The leaderboard's database URL."),
+    username: Optional[str] = typer.Option(None, "--username", help="Only this administrator's sessions."),
+    idle_minutes: float = typer.Option(30.0, "--idle-minutes", help="The server's idle timeout (for the state column)."),
+    hours: float = typer.Option(8.0, "--hours", help="The server's absolute session lifetime (for the state column)."),
+) -> None:
+    """List administrator sessions (newest first) with their state."""
+    import datetime as dt
+
+    from ..leaderboard import SessionPolicy, list_sessions, session_state
+
+    policy = SessionPolicy(idle=dt.timedelta(minutes=idle_minutes), absolute=dt.timedelta(hours=hours))
+    with _open_db(db)() as s:
+        rows = list_sessions(s, username)
+        t = Table(title=f"Sessions in {_redact(db)}", title_justify="left")
+        for c in ("id", "admin", "logged in (UTC)", "last request (UTC)", "state", "browser"):
+            t.add_column(c)
+        for r in rows:
+            t.add_row(str(r.id), r.admin.username, f"{r.created_at:%Y-%m-%d %H:%M}", f"{r.last_seen_at:%Y-%m-%d %H:%M}",
+                      session_state(r, policy), r.user_agent[:40])
+    console.print(t)
+    if not rows:
+        console.print("no sessions")
+
+
+@leaderboard_app.command("revoke-sessions")
+def revoke_sessions_cmd(
+    db: str = typer.Option(DEFAULT_DB, "--db", help="The leaderboard's database URL."),
+    session_id: Optional[int] = typer.Option(None, "--id", help="One session (ids from `h2hmem leaderboard sessions`)."),
+    username: Optional[str] = typer.Option(None, "--username", help="Every session of this administrator."),
+) -> None:
+    """End administrator sessions at once (the cookie of a revoked session is refused everywhere)."""
+    from ..leaderboard import revoke_session, revoke_sessions_of
+
+    if (session_id is None) == (username is None):
+        raise fail("give exactly one of --id and --username")
+    why = "revoked from the command line"
+    with _open_db(db)() as s:
+        if session_id is not None:
+            if not revoke_session(s, session_id, why):
+                raise fail(f"no open session #{session_id}")
+            console.print(f"session #{session_id} revoked")
+            return
+        try:
+            n = revoke_sessions_of(s, username, why)
+        except LookupError as e:
+            raise fail(str(e))
+    console.print(f"{n} session(s) of {username!r} revoked", highlight=False)
+
+
+@leaderboard_app.command("remove-admin")
+def remove_admin_cmd(
+    db: str = typer.Option(DEFAULT_DB, "--db", help="The leaderboard's database URL."),
+    username: str = typer.Option(..., "--username"),
+) -> None:
+    """Delete an administrator and all of their sessions."""
+    from ..leaderboard import remove_admin
+
+    with _open_db(db)() as s:
+        try:
+            remove_admin(s, username)
+        except LookupError as e:
+            raise fail(str(e))
+    console.print(f"administrator {username!r} removed with their sessions", highlight=False)

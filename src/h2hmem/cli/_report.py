@@ -7,6 +7,7 @@ from typing import Optional
 
 import typer
 
+from . import _select as sel
 from ._app import app, console, fail
 
 _SHORT = {"Memory Recall": "Recall", "Memory Reasoning": "Reasoning", "Memory Application": "Application",
@@ -22,10 +23,20 @@ def report_cmd(
     bootstrap: int = typer.Option(1000, "--bootstrap", help="Bootstrap resamples when a run must be scored first "
                                                             "(spec: at least 1,000)."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress display and no table."),
+    group: bool = typer.Option(False, "--group", help="Pool repeated runs of one configuration (same settings apart "
+                                                      "from the question selection): mean ± sd across runs and the "
+                                                      "CI of the pooled questions."),
+    task_type: Optional[list[str]] = sel.TASK_TYPE,
+    dialogue: Optional[list[str]] = sel.DIALOGUE,
+    question_id: Optional[list[str]] = sel.QUESTION_ID,
+    difficulty: Optional[list[str]] = sel.DIFFICULTY,
+    sample: Optional[int] = sel.SAMPLE,
+    seed: int = sel.SEED,
 ) -> None:
     """Build report.md, report.html (figures embedded), figures/*.png and summary.json.
 
-    Runs without scores/summary.json are scored first with the offline metrics (lexical and evidence recall); the LLM judge is never called here (use `h2hmem evaluate --metrics judge`)."""
+    Runs without scores/summary.json are scored first with the offline metrics (lexical and evidence recall); the LLM judge is never called here (use `h2hmem evaluate --metrics judge`).
+    With several runs, every pair is compared on the questions both scored (paired bootstrap CI and sign-flip p-value)."""
     from ..data import DatasetError
     from ..report import build_report, rich_table
 
@@ -33,6 +44,10 @@ def report_cmd(
         raise fail(f"--worst must be >= 0, got {worst}")
     if bootstrap < 0:
         raise fail(f"--bootstrap must be >= 0, got {bootstrap}")
+    try:
+        selection = sel.selection_from_options(task_type, dialogue, question_id, difficulty, sample, seed)
+    except ValueError as e:
+        raise fail(str(e))
     for d in run_dirs:
         if not d.is_dir():
             raise fail(f"{d}: not a directory")
@@ -40,7 +55,7 @@ def report_cmd(
             raise fail(f"{d}: no predictions.jsonl (is this a run directory?)")
     try:
         if quiet:
-            paths = build_report(run_dirs, out, worst=worst, n_boot=bootstrap)
+            paths = build_report(run_dirs, out, worst=worst, n_boot=bootstrap, group=group, selection=selection)
         else:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -56,7 +71,8 @@ def report_cmd(
                     seen.append(name)
                     bar.update(task, step=name)
 
-                paths = build_report(run_dirs, out, worst=worst, n_boot=bootstrap, on_step=on_step)
+                paths = build_report(run_dirs, out, worst=worst, n_boot=bootstrap, on_step=on_step, group=group,
+                                     selection=selection)
                 bar.update(task, completed=len(run_dirs) + 3)
     except (FileNotFoundError, ValueError, DatasetError) as e:
         raise fail(str(e))
@@ -71,4 +87,18 @@ def report_cmd(
         if published:
             console.print(f"Rows marked [published]: the paper's LLM-judge numbers ({published}).",
                           style="dim", highlight=False, markup=False)
+    if not quiet and "paired" in paths.tables:
+        for row in paths.tables["paired"].rows:
+            if row["group"] == "overall":
+                ci = row.get("diff_ci") or [float("nan")] * 2
+                console.print(f"{row['pair']}: difference {row['diff']:+.3f} [{ci[0]:+.3f}, {ci[1]:+.3f}], "
+                              f"p = {row['p']:.3g} (n = {row['n']})", highlight=False, markup=False, soft_wrap=True)
+    if not quiet and "groups" in paths.tables:
+        for row in paths.tables["groups"].rows:
+            if row["group"] == "overall":
+                sd = "n/a" if row["sd"] is None else f"{row['sd']:.3f}"
+                ci = row.get("pooled_ci") or [float("nan")] * 2
+                console.print(f"{row['config']}: {row['mean']:.3f} ± {sd} (sd over {row['runs']} runs); pooled "
+                              f"{row['pooled']:.3f} [{ci[0]:.3f}, {ci[1]:.3f}] over {row['pooled_n']} questions",
+                              highlight=False, markup=False, soft_wrap=True)
     console.print(f"Report written to {paths.out_dir}/ (report.md, report.html, summary.json, figures/)")

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 
+from . import _select as sel
 from ._app import app, console, err_console, fail
 
 if TYPE_CHECKING:
@@ -76,7 +77,22 @@ def run_cmd(
     temperature: float = typer.Option(0.1, help="Answer temperature (published: 0.1)."),
     out: Path = typer.Option(Path("runs"), "--out", help="Folder holding run directories."),
     run_id: Optional[str] = typer.Option(None, help="Run directory name (default: derived from the settings)."),
-    limit: Optional[int] = typer.Option(None, help="Answer only the first N questions."),
+    limit: Optional[int] = typer.Option(None, help=sel.LIMIT_HELP),
+    task_type: Optional[list[str]] = sel.TASK_TYPE,
+    dialogue: Optional[list[str]] = sel.DIALOGUE,
+    question_id: Optional[list[str]] = sel.QUESTION_ID,
+    difficulty: Optional[list[str]] = sel.DIFFICULTY,
+    sample: Optional[int] = sel.SAMPLE,
+    seed: int = sel.SEED,
+    dry_run: bool = typer.Option(False, "--dry-run", help="Count calls, prompt tokens and cost per stage without "
+                                                          "calling any model (nothing is written)."),
+    max_cost: Optional[float] = typer.Option(None, "--max-cost", min=0, help="Stop cleanly (resumable) before this "
+                                                                             "invocation's model calls would cost more than USD."),
+    price: Optional[list[str]] = typer.Option(None, "--price", help="MODEL=IN/OUT: USD per million input/output "
+                                                                    "tokens of a model not in the built-in table; repeatable."),
+    caption_model: Optional[str] = typer.Option(None, "--caption-model", help="With --dry-run: also count the calls "
+                                                                              "`h2hmem caption --model MODEL` would make "
+                                                                              "for images without a caption."),
     concurrency: int = typer.Option(8, help="Model calls / questions in flight."),
     captions_dir: Optional[Path] = typer.Option(None, help="Folder of captions written by `h2hmem caption --captions-dir`."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the request cache."),
@@ -97,7 +113,12 @@ def run_cmd(
     from ..memory import UnknownMethodError
     from ..run import RunConfig, RunConflictError, run_benchmark
 
+    from ..data import UnknownLabelError
+    from ..run._selection import SelectionError
+
     try:
+        selection = sel.selection_from_options(task_type, dialogue, question_id, difficulty, sample, seed)
+        prices = parse_prices(price or [])
         params = parse_params(param or [])
         if top_k is not None:
             params["top_k"] = top_k
@@ -107,16 +128,21 @@ def run_cmd(
                            out_dir=out, run_id=run_id, limit=limit, concurrency=concurrency,
                            captions_dir=captions_dir, use_cache=not no_cache, refresh_cache=refresh_cache,
                            retry_failed=retry_failed, cache_path=cache_path, max_retries=max_retries,
-                           timeout_s=timeout, retrieval_only=retrieval_only)
+                           timeout_s=timeout, selection=selection, max_cost_usd=max_cost, prices=prices,
+                           retrieval_only=retrieval_only)
     except ValidationError as e:
         raise fail(config_error_message(e))
     except ValueError as e:
         raise fail(str(e))
+    if dry_run:
+        _dry_run(config, quiet, caption_model)
+        return
     console.print(f"run [bold]{config.resolved_run_id}[/] → {config.run_dir}")
     restore = _stop_on_sigterm()
     try:
         summary = run_benchmark(config, progress=not quiet)
-    except (DatasetError, RunConflictError, UnknownMethodError, FileNotFoundError) as e:
+    except (DatasetError, RunConflictError, UnknownMethodError, FileNotFoundError, SelectionError,
+            UnknownLabelError) as e:
         raise fail(str(e))
     except ValueError as e:  # e.g. a damaged manifest or predictions line: the message names file and line
         raise fail(str(e))
@@ -134,7 +160,17 @@ def run_cmd(
     console.print(f"{summary.questions} questions: {summary.answered_now} answered now, {summary.skipped} already "
                   f"recorded, {summary.failed} failed · {calls} model calls · {tokens:,} tokens (whole run)")
     console.print(f"predictions: {summary.run_dir / 'predictions.jsonl'}\nnext: h2hmem evaluate {summary.run_dir}")
-    _warn_uncaptioned(summary.run_dir)
+    stats_line = _method_stats_line(config.method, summary.method_stats)
+    if stats_line:
+        failures = sum(v for k, v in summary.method_stats.items() if "fail" in k)
+        console.print(stats_line + (" (manifest.json: method_stats)" if failures else ""),
+                      style="yellow" if failures else None, highlight=False, soft_wrap=True)
+    _warn_uncaptioned(summary.images_without_caption)
+    if summary.stopped:
+        err_console.print(f"[yellow]stopped before the budget:[/] {summary.stopped}. The answers recorded so far are "
+                          "kept; rerun the same command (with a higher --max-cost, or none) to resume.",
+                          highlight=False, soft_wrap=True)
+        raise typer.Exit(3)
     if summary.failed:
         console.print(f"[yellow]{summary.failed} failed questions[/] (answer recorded as failed, scored 0):")
         for qid, error in list(summary.failed_questions.items())[:10]:
@@ -145,13 +181,52 @@ def run_cmd(
         raise typer.Exit(1)  # like `caption`: the run is complete, but scripts must notice the failures
 
 
-def _warn_uncaptioned(run_dir: Path) -> None:
-    """Say so when images reached the method without a caption (no `h2hmem caption` run, or a wrong
-    --captions-dir): caption-based methods then see only the image's file name."""
+def _method_stats_line(method: str, stats: dict[str, Any]) -> str | None:
+    """``"a-mem (all dialogues): analysis_failures 152 · evolutions 40 …"``, failures first, or None."""
+    if not stats:
+        return None
+    keys = sorted(stats, key=lambda k: ("fail" not in k, k))
+    return f"{method} (all dialogues): " + " · ".join(f"{k} {stats[k]:,}" for k in keys)
+
+
+def parse_prices(items: list[str]) -> dict[str, tuple[float, float]]:
+    """``["my-model=0.5/1.5"]`` → ``{"my-model": (0.5, 1.5)}`` (USD per million input/output tokens).
+
+    Raises:
+        ValueError: an item not of the form MODEL=IN/OUT with two non-negative numbers.
+    """
+    out: dict[str, tuple[float, float]] = {}
+    for item in items:
+        name, sep, rest = item.partition("=")
+        inp, slash, outp = rest.partition("/")
+        try:
+            pair = (float(inp), float(outp))
+        except ValueError:
+            pair = (-1.0, -1.0)
+        if not sep or not slash or not name.strip() or min(pair) < 0:
+            raise ValueError(f"--price {item!r}: expected MODEL=IN/OUT, USD per million input/output tokens "
+                             "(e.g. gpt-4.1-nano=0.10/0.40)")
+        out[name.strip().removeprefix("openai:")] = pair
+    return out
+
+
+def _dry_run(config: Any, quiet: bool, caption_model: str | None = None) -> None:
+    from ..data import DatasetError
+    from ..memory import UnknownMethodError
+    from ..run import estimate_run
+    from ._cost import print_estimate
+
     try:
-        missing = int(json.loads((run_dir / "manifest.json").read_text(encoding="utf-8")).get("images_without_caption") or 0)
-    except (OSError, ValueError, TypeError, AttributeError):
-        return
+        estimate = estimate_run(config, progress=not quiet, caption_model=caption_model)
+    except (DatasetError, UnknownMethodError, FileNotFoundError, ValueError) as e:
+        raise fail(str(e))
+    print_estimate(estimate, f"dry run of {config.resolved_run_id} (nothing was sent)")
+
+
+def _warn_uncaptioned(missing: int) -> None:
+    """Say so when images reached the method without a caption (no `h2hmem caption` run, or a wrong
+    --captions-dir): caption-based methods then see only the image's file name. ``missing`` is the
+    runner's count of distinct images looked up without a caption (manifest ``images_without_caption``)."""
     if missing:
         err_console.print(f"[yellow]note:[/] {missing} images had no caption (shown by file name only); caption them "
                           "with `h2hmem caption <dataset>` (add --captions-dir DIR and pass the same DIR to run)",

@@ -3,7 +3,9 @@
 - :func:`export_submission` writes a run's two official files (plus our ``question_id``);
 - :func:`validate_submission` / :func:`check_submission` check files against the dataset;
 - :func:`score_submission` + :func:`summarise` score matched rows against the server's gold;
-- :func:`create_app` builds the FastAPI service; :func:`create_admin` adds an administrator.
+- :func:`create_app` builds the FastAPI service; :func:`create_admin` adds an administrator;
+  :func:`list_sessions` / :func:`revoke_session` / :func:`revoke_admin_sessions` /
+  :func:`remove_admin` manage server-side admin sessions and accounts.
 
 Spec: ``shared/spec/submission.md`` (files, process) and ``shared/spec/metrics.md`` (scores).
 """
@@ -13,8 +15,13 @@ from ._db import make_engine, make_sessionmaker
 from ._export import export_submission, submission_row
 from ._format import ACCEPTED_NAMES, FILE_NAMES, SubmissionRow, split_from_name
 from ._scoring import GROUP_ORDER, METRICS, QuestionResult, score_submission, summarise
-from ._security import create_admin, hash_password, verify_password
+from ._security import create_admin, hash_password, set_password, verify_password
+from ._sessions import (
+    SessionPolicy, list_admins, list_sessions, remove_admin, revoke_admin_sessions, revoke_session, revoke_sessions_of,
+    session_state,
+)
 from ._settings import SECRET_ENV, LeaderboardSettings
+from ._store import predictions_hash
 from ._validate import MatchedRow, SubmissionProblem, SubmissionReport, UploadedFile, check_submission, validate_submission
 
 
@@ -25,7 +32,10 @@ def open_database(url: str):
 
 __all__ = [
     "ACCEPTED_NAMES", "FILE_NAMES", "GROUP_ORDER", "METRICS", "SECRET_ENV", "LeaderboardSettings", "MatchedRow",
-    "QuestionResult", "SubmissionProblem", "SubmissionReport", "SubmissionRow", "UploadedFile", "check_submission",
-    "create_admin", "create_app", "export_submission", "hash_password", "open_database", "score_submission",
-    "split_from_name", "submission_row", "summarise", "validate_submission", "verify_password",
+    "QuestionResult", "SessionPolicy", "SubmissionProblem", "SubmissionReport", "SubmissionRow", "UploadedFile",
+    "check_submission", "create_admin", "create_app", "export_submission", "hash_password", "list_admins", "list_sessions",
+    "open_database", "predictions_hash", "remove_admin", "revoke_admin_sessions", "revoke_session", "revoke_sessions_of",
+    "score_submission",
+    "session_state", "set_password", "split_from_name", "submission_row", "summarise", "validate_submission",
+    "verify_password",
 ]

@@ -75,3 +75,30 @@ def export_submission(run_dir: str | Path, out_dir: str | Path | None = None) ->
         tmp.replace(path)
         written.append(path)
     return written
+
+
+def missing_questions(run_dir: str | Path, data_root: str | Path | None = None) -> dict[str, list[str]] | None:
+    """Question ids of the full benchmark that the run has no answer for, by split (dataset order),
+    failed answers included; None when the dataset is unknown (no ``data_root`` and the manifest's
+    does not exist). A leaderboard entry needs every question of both splits.
+
+    Raises:
+        DatasetError: the dataset cannot be read.
+    """
+    from ..data import load_dataset
+    from ..run import RunStore
+
+    run_dir = Path(run_dir)
+    root = Path(data_root) if data_root is not None else None
+    if root is None:
+        recorded = RunStore(run_dir).read_manifest().get("data_root")
+        root = Path(recorded) if recorded and Path(recorded).is_dir() else None
+    if root is None:
+        return None
+    answered = {p.question_id for p in read_predictions(run_dir) if not p.failed}
+    ds = load_dataset(root, "all", strict=False)
+    out: dict[str, list[str]] = {s: [] for s in SPLITS}
+    for q in sorted(ds.questions, key=lambda q: _natural_key(q.id)):
+        if q.id not in answered:
+            out[q.split].append(q.id)
+    return out

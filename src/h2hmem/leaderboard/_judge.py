@@ -10,9 +10,6 @@ Entries still ``queued``/``running`` when the server stopped are queued again at
 from __future__ import annotations
 
 import asyncio
-import logging
-import queue
-import threading
 from typing import Callable
 
 from pydantic import BaseModel
@@ -24,8 +21,7 @@ from ..llm import ChatModel
 from ..run import Prediction
 from ._db import Entry
 from ._store import refresh_summary
-
-log = logging.getLogger(__name__)
+from ._worker import EntryQueue, record_failure
 
 
 class JudgeVerdict(BaseModel):
@@ -74,21 +70,18 @@ def _prediction(q: Question, answer: str) -> Prediction:
     )
 
 
-MAX_JUDGE_ERROR_CHARS = 2000
-
-
-class JudgeWorker:
+class JudgeWorker(EntryQueue):
     """Runs a judge over entries, one at a time, in a daemon thread fed by a queue (a server
     stopping mid-entry leaves it ``running``; :meth:`resume` queues it again on the next start)."""
 
+    thread_name = "h2hmem-judge"
+
     def __init__(self, sessions: sessionmaker, dataset: Dataset, judge: JudgeFn, model: str) -> None:
+        super().__init__()
         self.sessions = sessions
         self.gold = {q.id: q for q in dataset.questions}
         self.judge = judge
         self.model = model
-        self.queue: queue.Queue[int | None] = queue.Queue()
-        self.thread: threading.Thread | None = None
-        self.lock = threading.Lock()
 
     def enqueue(self, entry_id: int) -> None:
         """Mark the entry ``queued`` and hand it to the worker thread (started on first use)."""
@@ -98,11 +91,7 @@ class JudgeWorker:
                 return
             entry.judge_status, entry.judge_model, entry.judge_error = "queued", self.model, ""
             db.commit()
-        with self.lock:
-            if self.thread is None:
-                self.thread = threading.Thread(target=self._loop, name="h2hmem-judge", daemon=True)
-                self.thread.start()
-        self.queue.put(entry_id)
+        self.submit(entry_id)
 
     def resume(self) -> list[int]:
         """Queue again the entries a previous server left ``queued`` or ``running``; returns their ids."""
@@ -112,22 +101,13 @@ class JudgeWorker:
             self.enqueue(i)
         return ids
 
-    def shutdown(self, timeout_s: float = 5.0) -> None:
-        """Stop after the current entry (waits at most ``timeout_s``; the thread is a daemon)."""
-        with self.lock:
-            thread, self.thread = self.thread, None
-        if thread is not None:
-            self.queue.put(None)
-            thread.join(timeout_s)
+    def close(self) -> None:
+        close = getattr(self.judge, "close", None)
+        if close is not None:
+            close()
 
-    def _loop(self) -> None:
-        try:
-            while (entry_id := self.queue.get()) is not None:
-                self._run(entry_id)
-        finally:
-            close = getattr(self.judge, "close", None)
-            if close is not None:
-                close()
+    def process(self, entry_id: int) -> None:
+        self._run(entry_id)
 
     def _run(self, entry_id: int) -> None:
         with self.sessions() as db:
@@ -152,10 +132,6 @@ class JudgeWorker:
                         qs.judge_score, qs.judge_reasoning = v.score, v.reasoning
                 refresh_summary(entry)
                 entry.judge_status = "done"
+                db.commit()
             except Exception as e:  # noqa: BLE001 - any judge failure is recorded on the entry, shown to admins
-                log.exception("judge failed for entry %s", entry_id)
-                db.rollback()
-                entry = db.get(Entry, entry_id)
-                entry.judge_status = "failed"
-                entry.judge_error = f"{type(e).__name__}: {e}"[:MAX_JUDGE_ERROR_CHARS]
-            db.commit()
+                record_failure(db, entry_id, e, "judge_status", "judge_error", "judge")

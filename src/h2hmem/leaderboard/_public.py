@@ -3,25 +3,19 @@
 from __future__ import annotations
 
 import math
-from typing import Iterator
 
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from sqlalchemy.orm import Session
 
 from ..data import SPLITS, TaskType
-from ._app import PageError, render
 from ._scoring import GROUP_ORDER, METRICS, group_label
 from ._store import public_entries, public_entry
-from ._views import INFO_COLUMNS, METRIC_LABELS, entry_public, questions_csv, ranking, ranking_columns, ranking_csv, subtype_chart
+from ._views import INFO_COLUMNS, METRIC_LABELS, column_titles, entry_public, questions_csv, ranking, ranking_columns, ranking_csv, subtype_chart
+from ._web import PageError, get_db, render
 
 router = APIRouter()
 QUESTIONS_PER_PAGE = 100
-
-
-def get_db(request: Request) -> Iterator[Session]:
-    with request.app.state.sessions() as db:
-        yield db
 
 
 def _entry_or_404(db: Session, entry_id: int, with_questions: bool = False):
@@ -38,14 +32,16 @@ def ranking_page(request: Request, metric: str = "f1", sort: str = "all", dir: s
     except ValueError as e:
         raise PageError(400, str(e)) from None
     return render(request, "index.html", rows=rows, metric=metric, metric_labels=METRIC_LABELS, sort=sort, dir=dir,
-                  columns=ranking_columns(), info_columns=INFO_COLUMNS)
+                  columns=ranking_columns(), info_columns=INFO_COLUMNS, column_titles=column_titles())
 
 
 @router.get("/entries/{entry_id}", response_class=HTMLResponse)
 def entry_page(request: Request, entry_id: int, db: Session = Depends(get_db)):
     e = _entry_or_404(db, entry_id)
+    public_dup = e.duplicate_of is not None and public_entry(db, e.duplicate_of) is not None
     return render(request, "entry.html", entry=e, groups=[(g, group_label(g)) for g in GROUP_ORDER if g in e.summary],
-                  metrics=METRICS, metric_labels=METRIC_LABELS, chart=subtype_chart(e.summary), admin_view=False)
+                  metrics=METRICS, metric_labels=METRIC_LABELS, chart=subtype_chart(e.summary), admin_view=False,
+                  public_ids={e.duplicate_of} if public_dup else set())
 
 
 @router.get("/entries/{entry_id}/questions", response_class=HTMLResponse)

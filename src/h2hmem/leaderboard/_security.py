@@ -15,6 +15,7 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
 from ._db import Admin, ClientEvent, Setting, utcnow
+from ._sessions import revoke_admin_sessions
 from ._settings import SECRET_ENV
 
 # scrypt cost: n=2**14, r=8, p=1 — the parameters recommended for interactive logins
@@ -45,8 +46,14 @@ def verify_password(password: str, stored: str) -> bool:
     return hmac.compare_digest(got, want)
 
 
+def _check_password(password: str) -> None:
+    if len(password) < MIN_PASSWORD_CHARS:
+        raise ValueError(f"password must have at least {MIN_PASSWORD_CHARS} characters")
+
+
 def create_admin(db: Session, username: str, password: str) -> Admin:
-    """Create an administrator, or reset the password of an existing one.
+    """Create an administrator, or reset the password of an existing one (which ends all of
+    that administrator's sessions).
 
     Raises:
         ValueError: a username outside ``[A-Za-z0-9_.@-]{1,64}`` or a password shorter than 10
@@ -54,16 +61,27 @@ def create_admin(db: Session, username: str, password: str) -> Admin:
     """
     if not _USERNAME.match(username):
         raise ValueError("username must be 1-64 characters from letters, digits and _ . @ -")
-    if len(password) < MIN_PASSWORD_CHARS:
-        raise ValueError(f"password must have at least {MIN_PASSWORD_CHARS} characters")
+    _check_password(password)
     admin = db.scalar(select(Admin).where(Admin.username == username))
     if admin is None:
         admin = Admin(username=username, password_hash=hash_password(password))
         db.add(admin)
-    else:
-        admin.password_hash = hash_password(password)
-    db.commit()
+        db.commit()
+        return admin
+    set_password(db, admin, password)
     return admin
+
+
+def set_password(db: Session, admin: Admin, password: str) -> int:
+    """Store a new password for ``admin`` and revoke all of their sessions; returns how many were open.
+
+    Raises:
+        ValueError: a password shorter than 10 characters.
+    """
+    _check_password(password)
+    admin.password_hash = hash_password(password)
+    db.commit()
+    return revoke_admin_sessions(db, admin.id, "password changed")
 
 
 def authenticate(db: Session, username: str, password: str) -> Admin | None:

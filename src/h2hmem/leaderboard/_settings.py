@@ -39,6 +39,13 @@ class LeaderboardSettings(BaseModel):
     """Failed admin logins per client address per 15 minutes before logins are refused."""
     secret: str | None = None
     """Session-signing secret; default: env ``H2HMEM_LEADERBOARD_SECRET``, else stored in the DB."""
+    session_idle_minutes: float = Field(default=30.0, gt=0)
+    """An admin session ends after this long without a request."""
+    session_hours: float = Field(default=8.0, gt=0)
+    """An admin session ends this long after login, however active."""
+    scorer: Any = Field(default=None, exclude=True)
+    """A function ``(SubmissionReport, Dataset) -> list[QuestionResult]`` used instead of
+    :func:`h2hmem.leaderboard.score_submission` by the background scorer (tests inject a slow one)."""
     https_only_cookies: bool = False
     """Mark the session cookie Secure (set it when serving over HTTPS)."""
     title: str = "H2HMem leaderboard"

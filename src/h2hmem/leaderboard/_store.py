@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import hashlib
+import json
+import re
+import secrets
+import unicodedata
 from typing import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -11,24 +15,37 @@ from sqlalchemy.orm import Session, selectinload
 
 from ..data import Dataset
 from ._db import (
-    MAX_DESCRIPTION_CHARS, MAX_METHOD_CHARS, MAX_ORGANISATION_CHARS, MAX_REASON_CHARS, Entry, EntryFile, QuestionScore, utcnow,
+    MAX_DESCRIPTION_CHARS, MAX_EMAIL_CHARS, MAX_METHOD_CHARS, MAX_ORGANISATION_CHARS, MAX_REASON_CHARS, Entry, EntryFile,
+    utcnow,
 )
 from ._format import MAX_ROWS
-from ._scoring import QuestionResult, score_submission, summarise
+from ._scoring import QuestionResult, summarise
 from ._validate import SubmissionReport, UploadedFile, check_submission
 
 MAX_PROBLEMS_KEPT = 50
 """Validation problems stored with an entry (counts are always complete)."""
 
 
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+
+
 class EntryMeta(BaseModel):
-    """What the submitter types: method name (required), organisation, description."""
+    """What the submitter types: method name (required), organisation, description, e-mail (optional)."""
 
     model_config = ConfigDict(str_strip_whitespace=True)
 
     method: str = Field(min_length=1, max_length=MAX_METHOD_CHARS)
     organisation: str = Field(default="", max_length=MAX_ORGANISATION_CHARS)
     description: str = Field(default="", max_length=MAX_DESCRIPTION_CHARS)
+    email: str = Field(default="", max_length=MAX_EMAIL_CHARS)
+    """Contact for the administrators; stored, never shown publicly."""
+
+    @field_validator("email")
+    @classmethod
+    def _email(cls, v: str) -> str:
+        if v and not _EMAIL.match(v):
+            raise ValueError("not an e-mail address (name@example.org)")
+        return v
 
     @field_validator("method", "organisation")
     @classmethod
@@ -40,7 +57,7 @@ class EntryMeta(BaseModel):
 
 def meta_errors(e: ValidationError) -> list[str]:
     """Readable messages for form fields: ``"method: String should have at least 1 character"``."""
-    names = {"method": "Method name", "organisation": "Organisation", "description": "Description"}
+    names = {"method": "Method name", "organisation": "Organisation", "description": "Description", "email": "E-mail"}
     return [f"{names.get(str(err['loc'][0]), err['loc'][0])}: {err['msg']}" for err in e.errors()]
 
 
@@ -48,28 +65,66 @@ class TransitionError(ValueError):
     """A review action not allowed from the entry's current status."""
 
 
-def create_entry(db: Session, dataset: Dataset, meta: EntryMeta, files: Sequence[UploadedFile], *,
-                 max_rows: int = MAX_ROWS) -> tuple[Entry | None, SubmissionReport]:
-    """Validate both files, score them against ``dataset`` and store a *pending* entry.
+def predictions_hash(report: SubmissionReport) -> str:
+    """SHA-256 of the normalized predictions: the sorted ``(question_id, answer)`` pairs of the
+    matched rows, each answer NFC-normalized with runs of white space collapsed and ends trimmed.
+    File names, JSON formatting, row order and the ignored fields (``original_answer``,
+    ``category``, extra keys) do not change it, so re-uploads of the same answers collide."""
+    pairs = sorted((m.question_id, " ".join(unicodedata.normalize("NFC", m.system_answer).split()))
+                   for m in report.matched)
+    return hashlib.sha256(json.dumps(pairs, ensure_ascii=False, separators=(",", ":")).encode()).hexdigest()
 
-    Returns ``(None, report)`` when the report has errors (nothing stored), else ``(entry, report)``.
+
+def receipt_hash(token: str) -> str:
+    """The hex SHA-256 stored for a submitter's status token."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def create_entry(db: Session, dataset: Dataset, meta: EntryMeta, files: Sequence[UploadedFile], *,
+                 max_rows: int = MAX_ROWS) -> tuple[Entry | None, SubmissionReport, str]:
+    """Validate both files and store a *pending* entry, queued for scoring (``_scorer``).
+
+    The entry's ``content_hash`` is :func:`predictions_hash`; ``duplicate_of`` names the earliest
+    entry with the same hash. Returns ``(entry, report, token)`` where ``token`` is the
+    submitter's status token (only its hash is stored), or ``(None, report, "")`` when the report
+    has errors (nothing stored).
     """
     report = check_submission(files, dataset, require_both=True, max_rows=max_rows)
     if not report.ok:
-        return None, report
-    results = score_submission(report, dataset)
+        return None, report, ""
+    digest = predictions_hash(report)
+    first = db.scalar(select(Entry.id).where(Entry.content_hash == digest).order_by(Entry.id).limit(1))
+    token = secrets.token_urlsafe(24)
     entry = Entry(
-        method=meta.method, organisation=meta.organisation, description=meta.description, status="pending",
-        summary=summarise(results), validation=validation_summary(report),
+        method=meta.method, organisation=meta.organisation, description=meta.description, email=meta.email,
+        status="pending", score_status="queued", summary={}, validation=validation_summary(report),
+        content_hash=digest, duplicate_of=first, receipt_hash=receipt_hash(token),
     )
     by_name = {f.name: f for f in files}
     for name, split in report.files.items():
         content = by_name[name].content
         entry.files.append(EntryFile(split=split, name=name[:255], sha256=hashlib.sha256(content).hexdigest(), content=content))
-    entry.questions = [QuestionScore(**r.model_dump()) for r in results]
     db.add(entry)
     db.commit()
-    return entry, report
+    return entry, report, token
+
+
+def entry_by_receipt(db: Session, token: str) -> Entry | None:
+    """The entry whose status token is ``token``, else None."""
+    if not token or len(token) > 200:
+        return None
+    return db.scalar(select(Entry).where(Entry.receipt_hash == receipt_hash(token)))
+
+
+def submitter_state(entry: Entry) -> str:
+    """What the submitter sees: ``queued``, ``scoring``, ``scored`` or ``failed`` while pending
+    review, then ``approved``, ``rejected`` or ``withdrawn``."""
+    return entry.score_status if entry.status == "pending" else entry.status
+
+
+def stored_files(entry: Entry) -> list[UploadedFile]:
+    """The entry's uploaded files as :class:`UploadedFile` (for re-validation and scoring)."""
+    return [UploadedFile(name=f.name, content=f.content, split=f.split) for f in entry.files]
 
 
 def validation_summary(report: SubmissionReport) -> dict:
@@ -111,6 +166,8 @@ def set_status(db: Session, entry_id: int, status: str, admin: str, reason: str 
     if entry.status not in _ALLOWED[status]:
         raise TransitionError(f"entry #{entry_id} is {entry.status}; it cannot become {status}")
     reason = reason.strip()
+    if status == "approved" and entry.score_status != "scored":
+        raise TransitionError(f"entry #{entry_id} is not scored yet ({entry.score_status}); approve it once scored")
     if status == "rejected" and not reason:
         raise TransitionError("a rejection needs a reason")
     if len(reason) > MAX_REASON_CHARS:

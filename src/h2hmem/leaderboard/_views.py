@@ -24,19 +24,35 @@ def ranking_columns() -> list[tuple[str, str]]:
     return [("macro", "Macro"), *((g, group_label(g)) for g in GROUP_ORDER), ("coverage", "Coverage")]
 
 
+def column_titles() -> dict[str, str]:
+    """A description of each score column of :func:`ranking_columns` (header tooltips)."""
+    titles = {"macro": "Macro: mean of the nine sub-type means", "all": "All questions (micro average)",
+              "coverage": "Coverage: share of questions answered"}
+    for g in GROUP_ORDER:
+        kind, _, name = g.partition(":")
+        if kind == "split":
+            titles[g] = f"{name.capitalize()} split"
+        elif kind == "main":
+            titles[g] = name
+        elif kind == "sub":
+            titles[g] = f"{name}: {next(t.value for t in TaskType if t.abbr == name)}"
+    return titles
+
+
 def entry_public(e: Entry) -> dict[str, Any]:
     """The public JSON of an entry (metadata and aggregated scores; no review details)."""
     return {
         "id": e.id, "method": e.method, "organisation": e.organisation, "description": e.description,
         "submitted": e.created_at.isoformat(timespec="seconds") + "Z",
         "approved": e.reviewed_at.isoformat(timespec="seconds") + "Z" if e.reviewed_at else None,
-        "judge_model": e.judge_model, "judge_status": e.judge_status,
+        "judge_model": e.judge_model, "judge_status": e.judge_status, "duplicate_of": e.duplicate_of,
         "scores": {g: e.summary[g] for g in GROUP_ORDER if g in e.summary},
     }
 
 
 def ranking(entries: list[Entry], metric: str = "f1", sort: str = "all", descending: bool = True) -> list[dict[str, Any]]:
-    """One row per entry: ``{"id", "rank", "method", "organisation", "submitted", "values": {col: float|None}}``.
+    """One row per entry: ``{"id", "rank", "method", "organisation", "submitted", "duplicate_of",
+    "values": {col: float|None}}`` (``duplicate_of``: the earlier entry with the same predictions, or None).
 
     ``values`` holds ``metric`` for every group of :func:`ranking_columns` (``macro`` = mean of
     the sub-type means, ``coverage`` = answered / questions). Rows are sorted by ``sort`` (a
@@ -59,7 +75,7 @@ def ranking(entries: list[Entry], metric: str = "f1", sort: str = "all", descend
             values[g] = s.get(g, {}).get(metric)
         values["coverage"] = s.get("all", {}).get("coverage")
         rows.append({"id": e.id, "method": e.method, "organisation": e.organisation,
-                     "submitted": e.created_at.date().isoformat(), "values": values})
+                     "submitted": e.created_at.date().isoformat(), "duplicate_of": e.duplicate_of, "values": values})
     overall = sorted((r["values"]["all"] for r in rows if r["values"]["all"] is not None), reverse=True)
     for r in rows:
         v = r["values"]["all"]

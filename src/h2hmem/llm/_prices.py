@@ -1,7 +1,9 @@
 """Token prices and cost.
 
-Default prices are USD per 1M tokens (input, output) from the OpenAI pricing page, as of 2025
-(standard tier). Model names match by the longest known prefix, so dated snapshots such as
+Default prices are USD per 1M tokens (input, output) from the OpenAI API pricing page
+(https://openai.com/api/pricing, standard tier, text tokens), as listed on 2025-04-14 when the
+GPT-4.1 family was published; cached-input discounts are not applied. Other models, or newer
+prices: ``prices={...}`` here, ``--price MODEL=IN/OUT`` on the command line. Model names match by the longest known prefix, so dated snapshots such as
 ``gpt-4o-mini-2024-07-18`` get their family's price.
 """
 
@@ -20,7 +22,7 @@ DEFAULT_PRICES: Prices = {
     "gpt-4.1-mini": (0.40, 1.60),
     "gpt-4.1-nano": (0.10, 0.40),
 }
-"""USD per 1M (input, output) tokens; source: OpenAI pricing page, as of 2025."""
+"""USD per 1M (input, output) tokens; source: OpenAI API pricing page, as listed 2025-04-14."""
 
 _warned: set[str] = set()
 

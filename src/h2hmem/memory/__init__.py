@@ -1,17 +1,19 @@
 """Memory systems: the protocol, the registry, the shared answer prompt and the six baselines.
 
 A method is a class built as ``cls(ctx: MemoryContext, **params)`` (one instance per dialogue),
-with ``async observe(session)`` and ``async answer(question) -> Answer``; optional
+with ``async observe(session)`` and ``async answer(question: QuestionView) -> Answer``; optional
 ``describe() -> dict`` tells the run manifest its parameters and how it handled images.
 """
 
 from ._prompt import ANSWER_CONFIG, SYSTEM_PROMPT, build_answer_messages, prompt_hash, task_instruction
 from ._protocol import Answer, CaptionLookup, Evidence, MemoryContext, MemorySystem
 from ._registry import ENTRY_POINT_GROUP, UnknownMethodError, available_methods, check_params, resolve_method
-from ._render import image_label, image_part, image_text, render_turn, session_header
+from ._render import QUESTION_IMAGE_LABEL, image_label, image_part, image_text, render_turn, session_header
+from ._view import GRANTABLE, WITHHELD, QuestionImage, QuestionView, question_view
 
 __all__ = [
-    "ANSWER_CONFIG", "ENTRY_POINT_GROUP", "SYSTEM_PROMPT", "Answer", "CaptionLookup", "Evidence", "MemoryContext",
+    "ANSWER_CONFIG", "ENTRY_POINT_GROUP", "GRANTABLE", "QUESTION_IMAGE_LABEL", "QuestionImage", "QuestionView",
+    "SYSTEM_PROMPT", "WITHHELD", "question_view", "Answer", "CaptionLookup", "Evidence", "MemoryContext",
     "MemorySystem", "UnknownMethodError", "available_methods", "check_params", "build_answer_messages", "image_label", "image_part",
     "image_text", "prompt_hash", "render_turn", "resolve_method", "session_header", "task_instruction",
 ]

@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..data import Question, Session
+from ..data import Session
 from ..llm._types import GenerationConfig
 from ._amem_notes import (
     Note, NoteStore, analysis_messages, evolution_messages, note_content, parse_analysis, parse_evolution,
@@ -33,6 +33,7 @@ from ._amem_notes import (
 from ._amem_retrieve import ALPHA, BM25Scorer, hybrid_scores, top_k
 from ._prompt import build_answer_messages
 from ._protocol import Answer, Evidence, MemoryContext
+from ._view import QuestionView
 from ._render import image_text
 
 TOP_K = 5
@@ -212,7 +213,7 @@ class AMemMemory:
                     seen.add(n.id)
         return hits
 
-    def _query(self, question: Question) -> str:
+    def _query(self, question: QuestionView) -> str:
         q_caps = [image_text(ref, self.ctx.captions) for ref in question.images]
         return " ".join([question.text.strip(), *q_caps])
 
@@ -220,11 +221,11 @@ class AMemMemory:
     def _evidence(hits: list[tuple[Note, float | None]]) -> list[Evidence]:
         return [Evidence(session=n.session, turn=n.turn, score=None if s is None else round(s, 6)) for n, s in hits]
 
-    async def retrieve_evidence(self, question: Question) -> list[Evidence]:
+    async def retrieve_evidence(self, question: QuestionView) -> list[Evidence]:
         """The notes' turns ``answer`` would show, best first (no answer-model call)."""
         return self._evidence(await self.retrieve(self._query(question)))
 
-    async def answer(self, question: Question) -> Answer:
+    async def answer(self, question: QuestionView) -> Answer:
         q_caps = [image_text(ref, self.ctx.captions) for ref in question.images]
         t0 = time.perf_counter()
         hits = await self.retrieve(self._query(question))

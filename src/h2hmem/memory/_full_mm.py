@@ -19,12 +19,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from ..data import ImageRef, Question, Session
+from ..data import ImageRef, Session
 from ..llm._images import image_text as substitute_text
 from ..llm._types import ContentPart, TextPart
 from ._budget import context_budget, keep_most_recent, token_counter
 from ._prompt import build_answer_messages
 from ._protocol import Answer, Evidence, MemoryContext
+from ._view import QuestionView
 from ._render import image_part, image_text, render_turn, session_header
 
 MAX_IMAGES = 10
@@ -103,7 +104,7 @@ class FullMMMemory:
             self._lines.append(_Line(session.name, text, cost + self._image_cost(turn.image), turn.image,
                                      cap, self._count(cap) + 1))
 
-    def _plan(self, question: Question) -> tuple[int, set[int], list[int], int, list[int]]:
+    def _plan(self, question: QuestionView) -> tuple[int, set[int], list[int], int, list[int]]:
         """``(first kept line, lines whose image is attached, line costs, budget, image lines)``."""
         n_q = len(question.images[: self.max_images])
         budget = context_budget(self.ctx.chat, self.context_tokens, self.ctx.answer_config.max_tokens)
@@ -119,11 +120,11 @@ class FullMMMemory:
         """The kept sessions, most recent first."""
         return [Evidence(session=s) for s in dict.fromkeys(ln.session for ln in reversed(self._lines[start:]))]
 
-    async def retrieve_evidence(self, question: Question) -> list[Evidence]:
+    async def retrieve_evidence(self, question: QuestionView) -> list[Evidence]:
         """The sessions ``answer`` would show, most recent first (no model call)."""
         return self._sessions(self._plan(question)[0])
 
-    async def answer(self, question: Question) -> Answer:
+    async def answer(self, question: QuestionView) -> Answer:
         q_images = [image_part(ref, self.ctx.captions) for ref in question.images][: self.max_images]
         start, attach, costs, budget, with_image = self._plan(question)
 

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from ..data import Question, Session
+from ..data import Session
 from ._budget import context_budget, keep_most_recent, token_counter
 from ._prompt import build_answer_messages
 from ._protocol import Answer, Evidence, MemoryContext
+from ._view import QuestionView
 from ._render import image_text, render_turn, session_header
 
 
@@ -33,7 +34,6 @@ class FullTextMemory:
         self._count, self._counter_kind = token_counter(ctx.chat)
         # (session name, line, tokens); session headers are lines with tokens too
         self._lines: list[tuple[str, str, int]] = []
-        self._captions_missing = 0
 
     def describe(self) -> dict[str, Any]:
         return {"method": self.name, "modality": self.modality, "context_tokens": self.context_tokens,
@@ -46,12 +46,10 @@ class FullTextMemory:
         header = session_header(session)
         self._lines.append((session.name, header, self._count(header) + 1))
         for turn in session.turns:
-            if turn.image is not None and not self.ctx.captions(turn.image):
-                self._captions_missing += 1
             line = render_turn(session, turn, self.ctx.captions)
             self._lines.append((session.name, line, self._count(line) + 1))
 
-    def _start(self, question: Question, q_caps: list[str]) -> tuple[int, int]:
+    def _start(self, question: QuestionView, q_caps: list[str]) -> tuple[int, int]:
         """``(first kept line, budget)``: the most recent lines that fit."""
         budget = context_budget(self.ctx.chat, self.context_tokens, self.ctx.answer_config.max_tokens)
         budget -= sum(self._count(c) for c in q_caps)
@@ -61,12 +59,12 @@ class FullTextMemory:
         """The kept sessions, most recent first."""
         return [Evidence(session=s) for s in dict.fromkeys(s for s, _, _ in reversed(self._lines[start:]))]
 
-    async def retrieve_evidence(self, question: Question) -> list[Evidence]:
+    async def retrieve_evidence(self, question: QuestionView) -> list[Evidence]:
         """The sessions ``answer`` would show, most recent first (no model call)."""
         caps = [image_text(ref, self.ctx.captions) for ref in question.images]
         return self._sessions(self._start(question, caps)[0])
 
-    async def answer(self, question: Question) -> Answer:
+    async def answer(self, question: QuestionView) -> Answer:
         q_caps = [image_text(ref, self.ctx.captions) for ref in question.images]
         start, budget = self._start(question, q_caps)
         kept = self._lines[start:]
@@ -80,6 +78,5 @@ class FullTextMemory:
             usage=result.usage,
             cached=result.cached,
             details={"context_tokens": sum(c for _, _, c in kept), "budget_tokens": budget,
-                     "dropped_lines": start, "truncated": start > 0,
-                     "captions_missing": self._captions_missing},
+                     "dropped_lines": start, "truncated": start > 0},
         )

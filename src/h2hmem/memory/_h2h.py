@@ -31,7 +31,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..data import MainCategory, Question, Session, TaskType
+from ..data import MainCategory, Session, TaskType
 from ._amem_retrieve import minmax
 from ._h2h_index import ScoreWeights, TurnIndex, TurnRecord, neighbour_max, session_prior
 from ._h2h_people import SpeakerDirectory
@@ -40,6 +40,7 @@ from ._h2h_time import TimeRefs, matching_sessions, time_refs
 from ._prompt import build_answer_messages
 from ._protocol import Answer, Evidence, MemoryContext
 from ._render import render_turn, session_header
+from ._view import QuestionView
 
 _PICTURE = re.compile(r"\b(?:picture|image|photo|pic|screenshot)s?\b", re.I)
 TOP_K = 5
@@ -208,7 +209,7 @@ class H2HMemory:
             final = final + w.recency * np.array([t.session_pos for t in turns], np.float64) / (len(self._sessions) - 1)
         return final, float(dense.max())
 
-    async def _ranked(self, question: Question) -> tuple[list[tuple[int, float]], dict[str, Any]]:
+    async def _ranked(self, question: QuestionView) -> tuple[list[tuple[int, float]], dict[str, Any]]:
         """``[(turn position in the index, score)]`` best first (``top_k`` of them) and facts."""
         if not len(self.index):
             return [], {"abstain_signal": None, "abstain": True}
@@ -256,7 +257,7 @@ class H2HMemory:
         turns = self.index.turns
         return [Evidence(session=turns[i].session, turn=turns[i].turn, score=round(s, 6)) for i, s in hits]
 
-    async def retrieve_evidence(self, question: Question) -> list[Evidence]:
+    async def retrieve_evidence(self, question: QuestionView) -> list[Evidence]:
         """The ranked turns ``answer`` uses (no model call)."""
         return self._evidence((await self._ranked(question))[0])
 
@@ -280,7 +281,7 @@ class H2HMemory:
             lines.append(("* " if j in chosen else "  ") + t.line)
         return "\n".join(lines), sorted(shown - chosen)
 
-    async def answer(self, question: Question) -> Answer:
+    async def answer(self, question: QuestionView) -> Answer:
         t0 = time.perf_counter()
         hits, facts = await self._ranked(question)
         retrieval_s = time.perf_counter() - t0

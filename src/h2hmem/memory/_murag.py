@@ -24,11 +24,12 @@ from typing import Any, Callable, ClassVar
 
 import numpy as np
 
-from ..data import ImageRef, Question, Session, Turn
+from ..data import ImageRef, Session, Turn
 from ..llm._types import ContentPart, ImagePart, TextPart
 from ._budget import token_counter
 from ._prompt import build_answer_messages
 from ._protocol import Answer, CaptionLookup, Evidence, MemoryContext
+from ._view import QuestionView
 from ._render import image_part, image_text, render_turn
 
 TOP_K = 5
@@ -116,7 +117,7 @@ class Unit:
     turn: Turn
 
 
-def build_native_context(hits: list[tuple[Unit, float]], question: Question, captions: CaptionLookup,
+def build_native_context(hits: list[tuple[Unit, float]], question: QuestionView, captions: CaptionLookup,
                          count: Callable[[str], int], *, max_images: int, max_text_tokens: int
                          ) -> tuple[list[ContentPart], list[ImagePart], dict[str, Any]]:
     """Memory parts for retrieved turns, best first, each image right after its turn's line.
@@ -160,7 +161,7 @@ def hits_evidence(hits: list[tuple[Unit, float]]) -> list[Evidence]:
     return [Evidence(session=u.session.name, turn=u.turn.index, score=round(s, 6)) for u, s in hits]
 
 
-async def answer_from_hits(ctx: MemoryContext, question: Question, hits: list[tuple[Unit, float]],
+async def answer_from_hits(ctx: MemoryContext, question: QuestionView, hits: list[tuple[Unit, float]],
                            count: Callable[[str], int], *, max_images: int, max_text_tokens: int,
                            extra: dict[str, Any] | None = None) -> Answer:
     """The answer call shared by MuRAG and NGM: native context, shared prompt, evidence in rank order."""
@@ -176,7 +177,7 @@ async def answer_from_hits(ctx: MemoryContext, question: Question, hits: list[tu
         usage=result.usage, cached=result.cached, details=details)
 
 
-async def encode_query(encoder: Any, question: Question, captions: CaptionLookup) -> np.ndarray:
+async def encode_query(encoder: Any, question: QuestionView, captions: CaptionLookup) -> np.ndarray:
     """Question text plus its (first) image, as the encoder takes it; shape ``(dim,)``.
     Further question images, rare, join as caption text."""
     text = question.text.strip()
@@ -243,17 +244,17 @@ class MuRAGMemory:
             self._units[uid] = Unit(session, t)
         self.index.add(ids, vectors)
 
-    async def _hits(self, question: Question) -> list[tuple[Unit, float]]:
+    async def _hits(self, question: QuestionView) -> list[tuple[Unit, float]]:
         if not len(self.index):
             return []
         q = await encode_query(self.encoder, question, self.ctx.captions)
         return [(self._units[uid], s) for uid, s in self.index.search(q, self.top_k)[0]]
 
-    async def retrieve_evidence(self, question: Question) -> list[Evidence]:
+    async def retrieve_evidence(self, question: QuestionView) -> list[Evidence]:
         """The turns ``answer`` would show, best first (no model call)."""
         return hits_evidence(await self._hits(question))
 
-    async def answer(self, question: Question) -> Answer:
+    async def answer(self, question: QuestionView) -> Answer:
         t0 = time.perf_counter()
         hits = await self._hits(question)
         extra = {"retrieved": len(hits), "retrieval_s": round(time.perf_counter() - t0, 6)}

@@ -12,9 +12,10 @@ from __future__ import annotations
 import time
 from typing import Any, ClassVar
 
-from ..data import Question, Session
+from ..data import Session
 from ._prompt import build_answer_messages
 from ._protocol import Answer, Evidence, MemoryContext
+from ._view import QuestionView
 from ._render import image_text, render_turn
 
 TOP_K = 5
@@ -48,7 +49,6 @@ class NaiveRAGMemory:
         self.embedder = ctx.embedder_factory()
         self.index = VectorIndex()
         self._chunks: dict[str, tuple[str, int, str]] = {}
-        self._captions_missing = 0
 
     def describe(self) -> dict[str, Any]:
         return {"method": self.name, "modality": self.modality, "top_k": self.top_k,
@@ -61,8 +61,6 @@ class NaiveRAGMemory:
             return
         ids, texts = [], []
         for turn in session.turns:
-            if turn.image is not None and not self.ctx.captions(turn.image):
-                self._captions_missing += 1
             text = f"({session.name}) " + render_turn(session, turn, self.ctx.captions)
             cid = f"{session.name}/t{turn.index}"
             self._chunks[cid] = (session.name, turn.index, text)
@@ -70,7 +68,7 @@ class NaiveRAGMemory:
             texts.append(text)
         self.index.add(ids, await self.embedder.embed(texts))
 
-    async def _hits(self, question: Question) -> list[tuple[str, float]]:
+    async def _hits(self, question: QuestionView) -> list[tuple[str, float]]:
         """Retrieved chunk ids with their cosine, best first."""
         query = question.text.strip()
         q_caps = [image_text(ref, self.ctx.captions) for ref in question.images]
@@ -84,11 +82,11 @@ class NaiveRAGMemory:
     def _evidence(self, hits: list[tuple[str, float]]) -> list[Evidence]:
         return [Evidence(session=self._chunks[cid][0], turn=self._chunks[cid][1], score=round(s, 6)) for cid, s in hits]
 
-    async def retrieve_evidence(self, question: Question) -> list[Evidence]:
+    async def retrieve_evidence(self, question: QuestionView) -> list[Evidence]:
         """The turns ``answer`` would show, best first (no model call)."""
         return self._evidence(await self._hits(question))
 
-    async def answer(self, question: Question) -> Answer:
+    async def answer(self, question: QuestionView) -> Answer:
         q_caps = [image_text(ref, self.ctx.captions) for ref in question.images]
         t0 = time.perf_counter()
         hits = await self._hits(question)
@@ -103,5 +101,5 @@ class NaiveRAGMemory:
             evidence=self._evidence(hits),
             usage=result.usage,
             cached=result.cached,
-            details={"retrieved": len(hits), "retrieval_s": round(retrieval_s, 6), "captions_missing": self._captions_missing},
+            details={"retrieved": len(hits), "retrieval_s": round(retrieval_s, 6)},
         )

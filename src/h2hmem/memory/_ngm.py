@@ -18,7 +18,7 @@ import time
 
 from typing import Any, ClassVar, Literal
 
-from ..data import Question, Session, Turn
+from ..data import Session, Turn
 from ._budget import token_counter
 from ._murag import (
     IMAGES_NOTE, MAX_IMAGES, MAX_TEXT_TOKENS, SessionVectorCache, Unit, answer_from_hits, encode_query,
@@ -29,6 +29,7 @@ from ._ngm_graph import (
     TIME_SCALE_S, TURN_GAP_S, GraphConfig, TurnGraph, session_turn_times,
 )
 from ._protocol import Answer, Evidence, MemoryContext
+from ._view import QuestionView
 
 
 class NGMMemory:
@@ -110,18 +111,18 @@ class NGMMemory:
             self._units.append(Unit(session, turn))
         self._last_time = times[-1]
 
-    async def _hits(self, question: Question) -> list[tuple[Unit, float]]:
+    async def _hits(self, question: QuestionView) -> list[tuple[Unit, float]]:
         if not len(self.graph):
             return []
         q = await encode_query(self.encoder, question, self.ctx.captions)
         found = self.graph.recall(q) if self.recall == "neighbours" else self.graph.recall_dfs(q)
         return [(self._units[n], s) for n, s in found]
 
-    async def retrieve_evidence(self, question: Question) -> list[Evidence]:
+    async def retrieve_evidence(self, question: QuestionView) -> list[Evidence]:
         """The turns ``answer`` would show, best first (no model call)."""
         return hits_evidence(await self._hits(question))
 
-    async def answer(self, question: Question) -> Answer:
+    async def answer(self, question: QuestionView) -> Answer:
         t0 = time.perf_counter()
         hits = await self._hits(question)
         return await answer_from_hits(

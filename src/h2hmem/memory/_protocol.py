@@ -3,6 +3,8 @@
 One instance per dialogue. The runner calls ``observe(session)`` for every session in time
 order, then ``answer(question)`` (protocol ``full``), or interleaves them (protocol ``online``).
 Methods never read files: everything they see comes through these calls and :class:`MemoryContext`.
+``answer`` gets a :class:`~._view.QuestionView` (text, task type, images by content, an opaque key),
+never the dataset's ``Question`` with its gold answer, gold sessions and home session.
 """
 
 from __future__ import annotations
@@ -13,9 +15,10 @@ from typing import Any, Callable, ClassVar, Protocol, runtime_checkable
 
 from pydantic import BaseModel
 
-from ..data import ImageRef, Question, Session
+from ..data import ImageRef, Session
 from ..llm._types import ChatModel, GenerationConfig, Usage
 from ._prompt import ANSWER_CONFIG
+from ._view import QuestionImage, QuestionView
 
 
 class Evidence(BaseModel):
@@ -42,7 +45,14 @@ class Answer(BaseModel):
     """Method-specific facts worth keeping: context tokens, what was cut or dropped…"""
 
 
-CaptionLookup = Callable[[ImageRef], "str | None"]
+CaptionLookup = Callable[["ImageRef | QuestionImage"], "str | None"]
+"""Caption of a memory image (:class:`ImageRef`) or of a question image (:class:`QuestionImage`,
+found by its content hash), or None."""
+
+
+def no_captions(image: "ImageRef | QuestionImage") -> str | None:
+    """The lookup of a context built without captions: only a question image's own caption."""
+    return image.caption if isinstance(image, QuestionImage) else None
 
 
 @dataclass
@@ -53,8 +63,9 @@ class MemoryContext:
     """``"dyadic/dialogue5"``."""
     chat: ChatModel
     """Model used to answer (and, unless ``build_chat`` is set, to build memory)."""
-    captions: CaptionLookup = lambda ref: None
-    """Caption of an image, or None when there is none."""
+    captions: CaptionLookup = no_captions
+    """Caption of an image, or None when there is none. The runner's lookup counts the images
+    asked for without a caption (manifest ``images_without_caption``)."""
     state_dir: Path | None = None
     """Per-dialogue folder in the run directory for stores that must survive a restart."""
     embedder_factory: Callable[[], Any] | None = None
@@ -76,7 +87,7 @@ class MemorySystem(Protocol):
             name = "recency"
             def __init__(self, ctx: MemoryContext, window: int = 50): ...
             async def observe(self, session: Session) -> None: ...
-            async def answer(self, question: Question) -> Answer: ...
+            async def answer(self, question: QuestionView) -> Answer: ...
     """
 
     name: ClassVar[str]
@@ -85,8 +96,11 @@ class MemorySystem(Protocol):
         """Take in one session (turns in order, with its date). Sessions arrive in time order."""
         ...
 
-    async def answer(self, question: Question) -> Answer:
-        """Answer ``question`` from memory. Raise on failure: the runner records the error."""
+    async def answer(self, question: QuestionView) -> Answer:
+        """Answer ``question`` from memory. Raise on failure: the runner records the error.
+
+        ``question`` is a :class:`QuestionView`: ``text``, ``task_type``, ``images`` (by content),
+        ``dialogue_id`` and an opaque ``key``; gold answer, gold sessions and home session are withheld."""
         ...
 
 

@@ -3,14 +3,14 @@
 Files (one JSON object per line, one line per question id, in question order):
 
 - ``scores/lexical.jsonl``: ``question_id, split, task_type, main_category, difficulty, dialogue,
-  precision, recall, f1, bleu1, exact_match, failed``;
-- ``scores/evidence.jsonl``: see :func:`~h2hmem.metrics.score_evidence`;
+  precision, recall, f1, bleu1, exact_match, failed, prediction_hash``;
+- ``scores/evidence.jsonl``: see :func:`~h2hmem.metrics.score_evidence`, plus ``prediction_hash``;
 - ``scores/turn_evidence.jsonl``: turn recall/precision/nDCG@k and MRR against supporting-turn
   labels (:func:`~h2hmem.metrics.score_turn_evidence`), written with ``"evidence"`` when labels
   are given or found next to the dataset (:func:`~h2hmem.metrics.find_evidence_labels`);
 - ``scores/judge.jsonl``: :class:`~h2hmem.metrics.JudgeRecord` lines, appended the moment each
   judgment exists (a crash loses nothing) and compacted at the end; a judged question is not
-  judged again unless ``refresh`` or its question/gold/answer changed;
+  judged again unless ``refresh`` or its prediction (or gold) changed;
 - ``scores/summary.json``::
 
     {"schema": "h2hmem/scores-summary/1", "created_at": ISO time,
@@ -23,11 +23,20 @@ Files (one JSON object per line, one line per question id, in question order):
                     "aggregate": AGG | null},
        "turn_evidence": {"status", "reason", "excluded": {reason: n}, "labelled": n, "labels": source,
                          "labels_meta": {...}, "fields": [...], "aggregate": AGG | null},
-       "judge":    {"model", "mode", "label", "coverage": {"judged", "total", "errors", "failed_answers"},
+       "judge":    {"model", "mode", "label",
+                    "coverage": {"judged", "total", "errors", "failed_answers", "reasons": {reason: n}},
+                    "stale": null | {"missing", "dropped", "reason"},
                     "usage": {...} | null, "fields": ["score"], "aggregate": AGG}}}
 
-  where AGG is the output of :func:`~h2hmem.metrics.aggregate` (schema in its module). Metrics not
-  computed this time but present in ``scores/`` from an earlier call are included.
+  where AGG is the output of :func:`~h2hmem.metrics.aggregate` (schema in its module).
+
+Scores follow the predictions. Every score line records the :func:`~h2hmem.run.prediction_hash`
+of the prediction it scored. Lexical and evidence scores present in ``scores/`` are recomputed on
+every call (offline, cheap), asked for or not. The judge is only called when ``"judge"`` is in
+``metrics``; otherwise its earlier lines whose prediction changed since (``run --retry-failed``
+redid the answer) are dropped from ``judge.jsonl``, and when that leaves predictions without a
+current judgment the judge section is kept but marked ``"stale": {"missing", "reason"}`` (its
+aggregate covers the unchanged questions only): reports never use a stale judge as the headline.
 """
 
 from __future__ import annotations
@@ -41,10 +50,11 @@ from typing import Any
 
 from .._atomic import atomic_write_text
 from ..data import load_dataset
-from ..run._records import Prediction, read_predictions
+from ..run._records import Prediction, prediction_hash, read_predictions
 from ..run._store import RunStore, now_iso
 from ._aggregate import DEFAULT_N_BOOT, aggregate
 from ._evidence import EVIDENCE_KS, evidence_metric_names, score_evidence
+from ._coverage import unjudged_reasons
 from ._labels import EvidenceLabels, find_evidence_labels, load_evidence_labels
 from ._turn_evidence import score_turn_evidence, turn_metric_names
 from ._judge import JudgeMode, JudgeRecord, comparability_label, input_hash, judge_predictions
@@ -104,13 +114,18 @@ def _gold_from_dataset(preds: list[Prediction], root: Path, split: str) -> tuple
     return out, gold, mismatches, absent
 
 
-def _resolve_labels(labels: str | Path | EvidenceLabels | None, root: Path | None) -> EvidenceLabels | None:
-    """Labels given (a path or loaded), else those found next to the dataset root, else None."""
+def _resolve_labels(labels: str | Path | EvidenceLabels | None, root: Path | None,
+                    info_path: Path) -> EvidenceLabels | None:
+    """Labels given (a path or loaded), else those found next to the dataset root, else those an
+    earlier call used (``turn_evidence.info.json``) when they still exist, else None."""
     if isinstance(labels, EvidenceLabels):
         return labels
     if labels is not None:
         return load_evidence_labels(labels)
     found = find_evidence_labels(root) if root is not None else None
+    if found is None and info_path.is_file():
+        source = json.loads(info_path.read_text(encoding="utf-8")).get("labels")
+        found = Path(source) if source and Path(source).exists() else None
     return load_evidence_labels(found) if found is not None else None
 
 
@@ -118,7 +133,41 @@ def _lexical(preds: list[Prediction]) -> list[dict[str, Any]]:
     out = []
     for p in preds:
         s = ZERO if p.failed else lexical_scores(p.answer or "", p.gold)
-        out.append({**_labels(p), **s.model_dump(), "failed": p.failed})
+        out.append({**_labels(p), **s.model_dump(), "failed": p.failed, "prediction_hash": prediction_hash(p)})
+    return out
+
+
+def _current(rec: JudgeRecord, p: Prediction) -> bool:
+    """Whether a judgment still describes prediction ``p`` (same question/gold/answer, same failure
+    state, and — for records that carry it — the same prediction hash)."""
+    return (rec.input_hash == input_hash(p) and rec.failed == p.failed
+            and (rec.prediction_hash is None or rec.prediction_hash == prediction_hash(p)))
+
+
+def _drop_changed_judgments(preds: list[Prediction], path: Path) -> dict[str, Any] | None:
+    """Without a judge call: drop the judgments of ``path`` whose prediction changed (file rewritten)
+    and return the stale note when some predictions are left without a current judgment."""
+    by_id = {p.question_id: p for p in preds}
+    records = _judge_records(path)
+    kept = {r.question_id: r for r in records if r.question_id in by_id and _current(r, by_id[r.question_id])}
+    if len(kept) != len(records):
+        _write_jsonl(path, [kept[p.question_id].model_dump(mode="json") for p in preds if p.question_id in kept])
+    missing = len(preds) - len(kept)
+    if not missing:
+        return None
+    return {"missing": missing, "dropped": len(records) - len(kept),
+            "reason": f"{missing} of {len(preds)} predictions have no current judgment (they changed since the "
+                      "judge ran, e.g. `run --retry-failed`, or were never judged); judge them with "
+                      "`h2hmem evaluate RUN --metrics judge`"}
+
+
+def _judge_records(path: Path) -> list[JudgeRecord]:
+    out = []
+    for i, r in enumerate(_read_jsonl(path)):
+        try:
+            out.append(JudgeRecord.model_validate(r))
+        except ValueError as e:
+            raise ValueError(f"{path}: record {i + 1} is not a judge record ({e})") from None
     return out
 
 
@@ -126,11 +175,7 @@ def _load_judged(path: Path, spec: str, mode: str, refresh: bool) -> dict[str, J
     if refresh or not path.is_file():
         return {}
     old = {}
-    for i, r in enumerate(_read_jsonl(path)):
-        try:
-            rec = JudgeRecord.model_validate(r)
-        except ValueError as e:
-            raise ValueError(f"{path}: record {i + 1} is not a judge record ({e})") from None
+    for rec in _judge_records(path):
         if rec.judge_model != spec:
             raise ValueError(f"{path} holds judgments by {rec.judge_model!r}, not {spec!r}; "
                              "re-judge everything with refresh (CLI: --refresh-judge) or use another run copy")
@@ -154,12 +199,16 @@ async def _judge(todo: list[Prediction], model: Any, mode: JudgeMode, path: Path
                 await aclose()
 
 
+def already_judged(preds: list[Prediction], path: Path, spec: str, mode: str, refresh: bool) -> dict[str, JudgeRecord]:
+    """Judgments in ``path`` that still hold for ``preds`` (same judge and mode, and :func:`_current`)."""
+    old = _load_judged(path, spec, mode, refresh)
+    return {p.question_id: old[p.question_id] for p in preds
+            if p.question_id in old and old[p.question_id].judged and _current(old[p.question_id], p)}
+
+
 def _run_judge(preds: list[Prediction], model: Any, mode: JudgeMode, path: Path, refresh: bool,
                show_progress: bool) -> list[JudgeRecord]:
-    old = _load_judged(path, model.spec, mode, refresh)
-    keep = {p.question_id: old[p.question_id] for p in preds
-            if p.question_id in old and old[p.question_id].judged and old[p.question_id].input_hash == input_hash(p)
-            and old[p.question_id].failed == p.failed}
+    keep = already_judged(preds, path, model.spec, mode, refresh)
     todo = [p for p in preds if p.question_id not in keep]
     if refresh and path.exists():
         path.unlink()
@@ -189,7 +238,8 @@ def _evidence_info(recs: list[dict[str, Any]]) -> dict[str, Any]:
             "excluded": excluded, "gold_source": "file"}
 
 
-def _judge_summary(records: list[dict[str, Any]], model: Any, n_boot: int, seed: int) -> dict[str, Any]:
+def _judge_summary(records: list[dict[str, Any]], model: Any, n_boot: int, seed: int,
+                   stale: dict[str, Any] | None = None, total: int | None = None) -> dict[str, Any]:
     specs = sorted({r["judge_model"] for r in records})
     modes = sorted({r["mode"] for r in records})
     spec = specs[0] if len(specs) == 1 else ", ".join(specs)
@@ -200,9 +250,12 @@ def _judge_summary(records: list[dict[str, Any]], model: Any, n_boot: int, seed:
         usage = judge_usage.model_dump() if judge_usage is not None else None
     return {
         "model": spec, "mode": ", ".join(modes), "label": label,
-        "coverage": {"judged": sum(r["score"] is not None for r in records), "total": len(records),
+        "coverage": {"judged": sum(r["score"] is not None for r in records),
+                     "total": len(records) if total is None else total,
                      "errors": sum(r["score"] is None for r in records),
-                     "failed_answers": sum(bool(r["failed"]) for r in records)},
+                     "failed_answers": sum(bool(r["failed"]) for r in records),
+                     "reasons": unjudged_reasons(records)},
+        "stale": stale,
         "usage": usage, "fields": ["score"],
         "aggregate": aggregate(records, ["score"], n_boot=n_boot, seed=seed),
     }
@@ -211,8 +264,8 @@ def _judge_summary(records: list[dict[str, Any]], model: Any, n_boot: int, seed:
 def evaluate_run(run_dir: str | Path, metrics: Sequence[str] = ("lexical", "evidence"), *,
                  data_root: str | Path | None = None, judge_model: Any = None, judge_mode: JudgeMode = "session",
                  n_boot: int = DEFAULT_N_BOOT, seed: int = 0, refresh: bool = False,
-                 show_progress: bool = False, evidence_labels: str | Path | EvidenceLabels | None = None
-                 ) -> dict[str, Any]:
+                 show_progress: bool = False, selection: Any = None,
+                 evidence_labels: str | Path | EvidenceLabels | None = None) -> dict[str, Any]:
     """Score ``run_dir`` and write its ``scores/`` files; returns the summary (schema above).
 
     Args:
@@ -228,6 +281,8 @@ def evaluate_run(run_dir: str | Path, metrics: Sequence[str] = ("lexical", "evid
         seed: bootstrap seed.
         refresh: re-judge questions already judged in ``scores/judge.jsonl``.
         show_progress: show a rich progress bar while judging.
+        selection: a :class:`~h2hmem.run.Selection`: score only those predictions (recorded as
+            ``summary["selection"]``; the ``scores/`` files then cover only them).
         evidence_labels: supporting-turn labels (a ``*.jsonl`` file, a folder of them, or loaded
             labels) for the turn-level metrics; default: the labels found next to the dataset
             root (:func:`~h2hmem.metrics.find_evidence_labels`), else no turn metrics.
@@ -246,6 +301,10 @@ def evaluate_run(run_dir: str | Path, metrics: Sequence[str] = ("lexical", "evid
     preds = sorted(read_predictions(run_dir), key=lambda p: _order(p.question_id))
     if not preds:
         raise ValueError(f"{run_dir / 'predictions.jsonl'} holds no predictions")
+    if selection is not None and not selection.is_empty:
+        preds = selection.apply(preds, strict=False)
+        if not preds:
+            raise ValueError(f"{run_dir}: no prediction matches the selection {selection.recorded()}")
     manifest = RunStore(run_dir).read_manifest()
     if manifest.get("retrieval_only"):  # no answers were produced: only retrieval can be scored
         metrics = [m for m in metrics if m == "evidence"]
@@ -260,21 +319,30 @@ def evaluate_run(run_dir: str | Path, metrics: Sequence[str] = ("lexical", "evid
 
     scores = run_dir / "scores"
     scores.mkdir(parents=True, exist_ok=True)
-    if "lexical" in metrics:
+    # offline scores already in scores/ are recomputed too: no line may describe an older prediction
+    if "lexical" in metrics or (scores / "lexical.jsonl").is_file():
         _write_jsonl(scores / "lexical.jsonl", _lexical(preds))
     evidence_info = None
-    if "evidence" in metrics:
+    if "evidence" in metrics or (scores / "evidence.jsonl").is_file():
         ev_records, evidence_info = score_evidence(preds, gold, absent=absent)
-        _write_jsonl(scores / "evidence.jsonl", ev_records)
+        hashes = {p.question_id: prediction_hash(p) for p in preds}
+        _write_jsonl(scores / "evidence.jsonl", [{**r, "prediction_hash": hashes[r["question_id"]]} for r in ev_records])
     turn_info = None
-    labels = _resolve_labels(evidence_labels, root) if "evidence" in metrics else None
-    if labels is not None:
-        turn_records, turn_info = score_turn_evidence(preds, labels.labels)
-        turn_info.update(labels=labels.source, labels_meta=labels.meta)
-        _write_jsonl(scores / "turn_evidence.jsonl", turn_records)
-        atomic_write_text(scores / "turn_evidence.info.json", json.dumps(turn_info, ensure_ascii=False, indent=1))
+    info_path = scores / "turn_evidence.info.json"
+    if "evidence" in metrics or (scores / "turn_evidence.jsonl").is_file():
+        labels = _resolve_labels(evidence_labels, root, info_path)
+        if labels is not None:
+            turn_records, turn_info = score_turn_evidence(preds, labels.labels)
+            turn_info.update(labels=labels.source, labels_meta=labels.meta)
+            hashes = {p.question_id: prediction_hash(p) for p in preds}
+            _write_jsonl(scores / "turn_evidence.jsonl",
+                         [{**r, "prediction_hash": hashes[r["question_id"]]} for r in turn_records])
+            atomic_write_text(info_path, json.dumps(turn_info, ensure_ascii=False, indent=1))
+    judge_stale = None
     if "judge" in metrics:
         _run_judge(preds, judge_model, judge_mode, scores / "judge.jsonl", refresh, show_progress)
+    elif (scores / "judge.jsonl").is_file():
+        judge_stale = _drop_changed_judgments(preds, scores / "judge.jsonl")
 
     summary: dict[str, Any] = {
         "schema": SCHEMA, "created_at": now_iso(),
@@ -285,6 +353,8 @@ def evaluate_run(run_dir: str | Path, metrics: Sequence[str] = ("lexical", "evid
                 "retrieval_only": bool(manifest.get("retrieval_only"))},
         "label": None, "metrics": {},
     }
+    if selection is not None and not selection.is_empty:
+        summary["selection"] = selection.recorded()
     ids = {p.question_id for p in preds}
     if (scores / "lexical.jsonl").is_file():
         recs = [r for r in _read_jsonl(scores / "lexical.jsonl") if r["question_id"] in ids]
@@ -302,8 +372,8 @@ def evaluate_run(run_dir: str | Path, metrics: Sequence[str] = ("lexical", "evid
         }
     if (scores / "turn_evidence.jsonl").is_file():
         recs = [r for r in _read_jsonl(scores / "turn_evidence.jsonl") if r["question_id"] in ids]
-        if turn_info is None and (scores / "turn_evidence.info.json").is_file():
-            turn_info = json.loads((scores / "turn_evidence.info.json").read_text(encoding="utf-8"))
+        if turn_info is None and info_path.is_file():
+            turn_info = json.loads(info_path.read_text(encoding="utf-8"))
         turn_info = turn_info or {"status": "ok", "reason": None, "excluded": {}}
         fields = turn_metric_names()
         included = [r for r in recs if not r["excluded"]]
@@ -315,7 +385,8 @@ def evaluate_run(run_dir: str | Path, metrics: Sequence[str] = ("lexical", "evid
     if (scores / "judge.jsonl").is_file():
         recs = [r for r in _read_jsonl(scores / "judge.jsonl") if r["question_id"] in ids]
         if recs:
-            summary["metrics"]["judge"] = _judge_summary(recs, judge_model if "judge" in metrics else None, n_boot, seed)
+            summary["metrics"]["judge"] = _judge_summary(recs, judge_model if "judge" in metrics else None, n_boot, seed,
+                                                         stale=judge_stale, total=len(preds))
             summary["label"] = summary["metrics"]["judge"]["label"]
     atomic_write_text(scores / "summary.json", json.dumps(summary, ensure_ascii=False, indent=1))
     return summary

@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 from ..llm._errors import ModelError
 from ..llm._types import ChatModel, GenerationConfig, Message
-from ..run._records import Prediction, QuestionKey
+from ..run._records import Prediction, QuestionKey, prediction_hash
 
 JUDGE_LEVELS: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 1.0)
 """The five scores of the rubric (spec §2)."""
@@ -81,6 +81,9 @@ class JudgeRecord(QuestionKey):
     """:data:`NOT_COMPARABLE` for a ``local:`` judge."""
     input_hash: str
     """SHA-256 of (question, gold, answer): a cached judgment is reused only for the same inputs."""
+    prediction_hash: str | None = None
+    """:func:`~h2hmem.run.prediction_hash` of the prediction judged (None in files written before it
+    existed): a judgment whose prediction changed since is dropped, never reported as current."""
 
     @property
     def judged(self) -> bool:
@@ -201,7 +204,8 @@ class _Judge:
 
     def _emit(self, p: Prediction, **fields: Any) -> None:
         rec = JudgeRecord(
-            **p.model_dump(include=set(QuestionKey.model_fields)), judge_model=self.model.spec, mode=self.mode, label=self.label, input_hash=input_hash(p), **fields)
+            **p.model_dump(include=set(QuestionKey.model_fields)), judge_model=self.model.spec, mode=self.mode, label=self.label, input_hash=input_hash(p),
+            prediction_hash=prediction_hash(p), **fields)
         self.records[p.question_id] = rec
         if self.on_record is not None:
             self.on_record(rec)
@@ -276,14 +280,24 @@ async def judge_predictions(predictions: Sequence[Prediction], model: ChatModel,
     if mode not in ("session", "question"):
         raise ValueError(f"judge mode must be 'session' or 'question', got {mode!r}")
     judge = _Judge(model, mode, on_record)
-    todo: dict[tuple[str, str, str], list[Prediction]] = {}
     for p in predictions:
         if p.failed:
             judge._emit(p, score=0.0, failed=True, reasoning="no system answer (the method failed)")
-        else:
-            todo.setdefault((p.split, p.dialogue, p.session), []).append(p)
     if mode == "session":
-        await asyncio.gather(*(judge.batch(ps) for ps in todo.values()))
+        await asyncio.gather(*(judge.batch(ps) for ps in judge_batches(predictions, mode)))
     else:
-        await asyncio.gather(*(judge.single(p) for ps in todo.values() for p in ps))
+        await asyncio.gather(*(judge.single(ps[0]) for ps in judge_batches(predictions, mode)))
     return [judge.records[p.question_id] for p in predictions]
+
+
+def judge_batches(predictions: Sequence[Prediction], mode: JudgeMode) -> list[list[Prediction]]:
+    """The judge requests of ``predictions``: one list per call — a (dialogue, session)'s answered
+    questions in ``"session"`` mode, one question each in ``"question"`` mode; failed answers are
+    not sent (they score 0)."""
+    groups: dict[tuple[str, str, str], list[Prediction]] = {}
+    for p in predictions:
+        if not p.failed:
+            groups.setdefault((p.split, p.dialogue, p.session), []).append(p)
+    if mode == "session":
+        return list(groups.values())
+    return [[p] for ps in groups.values() for p in ps]

@@ -89,15 +89,8 @@ def summary_tables(summary: dict[str, Any], *, show_ci: bool = True) -> list[Tab
             tables.append(metric_table(metrics["lexical"]["aggregate"], field, f"{title}{suffix}", show_ci=show_ci))
     if "judge" in metrics:
         j = metrics["judge"]
-        cov = j["coverage"]
-        title = f"LLM judge score ({j['model']}, {j['mode']} mode)"
-        if j.get("label"):
-            title += f" — {j['label'].upper()}"
-        title += suffix
-        caption = (f"coverage {cov['judged']}/{cov['total']} judged"
-                   + (f", {cov['errors']} unjudged (errors)" if cov["errors"] else "")
-                   + (f"; {cov['failed_answers']} failed answers scored 0" if cov["failed_answers"] else ""))
-        tables.append(metric_table(j["aggregate"], "score", title, coverage=True, show_ci=show_ci, caption=caption))
+        tables.append(metric_table(j["aggregate"], "score", judge_title(j) + suffix, coverage=True, show_ci=show_ci,
+                                   caption=judge_caption(j)))
     if "evidence" in metrics:
         ev = metrics["evidence"]
         excluded = ", ".join(f"{n} {k}" for k, n in ev.get("excluded", {}).items()) or "none"
@@ -123,3 +116,27 @@ def summary_tables(summary: dict[str, Any], *, show_ci: bool = True) -> list[Tab
             tables.append(t)
     return tables
 
+
+
+def judge_title(j: dict[str, Any]) -> str:
+    """``"LLM judge score (openai:gpt-4o-mini, session mode)"``, with the comparability label and
+    ``— STALE`` when the section is kept from an earlier evaluation (``j["stale"]``)."""
+    title = f"LLM judge score ({j['model']}, {j['mode']} mode)"
+    if j.get("label"):
+        title += f" — {j['label'].upper()}"
+    if j.get("stale"):
+        title += " — STALE"
+    return title
+
+
+def judge_caption(j: dict[str, Any]) -> str:
+    """Coverage (judged / total, unjudged by reason, failed answers) and the stale note."""
+    cov = j["coverage"]
+    reasons = cov.get("reasons") or {}
+    why = f" ({', '.join(f'{k}: {n}' for k, n in reasons.items())})" if reasons else ""
+    caption = (f"coverage {cov['judged']}/{cov['total']} judged"
+               + (f", {cov['errors']} unjudged{why or ' (errors)'}" if cov["errors"] else "")
+               + (f"; {cov['failed_answers']} failed answers scored 0" if cov["failed_answers"] else ""))
+    if j.get("stale"):
+        caption += f"; STALE: {j['stale']['reason']}"
+    return caption

@@ -11,13 +11,14 @@ from pathlib import Path
 from typing import Any
 
 from .._atomic import atomic_write_text
+from ._compare import group_table, paired_figure, paired_table
 from ._efficiency import efficiency_table
 from ._figures import category_figure, difficulty_figure, efficiency_figure, evidence_figure, subtype_figure
 from ._published import published_source
 from ._render import Report, Section, render_html, render_markdown
 from ._runs import RunResult, label_runs, load_run, safe_name
 from ._table import ReportTable
-from ._scores import ScoreMetric, comparable_with_published, primary_metric
+from ._scores import ScoreMetric, comparable_with_published, primary_metric, run_aggregate
 from ._tables import comparison_table, difficulty_table, evidence_table, run_metric_tables, runs_table, subtype_table
 from ._worst import DEFAULT_WORST, worst_questions
 
@@ -57,10 +58,12 @@ def default_out_dir(runs: Sequence[RunResult]) -> Path:
 
 
 def _question_set(run: RunResult) -> str:
-    """What decides which questions a run answered: dataset fingerprint, split and ``--limit``."""
+    """What decides which questions a run answered: dataset fingerprint, split, selection and ``--limit``."""
     m = run.manifest
     limit = (m.get("config") or {}).get("limit")
+    chosen = (m.get("identity") or {}).get("selection")
     return (f"dataset {str(m.get('dataset_fingerprint') or '?')[:12]}, split {m.get('split') or '?'}, "
+            + (f"selection {json.dumps(chosen, sort_keys=True)}, " if chosen else "")
             + (f"first {limit} questions" if limit else "all questions"))
 
 
@@ -86,7 +89,8 @@ def _write(path: Path, text: str) -> None:
 
 def build_report(run_dirs: Sequence[str | Path], out_dir: str | Path | None = None, *,
                  worst: int = DEFAULT_WORST, n_boot: int = 1000,
-                 on_step: Callable[[str], None] | None = None) -> ReportPaths:
+                 on_step: Callable[[str], None] | None = None, group: bool = False,
+                 selection: Any = None) -> ReportPaths:
     """Build the report of one or several runs.
 
     Runs without ``scores/summary.json`` are scored first with the offline metrics (lexical +
@@ -100,6 +104,13 @@ def build_report(run_dirs: Sequence[str | Path], out_dir: str | Path | None = No
         worst: how many worst-scored questions to show (default 15).
         n_boot: bootstrap resamples when a run must be scored (default 1,000, spec/metrics.md §3).
         on_step: called with a short description before each step (progress display).
+        group: add the table pooling repeated runs of one configuration (mean ± sd across runs,
+            CI of the pooled questions).
+        selection: a :class:`~h2hmem.run.Selection`: report only those questions of each run
+            (scores re-aggregated from ``scores/*.jsonl``; recorded in ``summary.json``).
+
+    With two or more runs, a "paired differences" table and figure compare every pair of runs
+    on the questions both scored (:mod:`h2hmem.report._compare`).
 
     Returns:
         :class:`ReportPaths`. ``summary.json`` = ``{"schema", "runs": [...], "headline_metric",
@@ -119,7 +130,7 @@ def build_report(run_dirs: Sequence[str | Path], out_dir: str | Path | None = No
     runs = []
     for d in run_dirs:
         step(f"loading {d}")
-        runs.append(load_run(d, n_boot=n_boot))
+        runs.append(load_run(d, n_boot=n_boot, selection=selection))
     label_runs(runs)
     out = Path(out_dir) if out_dir is not None else default_out_dir(runs)
     figdir = out / "figures"
@@ -134,6 +145,11 @@ def build_report(run_dirs: Sequence[str | Path], out_dir: str | Path | None = No
     t_ev = evidence_table(runs)
     t_eff = efficiency_table(runs)
     t_worst = worst_questions(runs, metric, worst)
+    # the resample count the scores were aggregated with (not n_boot, which applies to unscored runs only),
+    # so the same scored runs always give the same report
+    boot = max((int((run_aggregate(r, metric.source) or {}).get("n_boot") or 0) for r in runs), default=0) or n_boot
+    t_pair = paired_table(runs, metric, n_boot=boot)
+    t_group = group_table(runs, metric, n_boot=boot) if group else None
     per_run = {r.label: run_metric_tables(r) for r in runs}
 
     step("figures")
@@ -148,12 +164,19 @@ def build_report(run_dirs: Sequence[str | Path], out_dir: str | Path | None = No
     elif (figdir / "evidence.png").exists():
         (figdir / "evidence.png").unlink()  # left by an earlier report of runs that had evidence
     figs["efficiency"] = efficiency_figure(t_eff, figdir / "efficiency.png")
+    paired_png = paired_figure(t_pair, metric.short, figdir / "paired.png") if t_pair is not None else None
+    if paired_png is not None:
+        figs["paired"] = paired_png
 
     who = " vs ".join(r.label for r in runs)
     sections = [
         Section("runs", "Runs", tables=[t_runs]),
         Section("comparison", "Main categories", tables=[t_cmp],
                 figures=[(figs["main_categories"], f"{metric.name} per main category, 95% bootstrap CIs.")]),
+        *([Section("paired", "Paired differences", tables=[t_pair],
+                   figures=[(paired_png, "Differences B − A with 95% paired bootstrap CIs.")] if paired_png else [])]
+          if t_pair is not None else []),
+        *([Section("groups", "Repeated runs pooled", tables=[t_group])] if t_group is not None else []),
         Section("subtypes", "Sub-types", tables=[t_sub],
                 figures=[(figs["subtypes"], f"{metric.name} per sub-type, grouped by main category, 95% CIs.")]),
         Section("difficulty", "Difficulty", tables=[t_diff],
@@ -175,7 +198,8 @@ def build_report(run_dirs: Sequence[str | Path], out_dir: str | Path | None = No
     report = Report(f"H2HMem report — {who}", notes, sections)
 
     step("writing")
-    tables = [t_runs, t_cmp, t_sub, t_diff, t_ev, t_eff, t_worst] + [t for ts in per_run.values() for t in ts]
+    tables = [t_runs, t_cmp, *(t for t in (t_pair, t_group) if t is not None), t_sub, t_diff, t_ev, t_eff, t_worst] \
+        + [t for ts in per_run.values() for t in ts]
     paths = ReportPaths(out, out / "report.md", out / "report.html", out / "summary.json", figs,
                         {t.id: t for t in tables})
     _write(paths.markdown, render_markdown(report, out))
@@ -189,6 +213,7 @@ def build_report(run_dirs: Sequence[str | Path], out_dir: str | Path | None = No
                             "comparable_with_published": comparable_with_published(metric)},
         "published_source": published_source(),
         "notes": notes,
+        **({"selection": selection.recorded()} if selection is not None and not selection.is_empty else {}),
         "tables": {t.id: t.to_json() for t in tables},
         "figures": {k: p.relative_to(out).as_posix() for k, p in figs.items()},
     }

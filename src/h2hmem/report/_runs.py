@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..metrics import evaluate_run
+from ..metrics import aggregate, evaluate_run
 from ..metrics._evaluate import _order, _read_jsonl
 from ..run import Prediction, RunStore, read_predictions
 
@@ -58,7 +58,10 @@ class RunResult:
 
     @property
     def has_judge(self) -> bool:
-        return "judge" in self.summary.get("metrics", {})
+        """Judge scores that describe the current predictions (a stale judge section — kept from an
+        earlier evaluation after the answers changed — never counts: it is shown, marked, only)."""
+        j = self.summary.get("metrics", {}).get("judge")
+        return bool(j) and not j.get("stale")
 
 
 def _score_map(path: Path, field_name: str) -> dict[str, float | None]:
@@ -67,13 +70,15 @@ def _score_map(path: Path, field_name: str) -> dict[str, float | None]:
     return {r["question_id"]: r.get(field_name) for r in _read_jsonl(path)}
 
 
-def load_run(run_dir: str | Path, *, n_boot: int = 1000) -> RunResult:
+def load_run(run_dir: str | Path, *, n_boot: int = 1000, selection: Any = None) -> RunResult:
     """Read ``run_dir``; score it (lexical + evidence, never the judge) when it has no summary or
     its summary lacks the lexical scores.
 
     Args:
         run_dir: a run directory holding ``predictions.jsonl`` (``manifest.json`` optional).
         n_boot: bootstrap resamples when scoring is needed (default 1,000, spec/metrics.md §3).
+        selection: a :class:`~h2hmem.run.Selection`: keep only those questions (their scores are
+            aggregated again from ``scores/*.jsonl``).
 
     Raises:
         FileNotFoundError: not a directory, or no ``predictions.jsonl``.
@@ -95,20 +100,48 @@ def load_run(run_dir: str | Path, *, n_boot: int = 1000) -> RunResult:
             raise ValueError(f"{summary_path}: not valid JSON ({e})") from None
         if not isinstance(summary, dict) or "metrics" not in summary:
             raise ValueError(f"{summary_path}: field 'metrics' missing (not a scores summary)")
-        if (d / "predictions.jsonl").stat().st_mtime > summary_path.stat().st_mtime:
-            notes.append("predictions.jsonl is newer than scores/summary.json: the scores may be stale "
-                         "(re-run `h2hmem evaluate`).")
-    if not summary_path.is_file() or "lexical" not in summary["metrics"]:
-        # offline metrics only; an existing judge.jsonl is kept and summarised, the judge is never called
+    changed = summary_path.is_file() and (d / "predictions.jsonl").stat().st_mtime > summary_path.stat().st_mtime
+    if not summary_path.is_file() or "lexical" not in summary["metrics"] or changed:
+        # offline metrics only; judge lines of changed answers are dropped (the judge section is then
+        # marked stale and never the headline), the judge is never called
         summary = evaluate_run(d, ("lexical", "evidence"), n_boot=n_boot)
-        notes = []
+        if changed:
+            notes.append("predictions.jsonl changed after the last `h2hmem evaluate`: lexical and evidence scores "
+                         "were recomputed for this report.")
+    judge = summary.get("metrics", {}).get("judge") or {}
+    if judge.get("stale"):
+        notes.append(f"The judge scores are STALE and not used as the headline: {judge['stale']['reason']}.")
     preds = sorted(read_predictions(d), key=lambda p: _order(p.question_id))
     run = RunResult(dir=d, manifest=manifest, summary=summary, predictions=preds,
                     f1=_score_map(d / "scores" / "lexical.jsonl", "f1"),
                     judge=_score_map(d / "scores" / "judge.jsonl", "score"), notes=notes)
+    if selection is not None and not selection.is_empty:
+        _restrict(run, selection, n_boot)
     if summary.get("label"):
         run.notes.append(f"Judge scores are {summary['label']} (judge {summary['metrics']['judge']['model']}).")
     return run
+
+
+_SCORE_FILES = {"lexical": "lexical.jsonl", "evidence": "evidence.jsonl", "judge": "judge.jsonl"}
+
+
+def _restrict(run: RunResult, selection: Any, n_boot: int) -> None:
+    """Narrow ``run`` to the selected questions and aggregate each metric again over them."""
+    keep = {p.question_id for p in selection.apply(run.predictions, strict=False)}
+    if not keep:
+        raise ValueError(f"{run.dir}: no question of the run matches the selection {selection.recorded()}")
+    run.predictions = [p for p in run.predictions if p.question_id in keep]
+    run.f1 = {q: v for q, v in run.f1.items() if q in keep}
+    run.judge = {q: v for q, v in run.judge.items() if q in keep}
+    run.summary = json.loads(json.dumps(run.summary))  # a copy: scores/summary.json is not changed
+    for source, m in run.summary.get("metrics", {}).items():
+        path = run.dir / "scores" / _SCORE_FILES.get(source, "")
+        if not m.get("aggregate") or not path.is_file():
+            continue
+        recs = [r for r in _read_jsonl(path) if r["question_id"] in keep and not r.get("excluded")]
+        m["aggregate"] = aggregate(recs, m["fields"], n_boot=n_boot, seed=int(m["aggregate"].get("seed", 0)))
+    run.summary.setdefault("run", {})["n_predictions"] = len(run.predictions)
+    run.notes.append(f"Restricted to {len(run.predictions)} questions by the selection {selection.recorded()}.")
 
 
 def label_runs(runs: list[RunResult]) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 
 from ..data import MainCategory, TaskType
 from ..metrics import SPLIT_KEYS
+from ..metrics._tables import judge_caption, judge_title
 from ._published import paper_method_name, published_quality, published_source
 from ._runs import RunResult, safe_name
 from ._scores import (EVIDENCE_DEFAULT, LEXICAL_TITLES, ScoreMetric, cell_metric, comparable_with_published,
@@ -146,13 +147,9 @@ def run_metric_tables(run: RunResult) -> list[ReportTable]:
     out = [metric_table(run, "lexical", f, t) for f, t in LEXICAL_TITLES.items()]
     j = run.summary["metrics"].get("judge")
     if j:
-        title = f"LLM judge score ({j['model']}, {j['mode']} mode)" + (f" — {j['label'].upper()}" if j.get("label") else "")
-        t = metric_table(run, "judge", "score", title)
+        t = metric_table(run, "judge", "score", judge_title(j))
         if t is not None:
-            cov = j["coverage"]
-            t.caption = (f"coverage {cov['judged']}/{cov['total']} judged"
-                         + (f", {cov['errors']} unjudged (errors)" if cov["errors"] else "")
-                         + (f"; {cov['failed_answers']} failed answers scored 0" if cov["failed_answers"] else ""))
+            t.caption = judge_caption(j)
         out.insert(0, t)  # the paper's metric first
     ev = run.summary["metrics"].get("evidence")
     if ev and ev.get("status") == "ok":

@@ -10,6 +10,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ._selection import Selection
+
 Protocol = Literal["full", "online"]
 
 
@@ -43,7 +45,8 @@ class RunConfig(BaseModel):
     out_dir: Path = Path("runs")
     run_id: str | None = None
     limit: int | None = None
-    """Answer only the first N questions (dataset order) — for smoke tests."""
+    """Answer only the first N questions (dataset order, after ``selection``) — for smoke tests;
+    ``selection.sample`` is the representative subset."""
     concurrency: int = 8
     """Maximum model calls in flight (and questions answered at once)."""
     dialogue_concurrency: int = 4
@@ -61,12 +64,26 @@ class RunConfig(BaseModel):
     retrieval_only: bool = False
     """Record each question's ranked evidence (``MemorySystem.retrieve_evidence``) without calling
     the answer model; memory is still built as usual (A-Mem's notes use the build model)."""
+    # --- research workflow (issue 16): which questions, and what this invocation may spend ---
+    selection: Selection = Field(default_factory=Selection)
+    """Filters and stratified sample applied before ``limit`` (see :mod:`h2hmem.run._selection`)."""
+    max_cost_usd: float | None = None
+    """Stop cleanly (resumable) before this invocation's model calls would cost more than this (USD)."""
+    prices: dict[str, tuple[float, float]] = Field(default_factory=dict)
+    """``{model: (USD per 1M input tokens, USD per 1M output tokens)}`` beside the built-in table."""
 
     @field_validator("limit")
     @classmethod
     def _positive(cls, v: int | None) -> int | None:
         if v is not None and v < 1:
             raise ValueError("limit must be at least 1")
+        return v
+
+    @field_validator("max_cost_usd")
+    @classmethod
+    def _non_negative(cls, v: float | None) -> float | None:
+        if v is not None and v < 0:
+            raise ValueError("max cost must be >= 0 (USD)")
         return v
 
     @field_validator("concurrency", "dialogue_concurrency")
@@ -88,6 +105,8 @@ class RunConfig(BaseModel):
     def default_run_id(self) -> str:
         """Deterministic id from what defines the run, so re-running the same command resumes it."""
         parts = [self.method, self.model, self.split, self.protocol]
+        if not self.selection.is_empty:
+            parts.append(self.selection.slug())
         if self.limit:
             parts.append(f"limit{self.limit}")
         if self.retrieval_only:
@@ -110,12 +129,15 @@ class RunConfig(BaseModel):
 
     def identity(self) -> dict[str, Any]:
         """The settings a resumed run must share with the original (else it is a different run)."""
-        return {"split": self.split, "method": self.method, "method_params": self.method_params,
-                "model": self.model, "build_model": self.build_model, "embedder": self.embedder,
-                "protocol": self.protocol, "limit": self.limit,
-                "answer_max_tokens": self.answer_max_tokens, "answer_temperature": self.answer_temperature,
-                # only when set, so runs recorded before the option existed keep their identity
-                **({"retrieval_only": True} if self.retrieval_only else {})}
+        identity = {"split": self.split, "method": self.method, "method_params": self.method_params,
+                    "model": self.model, "build_model": self.build_model, "embedder": self.embedder,
+                    "protocol": self.protocol, "limit": self.limit,
+                    "answer_max_tokens": self.answer_max_tokens, "answer_temperature": self.answer_temperature}
+        if not self.selection.is_empty:  # absent when empty: runs recorded before selections still resume
+            identity["selection"] = self.selection.recorded()
+        if self.retrieval_only:  # only when set, so runs recorded before the option existed keep their identity
+            identity["retrieval_only"] = True
+        return identity
 
 
 _DEFAULT_IDENTITY = {"method_params": {}, "build_model": None, "embedder": "minilm", "answer_max_tokens": 1024,

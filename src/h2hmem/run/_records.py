@@ -6,6 +6,9 @@ A failed question is a record with ``error`` set and ``answer`` null — never d
 
 from __future__ import annotations
 
+import hashlib
+import json
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -48,12 +51,28 @@ class Prediction(QuestionKey):
         return self.error is not None
 
 
-def read_predictions(path: str | Path) -> list[Prediction]:
+def prediction_hash(p: Prediction) -> str:
+    """SHA-256 (first 16 hex) of what the method produced for one question: question id, answer,
+    error and evidence. Every score line records it (``prediction_hash``), so a score that no
+    longer describes the recorded prediction is recognised and recomputed or dropped."""
+    data = json.dumps([p.question_id, p.answer, p.error, [e.model_dump(mode="json") for e in p.evidence]],
+                      ensure_ascii=False, sort_keys=True)
+    return hashlib.sha256(data.encode("utf-8")).hexdigest()[:16]
+
+
+class DuplicatePredictionsWarning(UserWarning):
+    """``predictions.jsonl`` holds more than one record for some question ids (the last complete one is used)."""
+
+
+def read_predictions(path: str | Path, *, warn_duplicates: bool = True) -> list[Prediction]:
     """Read ``predictions.jsonl`` (or a run directory holding it).
 
-    A torn last line (a crash during a write: an unterminated tail that is not a valid record) is
-    ignored; a later duplicate of a question id replaces the earlier record (``--retry-failed``
-    appends the redone answers).
+    The rule every reader follows (evaluate, report, exports, the runner's resume): **the last
+    complete line of a question id wins**. A torn last line (a crash during a write: an
+    unterminated tail that is not a valid record) is not complete and is ignored; a later record
+    of a question id replaces the earlier one (``--retry-failed`` appends the redone answers).
+    When some ids have several records, a :class:`DuplicatePredictionsWarning` says how many
+    (``warn_duplicates=False`` for the runner, which appends them itself).
 
     Raises:
         FileNotFoundError: no predictions file.
@@ -64,6 +83,7 @@ def read_predictions(path: str | Path) -> list[Prediction]:
         p = p / "predictions.jsonl"
     lines = p.read_bytes().split(b"\n")
     by_id: dict[str, Prediction] = {}
+    duplicates: dict[str, int] = {}
     for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -73,7 +93,13 @@ def read_predictions(path: str | Path) -> list[Prediction]:
             if n == len(lines):
                 break  # the unterminated tail: a torn final write (records are written with their newline)
             raise ValueError(f"{p}: line {n} is not a prediction record: {_describe(e)}") from None
+        if rec.question_id in by_id:
+            duplicates[rec.question_id] = duplicates.get(rec.question_id, 1) + 1
         by_id[rec.question_id] = rec
+    if duplicates and warn_duplicates:
+        warnings.warn(f"{p}: {len(duplicates)} question(s) have more than one record (e.g. {next(iter(duplicates))}, "
+                      f"{max(duplicates.values())} records); the last complete line of each is used",
+                      DuplicatePredictionsWarning, stacklevel=2)
     return list(by_id.values())
 
 

@@ -6,7 +6,7 @@ Protocols (a setting, recorded in the manifest):
 - ``online``: answer each session's questions right after observing it; ``session0`` (the
   cross-session pool) at the end.
 
-With ``retrieval_only`` the runner calls the method's ``retrieve_evidence(question)`` instead of
+With ``retrieval_only`` the runner calls the method's ``retrieve_evidence(view)`` instead of
 ``answer``: each record holds the ranked evidence, no answer, and no answer-model call is made.
 
 Dialogues run in parallel (``dialogue_concurrency``), questions in parallel (``concurrency``),
@@ -31,7 +31,11 @@ from ..data import Dataset, Dialogue, Question, load_dataset
 from ..llm._types import ChatModel, GenerationConfig, Usage
 from ..memory import Answer, MemoryContext, check_params, prompt_hash, resolve_method
 from ._config import RunConfig
+from ._facts import CountedCaptions, question_fields, resolved_arguments, summed_stats
 from ._records import Prediction
+from ._progress import DialogueBars
+from ._selection import Selection
+from ._spend import BudgetExhausted, guard_models
 from ._store import RunStore, command_line, dataset_fingerprint, now_iso
 
 
@@ -56,6 +60,12 @@ class RunSummary(BaseModel):
     failed_questions: dict[str, str] = {}
     """``question_id → error`` of those questions (dataset order): redo them with ``retry_failed``."""
     usage: dict[str, Usage]
+    images_without_caption: int = 0
+    """Distinct images a method asked a caption for and got none (all invocations)."""
+    method_stats: dict[str, int | float] = {}
+    """The method's ``describe()["stats"]`` summed over dialogues (A-Mem: ``analysis_failures``…)."""
+    stopped: str | None = None
+    """Why this invocation stopped before answering every question (``--max-cost``); None otherwise."""
 
 
 def run_benchmark(config: RunConfig, *, chat_model: ChatModel | None = None, build_model: ChatModel | None = None,
@@ -93,9 +103,16 @@ def _loop_running() -> bool:
     return True
 
 
-def select_questions(ds: Dataset, limit: int | None) -> list[Question]:
-    """Questions in dataset order (dialogue, session number, index), the first ``limit`` when set."""
+def select_questions(ds: Dataset, limit: int | None, selection: Selection | None = None) -> list[Question]:
+    """Questions in dataset order (dialogue, session number, index), narrowed by ``selection``
+    (filters, then the stratified sample), then the first ``limit`` when set.
+
+    Raises:
+        SelectionError: the selection names question ids or dialogues the dataset lacks.
+    """
     qs = [q for d in ds.dialogues for q in sorted(d.questions, key=lambda q: (_session_number(q.session), q.index))]
+    if selection is not None:
+        qs = selection.apply(qs)
     return qs[:limit] if limit else qs
 
 
@@ -109,6 +126,7 @@ async def arun_benchmark(config: RunConfig, *, chat_model: ChatModel | None = No
     """Async form of :func:`run_benchmark` (for notebooks that already run an event loop)."""
     method_cls = resolve_method(config.method)
     check_params(method_cls, config.method_params)
+    question_fields(method_cls)
     if config.retrieval_only and not callable(getattr(method_cls, "retrieve_evidence", None)):
         raise MethodSetupError(f"method {config.method!r} has no retrieve_evidence(question) method, so it cannot "
                                "run with retrieval_only (--retrieval-only)")
@@ -132,7 +150,7 @@ async def arun_benchmark(config: RunConfig, *, chat_model: ChatModel | None = No
 async def _run_locked(config: RunConfig, method_cls: Any, ds: Dataset, store: RunStore, *,
                       chat_model: ChatModel | None, build_model: ChatModel | None, embedder: Any,
                       progress: bool) -> RunSummary:
-    questions = select_questions(ds, config.limit)
+    questions = select_questions(ds, config.limit, config.selection)
     manifest = _open_manifest(store, config, ds)
     torn = store.repair()
     if torn:
@@ -143,31 +161,37 @@ async def _run_locked(config: RunConfig, method_cls: Any, ds: Dataset, store: Ru
 
     chat = chat_model or _load_chat(config, config.model)
     builder = build_model or (_load_chat(config, config.build_model) if config.build_model else None)
+    budget, (chat, builder) = guard_models(config.max_cost_usd, config.prices, chat, builder)
     embed_factory = _shared(lambda: embedder if embedder is not None else _load_embedder(config))
     captions = _caption_lookup(config)
     answer_config = GenerationConfig(temperature=config.answer_temperature, max_tokens=config.answer_max_tokens)
     manifest["models"] = {"answer": getattr(chat, "spec", config.model),
                           "build": getattr(builder, "spec", None) if builder else None, "embedder": config.embedder}
+    # the runner, not the method, records how the method was built and what it was told
+    fields = question_fields(method_cls)
+    manifest["method_arguments"] = resolved_arguments(method_cls, config.method_params)
+    manifest["question_fields"] = list(fields)
 
     by_dialogue: dict[str, list[Question]] = defaultdict(list)
     for q in pending:
         by_dialogue[f"{q.split}/{q.dialogue}"].append(q)
     dialogues = [d for d in ds.dialogues if d.id in by_dialogue]
-    state = _RunState(store=store, method=config.method, retrieval_only=config.retrieval_only)
+    state = _RunState(store=store, method=config.method, image_dir=store.dir / "state" / "question-images",
+                      fields=fields)
+    state.retrieval_only = config.retrieval_only
     if config.retrieval_only:
         manifest["retrieval_only"] = True
     question_sem = asyncio.Semaphore(config.concurrency)
     dialogue_sem = asyncio.Semaphore(config.dialogue_concurrency)
-    descriptions: dict[str, Any] = {}
 
     def build(d: Dialogue) -> Any:
-        ctx = MemoryContext(dialogue_id=d.id, chat=chat, build_chat=builder, captions=captions(d.split, d.name),
+        counted = state.captions.setdefault(d.id, CountedCaptions(captions(d.split, d.name)))
+        state.bars.expect(d.id, sum(len(s.turns) for s in d.sessions))
+        ctx = MemoryContext(dialogue_id=d.id, chat=state.bars.wrap(chat, d.id), build_chat=state.bars.wrap(builder, d.id),
+                            captions=counted,
                             state_dir=store.dir / "state" / d.split / d.name,
                             embedder_factory=embed_factory, answer_config=answer_config)
-        memory = method_cls(ctx, **config.method_params)
-        if not descriptions and hasattr(memory, "describe"):
-            descriptions.update(memory.describe())
-        return memory
+        return method_cls(ctx, **config.method_params)
 
     # Parameters are the same for every dialogue: build the first memory before any work, so a
     # configuration error stops the run with one message instead of failing every question.
@@ -194,7 +218,12 @@ async def _run_locked(config: RunConfig, method_cls: Any, ds: Dataset, store: Ru
     store.open()
     state.start(total=len(pending), progress=progress, label=f"{config.method} · {config.split}")
     try:
-        await asyncio.gather(*(run_dialogue(d) for d in dialogues))
+        # return_exceptions: a budget stop in one dialogue lets the others finish their calls in flight
+        # (every later call is refused at once), so nothing is written after the store is closed
+        outcomes = await asyncio.gather(*(run_dialogue(d) for d in dialogues), return_exceptions=True)
+        for outcome in outcomes:
+            if isinstance(outcome, BaseException) and not isinstance(outcome, BudgetExhausted):
+                raise outcome
     finally:
         state.stop()
         store.close()
@@ -205,20 +234,25 @@ async def _run_locked(config: RunConfig, method_cls: Any, ds: Dataset, store: Ru
         final = {**recorded, **state.latest}  # = predictions.jsonl (last record per id), without re-reading it
         failed_questions = {q.id: final[q.id].error for q in questions if q.id in final and final[q.id].failed}
         failed = len(failed_questions)
+        facts = state.method_facts(manifest, [d.id for d in ds.dialogues])
         manifest.update({
             "finished_at": now_iso(), "status": "complete" if len(final) >= len(questions) else "incomplete",
-            "method_description": descriptions or manifest.get("method_description", {}),
+            **facts,
             "usage": {k: v.model_dump() for k, v in usage.items()},
             "counts": {"questions": len(questions), "recorded": sum(1 for q in questions if q.id in final),
                        "failed": failed, "answered_this_invocation": state.done,
                        "skipped_already_recorded": skipped},
-            "images_without_caption": state.captions_missing_max(),
             "timing": _add_timing(manifest.get("timing", {}), state),
             "failed_questions": failed_questions,
         })
+        if budget is not None:
+            manifest.setdefault("budget", []).append({"at": now_iso(), "max_cost_usd": budget.limit_usd,
+                                                      "spent_usd": round(budget.spent_usd, 6), "stopped": budget.refused})
         store.write_manifest(manifest)
     return RunSummary(run_dir=store.dir, questions=len(questions), answered_now=state.done, skipped=skipped,
-                      failed=failed, failed_questions=failed_questions, usage=usage)
+                      failed=failed, failed_questions=failed_questions, usage=usage,
+                      images_without_caption=facts["images_without_caption"], method_stats=facts["method_stats"],
+                      stopped=budget.refused if budget is not None else None)
 
 
 async def _drive(d: Dialogue, memory: Any, qs: list[Question], protocol: str, sem: asyncio.Semaphore,
@@ -226,11 +260,11 @@ async def _drive(d: Dialogue, memory: Any, qs: list[Question], protocol: str, se
     async def ask(batch: list[Question]) -> None:
         async def one(q: Question) -> None:
             async with sem:
-                if state.retrieval_only:
-                    state.record(await _retrieve(memory, q, state.method))
-                else:
-                    state.record(await _answer(memory, q, state.method))
-        await asyncio.gather(*(one(q) for q in batch))
+                state.record(await _answer(memory, q, state))
+        # wait for every question before passing on a budget stop, so no paid answer goes unrecorded
+        for outcome in await asyncio.gather(*(one(q) for q in batch), return_exceptions=True):
+            if isinstance(outcome, BaseException):
+                raise outcome
 
     by_session: dict[str, list[Question]] = defaultdict(list)
     for q in qs:
@@ -240,22 +274,43 @@ async def _drive(d: Dialogue, memory: Any, qs: list[Question], protocol: str, se
             t0 = time.perf_counter()
             await memory.observe(s)
             state.observed(time.perf_counter() - t0, absent=s.absent)
+            state.bars.session_done(d.id, len(s.turns))
             if protocol == "online" and by_session.get(s.name):
                 await ask(by_session.pop(s.name))
     except Exception as e:
         err = f"memory build failed: {_err(e)}"
         for q in (q for batch in by_session.values() for q in batch):
             state.record(_failed(q, state.method, err))
+        state.describe(d.id, memory)
         return
+    finally:
+        state.bars.built(d.id)
+    state.describe(d.id, memory)  # after the memory is built
     await ask([q for batch in by_session.values() for q in batch])
+    state.describe(d.id, memory)  # and at the end (stats gathered while answering)
 
 
-async def _answer(memory: Any, q: Question, method: str) -> Prediction:
+async def _answer(memory: Any, q: Question, state: "_RunState") -> Prediction:
+    method = state.method
     t0 = time.perf_counter()
     try:
-        ans = await memory.answer(q)
+        # the method gets a view without gold, gold sessions, home session or image file names;
+        # the answer is joined back to the question by the view's opaque key
+        view = state.captions[f"{q.split}/{q.dialogue}"].view(q, state.image_dir, state.fields)
+        state.asked[view.key] = q
+        try:
+            if state.retrieval_only:
+                evidence = list(await memory.retrieve_evidence(view))
+            else:
+                ans = await memory.answer(view)
+        finally:
+            q = state.asked.pop(view.key)
     except Exception as e:
         return _failed(q, method, _err(e), latency=time.perf_counter() - t0)
+    if state.retrieval_only:  # ranked evidence, no answer and no answer-model call
+        return Prediction(**_question_fields(q), answer=None, evidence=evidence,
+                          latency_s=round(time.perf_counter() - t0, 4), method=method,
+                          details={"answer_sessions": list(q.answer_sessions), "retrieval_only": True})
     if not isinstance(ans, Answer):  # a plugin's mistake: recorded for the question, not a crash of the run
         return _failed(q, method, f"{type(memory).__name__}.answer() returned {type(ans).__name__}, "
                        "not h2hmem.memory.Answer", latency=time.perf_counter() - t0)
@@ -264,18 +319,6 @@ async def _answer(memory: Any, q: Question, method: str) -> Prediction:
     return Prediction(**_question_fields(q), answer=ans.text, evidence=ans.evidence,
                       latency_s=round(time.perf_counter() - t0, 4), usage=ans.usage, cached=ans.cached,
                       method=method, details=details)
-
-
-async def _retrieve(memory: Any, q: Question, method: str) -> Prediction:
-    """Retrieval-only record: the method's ranked evidence, no answer (``details.retrieval_only``)."""
-    t0 = time.perf_counter()
-    try:
-        evidence = list(await memory.retrieve_evidence(q))
-    except Exception as e:
-        return _failed(q, method, _err(e), latency=time.perf_counter() - t0)
-    return Prediction(**_question_fields(q), answer=None, evidence=evidence,
-                      latency_s=round(time.perf_counter() - t0, 4), method=method,
-                      details={"answer_sessions": list(q.answer_sessions), "retrieval_only": True})
 
 
 def _question_fields(q: Question) -> dict[str, Any]:
@@ -296,10 +339,19 @@ def _err(e: BaseException) -> str:
 class _RunState:
     """Progress and counters shared by the tasks of one invocation (single event loop: no locks)."""
 
-    def __init__(self, store: RunStore, method: str, retrieval_only: bool = False):
+    def __init__(self, store: RunStore, method: str, image_dir: Path | None = None, fields: tuple[str, ...] = ()):
         self.store = store
         self.method = method
-        self.retrieval_only = retrieval_only
+        self.image_dir = image_dir or store.dir / "state" / "question-images"
+        self.fields = fields
+        self.retrieval_only = False
+        """Call ``retrieve_evidence`` instead of ``answer`` (``RunConfig.retrieval_only``)."""
+        self.captions: dict[str, CountedCaptions] = {}
+        """Dialogue id → the counted caption lookup its memory was given."""
+        self.asked: dict[str, Question] = {}
+        """Opaque key → question, for the answers in flight."""
+        self.descriptions: dict[str, dict[str, Any]] = {}
+        """Dialogue id → the memory's latest ``describe()``."""
         self.done = 0
         self.errors = 0
         self.tokens = 0
@@ -308,9 +360,9 @@ class _RunState:
         self.sessions_observed = 0
         self.latest: dict[str, Prediction] = {}
         """Records appended by this invocation, by question id (the last one wins)."""
-        self._captions_missing: dict[str, int] = {}
         self._progress: Progress | None = None
         self._task: Any = None
+        self.bars = DialogueBars()
 
     def start(self, total: int, progress: bool, label: str) -> None:
         if not progress:
@@ -318,6 +370,7 @@ class _RunState:
         self._progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                                   TextColumn("{task.fields[info]}"), TimeElapsedColumn(), TimeRemainingColumn())
         self._task = self._progress.add_task(label, total=total, info="")
+        self.bars.attach(self._progress)
         self._progress.start()
 
     def record(self, pred: Prediction) -> None:
@@ -327,9 +380,6 @@ class _RunState:
         self.errors += pred.failed
         self.cached += pred.cached
         self.tokens += pred.usage.total_tokens
-        if "captions_missing" in pred.details:
-            key = f"{pred.split}/{pred.dialogue}"
-            self._captions_missing[key] = max(self._captions_missing.get(key, 0), int(pred.details["captions_missing"]))
         if self._progress is not None:
             self._progress.update(self._task, advance=1,
                                   info=f"errors {self.errors} · cached {self.cached} · tokens {self.tokens:,}")
@@ -338,8 +388,34 @@ class _RunState:
         self.build_s += seconds
         self.sessions_observed += not absent
 
-    def captions_missing_max(self) -> int:
-        return sum(self._captions_missing.values())
+    def describe(self, dialogue_id: str, memory: Any) -> None:
+        """Read ``memory.describe()`` (if any) for the manifest; a failing describe() is recorded, not raised."""
+        if not hasattr(memory, "describe"):
+            return
+        try:
+            self.descriptions[dialogue_id] = dict(memory.describe())
+        except Exception as e:
+            self.descriptions[dialogue_id] = {"describe_error": _err(e)}
+
+    def method_facts(self, manifest: dict[str, Any], order: list[str]) -> dict[str, Any]:
+        """Manifest fields the runner owns, merged with those of earlier invocations (dialogues not
+        rebuilt this time keep their recorded facts): ``method_description`` (the first dialogue's
+        ``describe()``), ``method_stats`` (its ``stats`` summed over dialogues) and
+        ``method_stats_by_dialogue``, ``images_without_caption`` and ``captions_missing_by_dialogue``."""
+        stats_by = dict(manifest.get("method_stats_by_dialogue") or {})
+        for d, desc in self.descriptions.items():
+            stats_by[d] = desc.get("stats") or {}
+        missing_by = {d: set(v) for d, v in (manifest.get("captions_missing_by_dialogue") or {}).items()}
+        for d, counted in self.captions.items():
+            missing_by[d] = missing_by.get(d, set()) | counted.missing
+        first = next((self.descriptions[d] for d in order if d in self.descriptions), None)
+        return {
+            "method_description": first if first is not None else manifest.get("method_description", {}),
+            "method_stats": summed_stats(stats_by),
+            "method_stats_by_dialogue": stats_by,
+            "images_without_caption": sum(len(v) for v in missing_by.values()),
+            "captions_missing_by_dialogue": {d: sorted(v) for d, v in missing_by.items() if v},
+        }
 
     def stop(self) -> None:
         if self._progress is not None:
@@ -400,7 +476,8 @@ def _load_chat(config: RunConfig, spec: str) -> ChatModel:
         from ..llm import default_cache_path
         cache = config.cache_path or default_cache_path()
     return load_chat_model(spec, base_url=config.base_url, cache=cache, concurrency=config.concurrency,
-                           timeout_s=config.timeout_s, max_retries=config.max_retries, refresh=config.refresh_cache)
+                           timeout_s=config.timeout_s, max_retries=config.max_retries, refresh=config.refresh_cache,
+                           prices=config.prices or None)
 
 
 def _load_embedder(config: RunConfig) -> Any:

@@ -128,10 +128,11 @@ class RunStore:
             return len(last)
 
     def predictions(self) -> list[Prediction]:
-        """Recorded predictions (last record per question id wins)."""
+        """Recorded predictions (the last complete record per question id wins; the runner's own
+        ``--retry-failed`` duplicates are expected, so no warning)."""
         if not self.predictions_path.is_file():
             return []
-        return read_predictions(self.predictions_path)
+        return read_predictions(self.predictions_path, warn_duplicates=False)
 
     def open(self) -> None:
         self.dir.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,59 @@
+"""``h2hmem evaluate --dry-run``: the judge calls a scoring pass would make, counted, none sent.
+
+The requests are the real ones (:func:`~h2hmem.metrics.judge_messages` over
+:func:`~h2hmem.metrics._judge.judge_batches`, the same generation settings), counted by a
+:class:`~h2hmem.run._dryrun.CountingChat`; questions whose judgment in ``scores/judge.jsonl`` still
+holds are not counted (a scoring pass keeps them). Re-asks after an unusable verdict are not
+foreseeable and not counted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from ..run._dryrun import CostEstimate, collect, counting_model
+from ..run._records import read_predictions
+from ..run._store import RunStore
+from ._evaluate import _gold_from_dataset, _order, already_judged
+from ._judge import JudgeMode, _config, judge_batches, judge_messages
+
+
+def estimate_judge(run_dir: str | Path, judge_spec: str, *, mode: JudgeMode = "session", data_root: str | Path | None = None,
+                   selection: Any = None, base_url: str | None = None, use_cache: bool = True,
+                   refresh: bool = False, prices: dict[str, tuple[float, float]] | None = None) -> CostEstimate:
+    """Count the judge requests of scoring ``run_dir`` with ``judge_spec`` (stage ``"judge"``).
+
+    Raises:
+        FileNotFoundError / ValueError: as :func:`~h2hmem.metrics.evaluate_run` for a bad run directory.
+    """
+    run_dir = Path(run_dir)
+    if not (run_dir / "predictions.jsonl").is_file():
+        raise FileNotFoundError(f"{run_dir}: no predictions.jsonl (is this a run directory?)")
+    preds = sorted(read_predictions(run_dir), key=lambda p: _order(p.question_id))
+    if selection is not None and not selection.is_empty:
+        preds = selection.apply(preds, strict=False)
+    manifest = RunStore(run_dir).read_manifest()
+    root = Path(data_root) if data_root is not None else None
+    if root is None and manifest.get("data_root") and Path(manifest["data_root"]).is_dir():
+        root = Path(manifest["data_root"])
+    if root is not None and preds:
+        preds, _, _ = _gold_from_dataset(preds, root, str(manifest.get("split") or "all"))
+    chat = counting_model(judge_spec, base_url=base_url, cache_path=None, use_cache=use_cache, refresh=refresh,
+                          prices=prices)
+    keep = already_judged(preds, run_dir / "scores" / "judge.jsonl", chat.spec, mode, refresh)
+    todo = [p for p in preds if p.question_id not in keep]
+
+    async def count() -> None:
+        for batch in judge_batches(todo, mode):
+            items = [(f"q{i}", p) for i, p in enumerate(batch, 1)]
+            await chat.chat(judge_messages(items), _config(len(items)), stage="judge", items=len(items))
+
+    asyncio.run(count())
+    estimate = CostEstimate(questions=len(preds), already_recorded=len(keep))
+    collect(estimate, chat)
+    failed = sum(p.failed for p in todo)
+    if failed:
+        estimate.notes.append(f"{failed} failed answers score 0 without a judge call")
+    return estimate

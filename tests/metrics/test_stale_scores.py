@@ -1,0 +1,138 @@
+"""Scores that follow the predictions: the stale-judge sequence (run with failed answers → evaluate
+lexical,judge → run --retry-failed → evaluate with and without the judge), the report headline,
+and a judge whose replies are all unparseable (exit 1, one line naming the reason)."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import pytest
+from typer.testing import CliRunner
+
+from h2hmem.cli import app
+from h2hmem.data import load_dataset, synthesize_dataset
+from h2hmem.llm import ChatResult, Usage, load_chat_model
+from h2hmem.metrics import evaluate_run
+from h2hmem.report._runs import load_run
+from h2hmem.report._scores import primary_metric
+from h2hmem.run import DuplicatePredictionsWarning, RunConfig, prediction_hash, read_predictions, run_benchmark
+from h2hmem.testing import MockOpenAIServer
+
+from .judge_helpers import ScriptedJudge
+
+FAIL_ON = "how"  # the scripted answer model fails the questions whose text holds this word
+
+
+class Chat:
+    spec = "fake:chat"
+    supports_images = False
+
+    def __init__(self, fail_on: str | None):
+        self.fail_on = fail_on
+
+    async def chat(self, messages, config=None, *, stage="answer"):
+        text = messages[-1].content if isinstance(messages[-1].content, str) else ""
+        question = next(line for line in text.splitlines() if line.startswith("Question: "))
+        if self.fail_on and self.fail_on in question.lower():
+            raise RuntimeError("scripted outage")
+        return ChatResult(text="an answer", model=self.spec, usage=Usage(calls=1), latency_s=0.0)
+
+
+@pytest.fixture()
+def failed_run(tmp_path):
+    root = tmp_path / "ds"
+    synthesize_dataset(root)
+    cfg = RunConfig(data_root=root, method="full-text", out_dir=tmp_path / "runs", use_cache=False)
+    summary = run_benchmark(cfg, chat_model=Chat(FAIL_ON), progress=False)
+    n_failed = sum(FAIL_ON in q.text.lower() for q in load_dataset(root).questions)
+    assert 0 < summary.failed == n_failed < summary.questions
+    return cfg, summary.questions, n_failed
+
+
+def _judge(srv):
+    return load_chat_model("openai:gpt-4o-mini", base_url=srv.base_url, cache=None)
+
+
+def test_stale_judge_sequence(failed_run):
+    cfg, n, n_failed = failed_run
+    d = cfg.run_dir
+    with MockOpenAIServer(responder=ScriptedJudge()) as srv:  # every item: score 1
+        first = evaluate_run(d, ["lexical", "judge"], judge_model=_judge(srv), n_boot=0)
+    cov = first["metrics"]["judge"]["coverage"]
+    assert cov["failed_answers"] == n_failed and cov["judged"] == n and first["metrics"]["judge"]["stale"] is None
+    judged = [json.loads(x) for x in (d / "scores" / "judge.jsonl").read_text().splitlines()]
+    preds = {p.question_id: p for p in read_predictions(d)}
+    assert all(r["prediction_hash"] == prediction_hash(preds[r["question_id"]]) for r in judged)
+    assert primary_metric([load_run(d, n_boot=0)]).source == "judge"
+
+    retry = run_benchmark(cfg.model_copy(update={"retry_failed": True}), chat_model=Chat(None), progress=False)
+    assert retry.failed == 0 and retry.answered_now == n_failed
+    with pytest.warns(DuplicatePredictionsWarning, match="last complete line"):
+        read_predictions(d)
+
+    # the report, before any evaluate: re-scored offline, the judge section stale, headline F1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DuplicatePredictionsWarning)
+        run = load_run(d, n_boot=0)
+    assert run.summary["metrics"]["judge"]["stale"] == {
+        "missing": n_failed, "dropped": n_failed, "reason": run.summary["metrics"]["judge"]["stale"]["reason"]}
+    assert primary_metric([run]).source == "lexical" and any("STALE" in note for note in run.notes)
+
+    # evaluate without the judge: the changed answers' judgments are dropped, the section is stale
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DuplicatePredictionsWarning)
+        second = evaluate_run(d, ["lexical"], n_boot=0)
+    j = second["metrics"]["judge"]
+    assert j["stale"]["missing"] == n_failed  # (the report's re-scoring already dropped the changed lines)
+    assert j["coverage"]["failed_answers"] == 0 and j["coverage"]["judged"] == n - n_failed
+    assert j["coverage"]["total"] == n
+    lex = [json.loads(x) for x in (d / "scores" / "lexical.jsonl").read_text().splitlines()]
+    assert not any(r["failed"] for r in lex) and len(lex) == n
+    res = CliRunner().invoke(app, ["evaluate", str(d), "--metrics", "lexical", "--quiet", "--bootstrap", "0"],
+                             env={"COLUMNS": "200"})
+    assert res.exit_code == 0 and "STALE" in res.output and "the judge scores are stale" in res.output
+
+    # evaluate with the judge: only the fixed answers are judged again, nothing is stale
+    with MockOpenAIServer(responder=ScriptedJudge()) as srv:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DuplicatePredictionsWarning)
+            third = evaluate_run(d, ["lexical", "judge"], judge_model=_judge(srv), n_boot=0)
+        asked = [json.dumps(r) for r in srv.requests]
+    j = third["metrics"]["judge"]
+    assert j["stale"] is None and j["coverage"] == {"judged": n, "total": n, "errors": 0, "failed_answers": 0,
+                                                   "reasons": {}}
+    # re-judged: exactly the fixed answers were sent to the judge, the others were kept
+    fixed = [q.text for q in load_dataset(cfg.data_root).questions if FAIL_ON in q.text.lower()]
+    sent = [t for t in fixed if any(json.dumps(t)[1:-1] in body for body in asked)]
+    assert sent == fixed and sum(body.count("Question: ") for body in asked) == n_failed
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DuplicatePredictionsWarning)
+        assert primary_metric([load_run(d, n_boot=0)]).source == "judge"
+
+
+def test_unparseable_judge_exits_1_naming_the_reason(failed_run, monkeypatch, tmp_path):
+    cfg, n, n_failed = failed_run
+    monkeypatch.setenv("H2HMEM_CACHE_DIR", str(tmp_path / "cache"))
+    with MockOpenAIServer(responder=lambda body: "I think they are all fine.") as srv:
+        res = CliRunner().invoke(app, ["evaluate", str(cfg.run_dir), "--metrics", "judge", "--judge-base-url",
+                                       srv.base_url, "--quiet", "--bootstrap", "0", "--no-cache"],
+                                 env={"COLUMNS": "300"})
+    assert res.exit_code == 1, res.output
+    closing = [line for line in res.output.splitlines() if line.startswith("judge:")]
+    unjudged = n - n_failed  # failed answers are scored 0 without a call: not a reason to fail
+    assert closing == [f"judge: {unjudged} of {n} questions unjudged (reply not valid JSON: {unjudged}); see "
+                       "scores/judge.jsonl (error), then run the same `h2hmem evaluate --metrics judge` again to "
+                       "judge only those"]
+    summary = json.loads((cfg.run_dir / "scores" / "summary.json").read_text())
+    assert summary["metrics"]["judge"]["coverage"]["reasons"] == {"reply not valid JSON": unjudged}
+
+
+def test_judge_with_only_failed_answers_unscored_exits_0(failed_run, monkeypatch, tmp_path):
+    cfg, n, n_failed = failed_run
+    monkeypatch.setenv("H2HMEM_CACHE_DIR", str(tmp_path / "cache"))
+    with MockOpenAIServer(responder=ScriptedJudge()) as srv:
+        res = CliRunner().invoke(app, ["evaluate", str(cfg.run_dir), "--metrics", "judge", "--judge-base-url",
+                                       srv.base_url, "--quiet", "--bootstrap", "0", "--no-cache"])
+    assert res.exit_code == 0, res.output
+    assert f"{n_failed} failed answers scored 0" in res.output
