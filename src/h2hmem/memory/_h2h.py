@@ -12,13 +12,14 @@ model call):
 3. **which image** — an image turn is indexed with the turns after it that discuss it, and they
    with its caption (:mod:`._h2h_index`);
 4. **what changed** — Knowledge Resolution questions favour later sessions (latest value);
-   conflicts get both sides because the session prior keeps the best turn of every session in
-   play and events listed in a question are searched one by one (:mod:`._h2h_query`);
+   conflict claims are searched without their instruction words, and events or anchored
+   sentences listed in a question are searched one by one, so each side is retrieved
+   (:mod:`._h2h_query`);
 5. **when memory holds nothing** — the best cosine between the question and any turn is an
    abstention signal; below ``abstain_threshold`` an Answer Refusal question is told so.
 
-Retrieval: hybrid dense (turn text and its window) + BM25, fused with the boosts above and a
-session prior, task-aware query cleaning, per-event sub-queries merged round-robin. The answer
+Retrieval: hybrid dense (turn text and its window) + BM25, fused with the boosts above (an
+optional session prior), task-aware query cleaning, per-event sub-queries merged round-robin. The answer
 context shows the retrieved turns with ``window`` neighbours on each side, grouped by session in
 time order, through the shared answer prompt.
 """
