@@ -15,7 +15,7 @@ MOCK_MODEL = "openai:mock"
 def harness_step(spec: dict[str, Any]) -> dict[str, Any]:
     """One ``arun_benchmark`` call (what ``run_benchmark`` runs). ``spec``: data_root, method, concurrency, limit, base_url,
     embedder ("hashed"/"minilm"), out_dir, run_id, cache_path (None = no cache), wipe (subset of
-    ["run", "cache"]: delete the run dir / the cache file first).
+    ["run", "cache"]: delete the run dir / the cache file first), transcripts (default true).
 
     Returns wall time of the ``run_benchmark`` call (dataset load, memory build, answers,
     recording), CPU seconds of this process in it, and the run summary's counts and tokens.
@@ -36,7 +36,8 @@ def harness_step(spec: dict[str, Any]) -> dict[str, Any]:
     config = RunConfig(data_root=spec["data_root"], method=spec["method"], model=MOCK_MODEL,
                        base_url=[spec["base_url"]], embedder=f"bench-{spec['embedder']}", out_dir=out_dir,
                        run_id=run_id, limit=spec.get("limit"), concurrency=spec["concurrency"],
-                       cache_path=cache_path, use_cache=cache_path is not None)
+                       cache_path=cache_path, use_cache=cache_path is not None,
+                       transcripts=spec.get("transcripts", True))
     t_embed = time.perf_counter()
     embedder = make_embedder(spec["embedder"])
     asyncio.run(embedder.embed(["warm-up"]))  # MiniLM loads its weights on first use: not part of the run

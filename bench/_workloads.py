@@ -9,12 +9,12 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from . import index, run, scale, score, warm
+from . import index, run, scale, score, transcripts, warm
 from ._core import Bench, Workload, WorkloadResult, fmt, now_iso
 from ._profile import Profile
 
 WORKLOADS: dict[str, Workload] = {"run": run.measure, "warm": warm.measure, "index": index.measure,
-                                  "score": score.measure, "scale": scale.measure}
+                                  "score": score.measure, "scale": scale.measure, "transcripts": transcripts.measure}
 """Name → function, in the order ``all`` runs them."""
 
 RSS_GOAL_MIB = 2.5e9 / 2**20

@@ -27,7 +27,7 @@ COLUMNS = [("method", "method"), ("step", "step"), ("C", "C"), ("questions", "qu
 def harness_row(b: Bench, srv: MockServerProcess, root: Path, method: str, concurrency: int, limit: int | None,
                 *, embedder: str = "hashed", tag: str = "cold", cache: bool = True,
                 wipe: tuple[str, ...] = ("run", "cache"),
-                run_id: str | None = None, cache_name: str | None = None) -> dict[str, Any]:
+                run_id: str | None = None, cache_name: str | None = None, transcripts: bool = True) -> dict[str, Any]:
     """Run the harness once (child process) and return a table row with the bound and its ratio.
 
     ``wipe``: what to delete first — ``"run"`` (the run dir) and/or ``"cache"`` (the request cache).
@@ -39,8 +39,8 @@ def harness_row(b: Bench, srv: MockServerProcess, root: Path, method: str, concu
     spec = {"data_root": str(root), "method": method, "concurrency": concurrency, "limit": limit,
             "base_url": srv.base_url, "embedder": embedder, "out_dir": str(work), "run_id": run_id,
             "cache_path": str(b.work_dir("cache") / f"{cache_name or run_id}.sqlite") if cache else None,
-            "wipe": list(wipe)}
-    key = f"harness|{run_id}|{concurrency}|{limit}|{embedder}|{tag}|{wipe}"
+            "wipe": list(wipe), "transcripts": transcripts}
+    key = f"harness|{run_id}|{concurrency}|{limit}|{embedder}|{tag}|{wipe}|{transcripts}"
     srv.reset()
     res = b.step(f"{method} C={concurrency} {tag} ({embedder}, {limit or 'all'} q)", "bench._harness:harness_step",
                  spec, key=key)

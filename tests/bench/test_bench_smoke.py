@@ -88,3 +88,21 @@ def test_warm_rerun_makes_no_model_calls(tiny_results):
         assert cold["calls"] > 0
         assert cache["calls"] == 0 and cache["cached_calls"] == cache["questions"] == 60
         assert resume["calls"] == 0 and resume["skipped"] == 60 and resume["answered"] == 0
+
+
+def test_transcripts_workload_measures_the_file_it_wrote(tmp_path):
+    quiet = Console(file=open(os.devnull, "w"))
+    tiny = dataclasses.replace(PROFILES["tiny"], methods=("full-text",))
+    (res,) = run_workloads(["transcripts"], tiny, results_dir=tmp_path / "results", data_dir=tmp_path / "data",
+                           console=quiet)
+    rows = {r["step"]: r for r in res.rows}
+    on, off = rows["transcripts on"], rows["transcripts off"]
+    path = Path(on["run_dir"]) / "transcripts.jsonl.gz"
+    assert not (Path(off["run_dir"]) / "transcripts.jsonl.gz").exists()
+    assert on["file_bytes"] == path.stat().st_size and on["records"] == on["calls"] == on["questions"] == 60
+    assert on["bytes_per_question"] == round(on["file_bytes"] / 60) and on["compression"] > 1.5
+    levels = [rows[f"encoder, zlib level {n}"] for n in (1, 6, 9)]
+    assert levels[0]["file_mb"] == round(on["file_bytes"] / 1e6, 2)  # level 1 is what the writer used
+    assert [t.name for t in res.targets] == ["full-text: wall-time overhead of transcripts at C=32",
+                                             "full-text: harness CPU added by transcripts",
+                                             "full-text: transcripts of the whole dataset (2,236 questions)"]

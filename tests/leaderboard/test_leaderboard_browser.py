@@ -10,7 +10,6 @@ thread on a free port of 127.0.0.1. Screenshots go to tests/leaderboard/artifact
 from __future__ import annotations
 
 import shutil
-import socket
 import threading
 import time
 from pathlib import Path
@@ -19,12 +18,10 @@ import httpx
 import pytest
 
 from h2hmem.leaderboard import LeaderboardSettings, create_admin, create_app, open_database, score_submission
+from h2hmem.testing import CHROMIUM, CHROMIUM_ARGS, serve_app
 
 from lb_helpers import expected_f1, mixed_predictions, upload
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
 ARTIFACTS = Path(__file__).parent / "artifacts" / "screenshots"
 PW = "correct horse battery"
 
@@ -53,34 +50,18 @@ class Gate:
         return score_submission(report, dataset)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture
 def server(tmp_path, sample_root):
-    uvicorn = pytest.importorskip("uvicorn")
+    pytest.importorskip("uvicorn")
     db_url = f"sqlite:///{tmp_path / 'lb.db'}"
     with open_database(db_url)() as db:
         create_admin(db, "reviewer", PW)
     gate = Gate()
     app = create_app(LeaderboardSettings(data_root=sample_root, db_url=db_url, secret="browser-test", scorer=gate))
-    port = _free_port()
-    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
-    t = threading.Thread(target=srv.run, daemon=True)
-    t.start()
-    deadline = time.monotonic() + 30
-    while not srv.started:
-        if time.monotonic() > deadline or not t.is_alive():
-            pytest.fail("uvicorn did not start within 30 s")
-        time.sleep(0.05)
     app.state.gate = gate
-    yield f"http://127.0.0.1:{port}", app
-    gate.open.set()
-    srv.should_exit = True
-    t.join(timeout=10)
+    with serve_app(app, lifespan="on") as url:
+        yield url, app
+        gate.open.set()
 
 
 @pytest.fixture

@@ -10,10 +10,7 @@ import pytest
 from report_fakes import BLANK_METHOD, SCRIPT, make_runs
 
 from h2hmem.report import build_report
-
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
+from h2hmem.testing import CHROMIUM, CHROMIUM_ARGS
 
 
 def test_html_report_renders_in_chromium(tmp_path, sample_root):

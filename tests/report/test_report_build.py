@@ -124,7 +124,9 @@ def test_two_run_report(runs, tmp_path):
             assert im.format == "PNG" and im.width > 600
     srcs = re.findall(r'<img src="([^"]+)"', html)
     assert len(srcs) == 6 and all(s.startswith("data:image/png;base64,") for s in srcs)
-    assert not re.search(r'(href|src)="(?!data:|#)', html)
+    # the only other links are the (hidden) h2hmem view links of the worst questions: no external asset
+    assert not re.search(r'(href|src)="(?!data:|#|/runs/|/compare/)', html)
+    assert all(m.group(0).startswith('<a class="viewer-link"') for m in re.finditer(r'<a [^>]*href="/[^"]*"', html))
 
 
 def test_default_folders_are_deterministic(runs, tmp_path, monkeypatch):

@@ -36,6 +36,8 @@ def evaluate_cmd(
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the request cache for judge calls."),
     concurrency: int = typer.Option(8, "--concurrency", min=1, help="Judge calls in flight."),
     no_ci: bool = typer.Option(False, "--no-ci", help="Hide confidence intervals in the tables."),
+    no_transcripts: bool = typer.Option(False, "--no-transcripts", help="Do not keep each judge call in "
+                                        "RUN_DIR/transcripts-judge.jsonl.gz."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
     task_type: Optional[list[str]] = sel.TASK_TYPE,
     dialogue: Optional[list[str]] = sel.DIALOGUE,
@@ -90,7 +92,8 @@ def evaluate_cmd(
     try:
         summary = evaluate_run(run_dir, names, data_root=data, judge_model=model, judge_mode=judge_mode,  # type: ignore[arg-type]
                                n_boot=bootstrap, seed=seed, refresh=refresh_judge, show_progress=not quiet,
-                               selection=selection, evidence_labels=evidence_labels)
+                               selection=selection, transcripts=not no_transcripts,
+                               evidence_labels=evidence_labels)
     except (FileNotFoundError, ValueError, DatasetError) as e:
         raise fail(str(e))
     except KeyboardInterrupt:

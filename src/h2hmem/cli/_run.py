@@ -104,6 +104,8 @@ def run_cmd(
     retrieval_only: bool = typer.Option(False, "--retrieval-only",
                                         help="Record each question's ranked evidence without calling the answer "
                                              "model (memory is still built); score with `evaluate --metrics evidence`."),
+    no_transcripts: bool = typer.Option(False, "--no-transcripts", help="Do not keep each model call (prompt, reply, "
+                                        "usage) in RUN_DIR/transcripts.jsonl.gz."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
 ) -> None:
     """Answer every question with a memory method; resumes when the run directory exists."""
@@ -129,7 +131,7 @@ def run_cmd(
                            captions_dir=captions_dir, use_cache=not no_cache, refresh_cache=refresh_cache,
                            retry_failed=retry_failed, cache_path=cache_path, max_retries=max_retries,
                            timeout_s=timeout, selection=selection, max_cost_usd=max_cost, prices=prices,
-                           retrieval_only=retrieval_only)
+                           transcripts=not no_transcripts, retrieval_only=retrieval_only)
     except ValidationError as e:
         raise fail(config_error_message(e))
     except ValueError as e:

@@ -1,6 +1,7 @@
 """Model layer: one ChatModel interface for every backend, with cache, retries and usage."""
 
 from ._cache import CacheEntry, RequestCache, default_cache_path
+from ._calllog import CallSink, record_calls, tag_calls
 from ._client import ModelClient
 from ._errors import (BadRequestError, BadResponseError, ConnectionFailure, ContentFilterError, ImageFileError,
                       ImageNotSupportedError, ModelError, ModelTimeoutError, OutputTruncatedError, RateLimitError,
@@ -14,11 +15,11 @@ from ._tokens import count_tokens, truncate_tokens
 from ._types import ChatModel, ChatResult, ContentPart, GenerationConfig, ImagePart, Message, Stage, TextPart, Usage
 
 __all__ = [
-    "BadRequestError", "BadResponseError", "CONTEXT_TOKENS", "CacheEntry", "ChatModel", "ChatResult",
+    "BadRequestError", "BadResponseError", "CallSink", "CONTEXT_TOKENS", "CacheEntry", "ChatModel", "ChatResult",
     "ConnectionFailure", "ContentFilterError", "ContentPart", "DEFAULT_CONTEXT_TOKENS", "DEFAULT_PRICES",
     "GenerationConfig", "ImageFileError", "ImageNotSupportedError", "ImagePart", "JPEG_QUALITY", "MAX_SIDE_PX",
     "Message", "ModelClient", "ModelError", "ModelTimeoutError", "OutputTruncatedError", "RateLimitError",
     "RequestCache", "RequestInfo", "RetryPolicy", "ServerError", "Stage", "TextPart", "Usage",
     "cost_usd", "count_tokens", "default_cache_path", "image_data_url", "image_text", "load_chat_model",
-    "price_for", "truncate_tokens",
+    "price_for", "record_calls", "tag_calls", "truncate_tokens",
 ]

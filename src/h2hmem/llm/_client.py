@@ -14,8 +14,9 @@ from typing import Literal
 
 from ._backend import Backend, BackendReply
 from ._cache import CacheEntry, RequestCache, cache_key
+from ._calllog import emit_call, messages_as_sent, recording
 from ._errors import OutputTruncatedError, RequestInfo
-from ._images import messages_fingerprint, prepare_messages
+from ._images import file_sha256, messages_fingerprint, prepare_messages
 from ._prices import Prices, cost_usd
 from ._retry import RetryPolicy, call_with_retries
 from ._types import ChatResult, GenerationConfig, ImagePart, Message, Stage, TextPart, Usage
@@ -53,6 +54,9 @@ class ModelClient:
        (never cached, never turned into an answer);
     4. ``finish_reason == "length"`` returns the cut text (default ``on_truncation="return"``)
        or raises :class:`OutputTruncatedError` (``"raise"``); only returned replies are cached.
+
+    5. every call (hit, paid or failed) is reported to the transcript sink of the running context,
+       if one is set (:func:`~h2hmem.llm.record_calls`; paid calls before their cache entry).
 
     ``latency_s`` is the wall time of the whole call, retries included.
     """
@@ -123,6 +127,8 @@ class ModelClient:
             if hit is not None:
                 usage = Usage(cached_calls=1)
                 self._usage[stage] = self._usage[stage] + usage
+                self._transcript(stage, prepared, config, key, hit.text, hit.finish_reason, usage,
+                                 time.perf_counter() - start, substituted, cached=True)
                 return ChatResult(text=hit.text, model=self.spec, usage=usage, latency_s=time.perf_counter() - start,
                                   cached=True, finish_reason=hit.finish_reason, images_substituted=substituted)
 
@@ -134,9 +140,17 @@ class ModelClient:
                 return await self.backend.complete(prepared, config, description=description,
                                                    timeout_s=self.timeout_s)
 
-        reply = await call_with_retries(attempt, self.retry)
+        try:
+            reply = await call_with_retries(attempt, self.retry)
+        except Exception as e:
+            self._transcript(stage, prepared, config, key, None, None, Usage(), time.perf_counter() - start,
+                             substituted, error=f"{type(e).__name__}: {e}")
+            raise
         latency = time.perf_counter() - start
         if reply.finish_reason == "length" and self.on_truncation == "raise":
+            self._transcript(stage, prepared, config, key, reply.text, reply.finish_reason,
+                             Usage(prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens,
+                                   calls=1, latency_s=latency), latency, substituted, error="OutputTruncatedError")
             raise OutputTruncatedError(f"answer hit max_tokens={config.max_tokens}",
                                        RequestInfo(self.spec, None, description))
         cost = 0.0 if self.backend.kind == "local" else cost_usd(
@@ -145,6 +159,8 @@ class ModelClient:
                       cost_usd=cost, latency_s=latency)
         self._usage[stage] = self._usage[stage] + usage
         text = _valid_unicode(reply.text)
+        # the transcript before the cache: every reply the cache can serve later has its paid record
+        self._transcript(stage, prepared, config, key, text, reply.finish_reason, usage, latency, substituted)
         if key is not None:
             try:
                 self.cache.put(key, CacheEntry(self.spec, text, reply.finish_reason,  # type: ignore[union-attr]
@@ -154,6 +170,15 @@ class ModelClient:
                 log.warning("request cache write failed (%s); the reply is used but not cached", e)
         return ChatResult(text=text, model=self.spec, usage=usage, latency_s=latency, cached=False,
                           finish_reason=reply.finish_reason, images_substituted=substituted)
+
+    def _transcript(self, stage: str, prepared: list[Message], config: GenerationConfig, key: str | None,
+                    reply: str | None, finish_reason: str | None, usage: Usage, latency: float, substituted: int,
+                    *, cached: bool = False, error: str | None = None) -> None:
+        """Hand this call's record to the transcript sink of the context, if any (see ``_calllog``)."""
+        if recording():
+            emit_call(stage=stage, model=self.spec, messages=messages_as_sent(prepared, file_sha256), config=config,
+                      cache_key=key, reply=reply, finish_reason=finish_reason, usage=usage, latency_s=latency,
+                      cached=cached, images_substituted=substituted, error=error)
 
     async def aclose(self) -> None:
         """Close HTTP connections opened in the running event loop."""

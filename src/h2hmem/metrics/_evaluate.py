@@ -50,8 +50,10 @@ from typing import Any
 
 from .._atomic import atomic_write_text
 from ..data import load_dataset
+from ..llm._calllog import record_calls
 from ..run._records import Prediction, prediction_hash, read_predictions
 from ..run._store import RunStore, now_iso
+from ..run._transcripts import JUDGE_TRANSCRIPTS, TranscriptWriter
 from ._aggregate import DEFAULT_N_BOOT, aggregate
 from ._evidence import EVIDENCE_KS, evidence_metric_names, score_evidence
 from ._coverage import unjudged_reasons
@@ -184,16 +186,20 @@ def _load_judged(path: Path, spec: str, mode: str, refresh: bool) -> dict[str, J
 
 
 async def _judge(todo: list[Prediction], model: Any, mode: JudgeMode, path: Path,
-                 advance: Callable[[], None]) -> list[JudgeRecord]:
+                 advance: Callable[[], None], transcripts: Path | None) -> list[JudgeRecord]:
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a", encoding="utf-8") as f:
         def persist(rec: JudgeRecord) -> None:
             f.write(rec.model_dump_json() + "\n")
             f.flush()
             advance()
+        writer = TranscriptWriter(transcripts).open() if transcripts is not None else None
         try:
-            return await judge_predictions(todo, model, mode=mode, on_record=persist)
+            with record_calls(writer.write if writer is not None else None):
+                return await judge_predictions(todo, model, mode=mode, on_record=persist)
         finally:
+            if writer is not None:
+                writer.close()
             aclose = getattr(model, "aclose", None)
             if aclose is not None:
                 await aclose()
@@ -207,7 +213,7 @@ def already_judged(preds: list[Prediction], path: Path, spec: str, mode: str, re
 
 
 def _run_judge(preds: list[Prediction], model: Any, mode: JudgeMode, path: Path, refresh: bool,
-               show_progress: bool) -> list[JudgeRecord]:
+               show_progress: bool, transcripts: Path | None) -> list[JudgeRecord]:
     keep = already_judged(preds, path, model.spec, mode, refresh)
     todo = [p for p in preds if p.question_id not in keep]
     if refresh and path.exists():
@@ -218,9 +224,9 @@ def _run_judge(preds: list[Prediction], model: Any, mode: JudgeMode, path: Path,
             from rich.progress import Progress
             with Progress(transient=False) as bar:
                 task = bar.add_task(f"judging with {model.spec}", total=len(todo))
-                new = asyncio.run(_judge(todo, model, mode, path, lambda: bar.advance(task)))
+                new = asyncio.run(_judge(todo, model, mode, path, lambda: bar.advance(task), transcripts))
         else:
-            new = asyncio.run(_judge(todo, model, mode, path, lambda: None))
+            new = asyncio.run(_judge(todo, model, mode, path, lambda: None, transcripts))
     by_id = {**keep, **{r.question_id: r for r in new}}
     records = [by_id[p.question_id] for p in preds]
     _write_jsonl(path, [r.model_dump(mode="json") for r in records])
@@ -265,6 +271,7 @@ def evaluate_run(run_dir: str | Path, metrics: Sequence[str] = ("lexical", "evid
                  data_root: str | Path | None = None, judge_model: Any = None, judge_mode: JudgeMode = "session",
                  n_boot: int = DEFAULT_N_BOOT, seed: int = 0, refresh: bool = False,
                  show_progress: bool = False, selection: Any = None,
+                 transcripts: bool = True,
                  evidence_labels: str | Path | EvidenceLabels | None = None) -> dict[str, Any]:
     """Score ``run_dir`` and write its ``scores/`` files; returns the summary (schema above).
 
@@ -283,6 +290,8 @@ def evaluate_run(run_dir: str | Path, metrics: Sequence[str] = ("lexical", "evid
         show_progress: show a rich progress bar while judging.
         selection: a :class:`~h2hmem.run.Selection`: score only those predictions (recorded as
             ``summary["selection"]``; the ``scores/`` files then cover only them).
+        transcripts: append every judge call to ``RUN_DIR/transcripts-judge.jsonl.gz``
+            (format: :mod:`h2hmem.run._transcripts`).
         evidence_labels: supporting-turn labels (a ``*.jsonl`` file, a folder of them, or loaded
             labels) for the turn-level metrics; default: the labels found next to the dataset
             root (:func:`~h2hmem.metrics.find_evidence_labels`), else no turn metrics.
@@ -340,7 +349,8 @@ def evaluate_run(run_dir: str | Path, metrics: Sequence[str] = ("lexical", "evid
             atomic_write_text(info_path, json.dumps(turn_info, ensure_ascii=False, indent=1))
     judge_stale = None
     if "judge" in metrics:
-        _run_judge(preds, judge_model, judge_mode, scores / "judge.jsonl", refresh, show_progress)
+        _run_judge(preds, judge_model, judge_mode, scores / "judge.jsonl", refresh, show_progress,
+                   run_dir / JUDGE_TRANSCRIPTS if transcripts else None)
     elif (scores / "judge.jsonl").is_file():
         judge_stale = _drop_changed_judgments(preds, scores / "judge.jsonl")
 

@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 
+from ..llm._calllog import tag_calls
 from ..llm._errors import ModelError
 from ..llm._types import ChatModel, GenerationConfig, Message
 from ..run._records import Prediction, QuestionKey, prediction_hash
@@ -220,6 +221,10 @@ class _Judge:
 
     async def single(self, p: Prediction, *, calls: int = 0, cached: bool = True, reasked: bool = False) -> None:
         """Judge ``p`` alone; in question mode a bad reply gets one corrective re-ask."""
+        with tag_calls(question_ids=[p.question_id], dialogue=f"{p.split}/{p.dialogue}", session=p.session):
+            await self._single(p, calls=calls, cached=cached, reasked=reasked)
+
+    async def _single(self, p: Prediction, *, calls: int, cached: bool, reasked: bool) -> None:
         messages = judge_messages([("q1", p)])
         text, hit, err = await self._ask(messages, 1)
         calls, cached = calls + 1, cached and hit
@@ -244,7 +249,9 @@ class _Judge:
             await self.single(preds[0])
             return
         items = [(f"q{i}", p) for i, p in enumerate(preds, 1)]
-        text, hit, err = await self._ask(judge_messages(items), len(items))
+        with tag_calls(question_ids=[p.question_id for p in preds], dialogue=f"{preds[0].split}/{preds[0].dialogue}",
+                       session=preds[0].session):
+            text, hit, err = await self._ask(judge_messages(items), len(items))
         results = parse_judgments(text, [lid for lid, _ in items]) if text is not None else {}
         retry = []
         for lid, p in items:

@@ -2,6 +2,9 @@
 
 HTML: one file, figures embedded as base64 PNG data URIs, inline CSS, no scripts; every string
 that comes from a run (answers, questions, method names…) is escaped by Jinja2's autoescaping.
+Each worst-scored question links to its ``h2hmem view`` pages (``/runs/<run>/q/<id>``,
+``/compare/<id>``): hidden in the static file (no broken links), shown when the viewer serves the
+report at ``/runs/<run>/report``.
 Markdown: the same tables as pipe tables; ``<``, ``>``, ``&`` and ``|`` in cells are escaped so
 that a renderer shows an answer such as ``<script>`` as text.
 """
@@ -9,6 +12,7 @@ that a renderer shows an answer such as ``<script>`` as text.
 from __future__ import annotations
 
 import base64
+from urllib.parse import quote
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -109,8 +113,10 @@ def _worst_view(t: ReportTable) -> dict[str, Any]:
         for i, label in runs:
             s = row.get(f"score_{i}")
             answers.append({"run": label, "text": row.get(f"answer_{i}") or "", "score": "–" if s is None else f"{s:.2f}",
-                            "failed": str(row.get(f"answer_{i}") or "").startswith("[failed]")})
-        items.append({"id": row["question_id"], "task_type": row["task_type"], "question": row["question"],
+                            "failed": str(row.get(f"answer_{i}") or "").startswith("[failed]"),
+                            "view": f"/runs/{quote(str(row.get(f'run_{i}') or ''))}/q/{quote(row['question_id'])}"})
+        items.append({"id": row["question_id"], "compare": f"/compare/{quote(row['question_id'])}",
+                      "task_type": row["task_type"], "question": row["question"],
                       "gold": row["gold"], "mean": f"{row['mean']:.2f}", "answers": answers})
     return {"title": t.title, "caption": t.caption, "score_label": score_label, "questions": items, "n_runs": len(runs)}
 

@@ -55,6 +55,7 @@ def worst_questions(runs: list[RunResult], metric: ScoreMetric, k: int = DEFAULT
             p = b[qid]
             row[f"answer_{i}"] = f"[failed] {p.error}" if p.failed else (p.answer or "")
             row[f"score_{i}"] = s
+            row[f"run_{i}"] = r.dir.name  # the viewer's name of the run (`h2hmem view` links)
         rows.append(row)
     return ReportTable("worst_questions", f"The {len(rows)} worst-scored questions ({metric.name})", cols, rows,
                        caption="Lowest mean score over the runs first; ties by mean F1, then question order. "

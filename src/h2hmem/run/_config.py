@@ -71,6 +71,8 @@ class RunConfig(BaseModel):
     """Stop cleanly (resumable) before this invocation's model calls would cost more than this (USD)."""
     prices: dict[str, tuple[float, float]] = Field(default_factory=dict)
     """``{model: (USD per 1M input tokens, USD per 1M output tokens)}`` beside the built-in table."""
+    transcripts: bool = True
+    """Keep every model call in ``transcripts.jsonl.gz`` (prompt, reply, usage; not part of the run's identity)."""
 
     @field_validator("limit")
     @classmethod

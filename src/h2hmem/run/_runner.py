@@ -28,6 +28,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from .. import __version__
 from ..data import Dataset, Dialogue, Question, load_dataset
+from ..llm._calllog import record_calls, tag_calls
 from ..llm._types import ChatModel, GenerationConfig, Usage
 from ..memory import Answer, MemoryContext, check_params, prompt_hash, resolve_method
 from ._config import RunConfig
@@ -167,6 +168,7 @@ async def _run_locked(config: RunConfig, method_cls: Any, ds: Dataset, store: Ru
     answer_config = GenerationConfig(temperature=config.answer_temperature, max_tokens=config.answer_max_tokens)
     manifest["models"] = {"answer": getattr(chat, "spec", config.model),
                           "build": getattr(builder, "spec", None) if builder else None, "embedder": config.embedder}
+    manifest["transcripts"] = store.transcripts.path.name if config.transcripts else None
     # the runner, not the method, records how the method was built and what it was told
     fields = question_fields(method_cls)
     manifest["method_arguments"] = resolved_arguments(method_cls, config.method_params)
@@ -215,12 +217,17 @@ async def _run_locked(config: RunConfig, method_cls: Any, ds: Dataset, store: Ru
                 return
             await _drive(d, memory, qs, config.protocol, question_sem, state)
 
-    store.open()
+    store.open(transcripts=config.transcripts)
+    if store.transcripts.torn_bytes_removed:
+        manifest.setdefault("repairs", []).append({"at": now_iso(),
+                                                   "transcript_bytes_removed": store.transcripts.torn_bytes_removed})
     state.start(total=len(pending), progress=progress, label=f"{config.method} · {config.split}")
     try:
-        # return_exceptions: a budget stop in one dialogue lets the others finish their calls in flight
-        # (every later call is refused at once), so nothing is written after the store is closed
-        outcomes = await asyncio.gather(*(run_dialogue(d) for d in dialogues), return_exceptions=True)
+        with record_calls(store.transcripts.write if config.transcripts else None), \
+                tag_calls(invocation=int(manifest.get("resumes", 0))):
+            # return_exceptions: a budget stop in one dialogue lets the others finish their calls in flight
+            # (every later call is refused at once), so nothing is written after the store is closed
+            outcomes = await asyncio.gather(*(run_dialogue(d) for d in dialogues), return_exceptions=True)
         for outcome in outcomes:
             if isinstance(outcome, BaseException) and not isinstance(outcome, BudgetExhausted):
                 raise outcome
@@ -272,7 +279,8 @@ async def _drive(d: Dialogue, memory: Any, qs: list[Question], protocol: str, se
     try:
         for s in d.sessions:
             t0 = time.perf_counter()
-            await memory.observe(s)
+            with tag_calls(dialogue=d.id, session=s.name):
+                await memory.observe(s)
             state.observed(time.perf_counter() - t0, absent=s.absent)
             state.bars.session_done(d.id, len(s.turns))
             if protocol == "online" and by_session.get(s.name):
@@ -299,10 +307,11 @@ async def _answer(memory: Any, q: Question, state: "_RunState") -> Prediction:
         view = state.captions[f"{q.split}/{q.dialogue}"].view(q, state.image_dir, state.fields)
         state.asked[view.key] = q
         try:
-            if state.retrieval_only:
-                evidence = list(await memory.retrieve_evidence(view))
-            else:
-                ans = await memory.answer(view)
+            with tag_calls(question_ids=[q.id], dialogue=f"{q.split}/{q.dialogue}", session=q.session):
+                if state.retrieval_only:
+                    evidence = list(await memory.retrieve_evidence(view))
+                else:
+                    ans = await memory.answer(view)
         finally:
             q = state.asked.pop(view.key)
     except Exception as e:

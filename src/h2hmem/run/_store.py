@@ -1,4 +1,4 @@
-"""The run directory: ``manifest.json`` and the append-only ``predictions.jsonl``.
+"""The run directory: ``manifest.json``, the append-only ``predictions.jsonl`` and ``transcripts.jsonl.gz``.
 
 Every prediction is appended and flushed the moment it exists, so a crash loses at most the
 line being written; that torn line is detected and cut off when the run resumes.
@@ -23,6 +23,7 @@ except ImportError:  # pragma: no cover - Windows: no advisory locks, runs are n
 from .._atomic import atomic_write_text
 from ..data._files import replace_surrogates
 from ._records import Prediction, read_predictions
+from ._transcripts import TRANSCRIPTS, TranscriptWriter
 
 MANIFEST = "manifest.json"
 PREDICTIONS = "predictions.jsonl"
@@ -56,6 +57,8 @@ class RunStore:
         self.dir = Path(run_dir)
         self.manifest_path = self.dir / MANIFEST
         self.predictions_path = self.dir / PREDICTIONS
+        self.transcripts = TranscriptWriter(self.dir / TRANSCRIPTS)
+        """The run's model-call transcripts (opened by :meth:`open` unless ``transcripts=False``)."""
         self._fh: IO[bytes] | None = None
 
     @contextmanager
@@ -134,9 +137,12 @@ class RunStore:
             return []
         return read_predictions(self.predictions_path, warn_duplicates=False)
 
-    def open(self) -> None:
+    def open(self, *, transcripts: bool = False) -> None:
+        """Open ``predictions.jsonl`` for appending (and the transcript file, cutting a torn tail off)."""
         self.dir.mkdir(parents=True, exist_ok=True)
         self._fh = open(self.predictions_path, "ab")
+        if transcripts:
+            self.transcripts.open()
 
     def append(self, pred: Prediction) -> None:
         """Write one record as a single line and flush it to the OS.
@@ -161,6 +167,7 @@ class RunStore:
             os.fsync(self._fh.fileno())
             self._fh.close()
             self._fh = None
+        self.transcripts.close()
 
 
 def command_line() -> str:

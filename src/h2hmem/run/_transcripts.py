@@ -1,0 +1,169 @@
+"""Transcript files: one gzip member per model call, appended and flushed the moment the call returns.
+
+``runs/<run-id>/transcripts.jsonl.gz`` holds the run's calls (answer and memory construction);
+``transcripts-judge.jsonl.gz`` beside it the judge's (``h2hmem evaluate``). Each member holds one
+JSON line, a record of :mod:`h2hmem.llm._calllog` (schema there). Concatenated gzip members are one
+valid gzip file, so the standard library reads it::
+
+    import gzip, json
+    calls = [json.loads(line) for line in gzip.open("runs/x/transcripts.jsonl.gz", "rt", encoding="utf-8")]
+
+(:func:`read_transcripts` does the same and also tolerates a torn last member.)
+
+Why one member per call: a process killed mid-run loses at most the member being written (cut off
+when the run resumes, like a torn ``predictions.jsonl`` line), every member is independently
+decodable (the viewer seeks to a question's calls without decompressing the rest), and the
+compressor's 32 KiB window gains little across calls anyway. Measured size: ``bench/README.md``.
+
+Resume rule (what "one transcript per paid call" means): a paid call's record is written before
+its reply enters the request cache. So after any interruption every paid call whose reply the run
+could still use has exactly one record with ``cached: false``; re-running the same command serves
+those replies from the cache, and each such call is recorded again as ``cached: true`` (not paid).
+The only paid call without a record is one whose record was being written when the process died;
+its reply was not cached either, so the resumed run pays for it again and records that call.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+TRANSCRIPTS = "transcripts.jsonl.gz"
+"""The run's model calls (answer, memory construction)."""
+JUDGE_TRANSCRIPTS = "transcripts-judge.jsonl.gz"
+"""The judge's model calls."""
+COMPRESS_LEVEL = 1
+"""zlib level of each member. Level 1 (fastest): on full-text's ~26 kB prompts it costs 0.36 ms per
+record against 0.59 ms at level 6, for files 13% larger (10.5 vs 9.3 MB for the whole dataset);
+measured by ``python -m bench transcripts`` (bench/README.md)."""
+_CHUNK = 1 << 16
+
+
+def encode_record(record: dict[str, Any], level: int = COMPRESS_LEVEL) -> bytes:
+    """One gzip member holding ``record`` as one UTF-8 JSON line (a lone surrogate is kept as a JSON escape)."""
+    try:
+        line = json.dumps(record, ensure_ascii=False, default=str).encode("utf-8")
+    except UnicodeEncodeError:
+        line = json.dumps(record, ensure_ascii=True, default=str).encode("ascii")
+    return gzip.compress(line + b"\n", compresslevel=level, mtime=0)
+
+
+def iter_members(data: bytes, *, name: str = "transcripts") -> Iterator[tuple[int, int, bytes]]:
+    """``(start, end, payload)`` of each complete gzip member of ``data``, in order; stops at a torn
+    (incomplete) last member.
+
+    Raises:
+        ValueError: bytes that are not gzip data before the end (names ``name`` and the offset).
+    """
+    view = memoryview(data)
+    pos, n = 0, len(data)
+    while pos < n:
+        d = zlib.decompressobj(31)
+        out: list[bytes] = []
+        feed = pos
+        try:
+            while not d.eof and feed < n:
+                chunk = view[feed:feed + _CHUNK]
+                feed += len(chunk)
+                out.append(d.decompress(chunk))
+        except zlib.error as e:
+            raise ValueError(f"{name}: damaged gzip member at byte {pos} ({e})") from None
+        if not d.eof:
+            return
+        end = feed - len(d.unused_data)
+        yield pos, end, b"".join(out)
+        pos = end
+
+
+def complete_length(path: Path) -> int:
+    """Bytes of ``path`` up to the end of its last complete member (the file size when none is torn)."""
+    data = path.read_bytes()
+    end = 0
+    for _, end, _ in iter_members(data, name=str(path)):
+        pass
+    return end
+
+
+def decode_member(payload: bytes, *, name: str, offset: int) -> dict[str, Any]:
+    """The record in one member's payload.
+
+    Raises:
+        ValueError: the payload is not one JSON object (names the file and byte offset).
+    """
+    try:
+        rec = json.loads(payload)
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise ValueError(f"{name}: the member at byte {offset} is not a JSON record ({e})") from None
+    if not isinstance(rec, dict):
+        raise ValueError(f"{name}: the member at byte {offset} is not a JSON object")
+    return rec
+
+
+def read_transcripts(path: str | Path) -> list[dict[str, Any]]:
+    """Every record of a transcript file (or of ``transcripts.jsonl.gz`` in a run directory), in
+    write order; ``[]`` when the file does not exist; a torn last member is ignored.
+
+    Raises:
+        ValueError: a damaged member before the end (names file and offset).
+    """
+    p = Path(path)
+    if p.is_dir():
+        p = p / TRANSCRIPTS
+    if not p.is_file():
+        return []
+    data = p.read_bytes()
+    return [decode_member(payload, name=str(p), offset=start) for start, _, payload in iter_members(data, name=str(p))]
+
+
+class TranscriptWriter:
+    """Appends records to one transcript file; :meth:`write` is a :data:`~h2hmem.llm.CallSink`.
+
+    :meth:`open` first cuts a torn last member off (``torn_bytes_removed``), then appends.
+    Each record is written as a single ``write`` and flushed to the OS (a killed process loses
+    nothing already written); :meth:`close` also fsyncs.
+    """
+
+    def __init__(self, path: Path, *, level: int = COMPRESS_LEVEL):
+        self.path = Path(path)
+        self.level = level
+        self.torn_bytes_removed = 0
+        self.written = 0
+        """Records written since :meth:`open`."""
+        self._fh: IO[bytes] | None = None
+
+    def open(self) -> "TranscriptWriter":
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if self.path.is_file():
+            size = self.path.stat().st_size
+            keep = complete_length(self.path)
+            if keep < size:
+                with open(self.path, "r+b") as f:
+                    f.truncate(keep)
+                self.torn_bytes_removed = size - keep
+        self._fh = open(self.path, "ab")
+        return self
+
+    def write(self, record: dict[str, Any]) -> None:
+        if self._fh is None:
+            raise RuntimeError(f"{self.path}: TranscriptWriter.open() first")
+        self._fh.write(encode_record(record, self.level))
+        self._fh.flush()
+        self.written += 1
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
+            self._fh.close()
+            self._fh = None
+
+    def __enter__(self) -> "TranscriptWriter":
+        return self.open()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
