@@ -82,7 +82,14 @@ def test_two_run_report(runs, tmp_path):
     # evidence: the oracle names its first gold session; session0 questions have none and are excluded
     ev = summary["tables"]["evidence"]["rows"]
     rec = next(r for r in ev if r["run"] == ORACLE_METHOD and r["metric"] == "recall@5")
-    assert rec["all"] == 1.0 and rec["n"] == sum(1 for q in qs if q.session != "session0")
+    # … and so are questions whose gold sessions are all absent from the sample (their own reason)
+    from h2hmem.data import load_dataset
+    manifest = json.loads((a / "manifest.json").read_text())
+    absent = {(d.split, d.name, s.name) for d in load_dataset(manifest["data_root"], strict=False).dialogues
+              for s in d.sessions if s.absent}
+    present = [q for q in qs if q.session != "session0"
+               and not all((q.split, q.dialogue, s) in absent for s in q.answer_sessions)]
+    assert rec["all"] == 1.0 and rec["n"] == len(present)
     assert next(r for r in ev if r["run"] == BLANK_METHOD)["metric"].startswith("n/a")
 
     # efficiency: hand-made usage

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Optional
 
 import typer
 from rich.table import Table
@@ -142,3 +143,34 @@ def download_cmd(
                   f"(details: h2hmem data validate {root})")
     if log.errors:
         raise typer.Exit(1)
+
+
+@data_app.command("label-evidence")
+def label_evidence_cmd(
+    root: Path = typer.Argument(..., help="Dataset root (holds dyadic/ and multi-party/)."),
+    model: str = typer.Option("offline", "--model", help="offline (answer overlap) or openai:<model> (any "
+                                                         "OpenAI-compatible server with --base-url)."),
+    base_url: Optional[str] = typer.Option(None, "--base-url", help="OpenAI-compatible server; default $OPENAI_BASE_URL."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Labels folder (default ROOT/evidence-labels, "
+                                                           "where `evaluate` finds them)."),
+    split: str = SplitOpt,
+    reference: Optional[Path] = typer.Option(None, "--reference", help="Labels to report agreement with "
+                                                                       "(e.g. the shared sample's labels)."),
+    concurrency: int = typer.Option(8, "--concurrency", min=1, help="Model calls in flight."),
+) -> None:
+    """Label the turns that support each gold answer (cached, resumable); prints counts and agreement."""
+    from ..metrics._labeler import OFFLINE, label_evidence
+
+    chat = OFFLINE
+    if model != OFFLINE:
+        from ..llm import default_cache_path, load_chat_model
+
+        try:
+            chat = load_chat_model(model, base_url=base_url, cache=default_cache_path(), concurrency=concurrency)
+        except (ValueError, RuntimeError) as e:
+            raise fail(f"--model {model}: {e}")
+    try:
+        report = label_evidence(root, chat, out, split=split, reference=reference)
+    except (FileNotFoundError, ValueError) as e:
+        raise fail(str(e))
+    console.print_json(json.dumps(report))

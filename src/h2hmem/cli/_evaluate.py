@@ -36,6 +36,9 @@ def evaluate_cmd(
                                                  help="OpenAI-compatible server URL for the judge; default $OPENAI_BASE_URL."),
     data: Optional[Path] = typer.Option(None, "--data", help="Dataset root for gold answers and gold sessions "
                                                              "(default: the manifest's data_root, else the prediction records)."),
+    evidence_labels: Optional[Path] = typer.Option(
+        None, "--evidence-labels", help="Supporting-turn labels (*.jsonl file or folder) for turn recall/precision/"
+                                        "nDCG@k and MRR; default: ROOT/evidence-labels/ or ROOT-labels/ beside the dataset."),
     bootstrap: int = typer.Option(1000, "--bootstrap", help="Bootstrap resamples for 95% CIs (spec: at least 1,000; 0 = none)."),
     seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
     refresh_judge: bool = typer.Option(False, "--refresh-judge", help="Re-judge questions already judged."),
@@ -106,7 +109,7 @@ def evaluate_cmd(
         summary = evaluate_run(run_dir, names, data_root=data, judge_model=model, judge_mode=judge_mode,  # type: ignore[arg-type]
                                n_boot=bootstrap, seed=seed, refresh=refresh_judge, show_progress=not quiet,
                                selection=selection, transcripts=not no_transcripts, preset=preset,
-                               judge_options=options)
+                               judge_options=options, evidence_labels=evidence_labels)
     except (FileNotFoundError, ValueError, DatasetError) as e:
         raise fail(str(e))
     except KeyboardInterrupt:

@@ -103,6 +103,9 @@ def run_cmd(
     cache_path: Optional[Path] = typer.Option(None, help="Request cache file (default ~/.cache/h2hmem/requests.sqlite or $H2HMEM_CACHE_DIR)."),
     max_retries: int = typer.Option(5, "--max-retries", min=0, help="Retries of a failed model call (429, 5xx, timeouts, broken replies)."),
     timeout: float = typer.Option(120.0, "--timeout", min=0.001, help="Seconds one model call may take before it is retried."),
+    retrieval_only: bool = typer.Option(False, "--retrieval-only",
+                                        help="Record each question's ranked evidence without calling the answer "
+                                             "model (memory is still built); score with `evaluate --metrics evidence`."),
     no_transcripts: bool = typer.Option(False, "--no-transcripts", help="Do not keep each model call (prompt, reply, "
                                         "usage) in RUN_DIR/transcripts.jsonl.gz."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
@@ -130,7 +133,7 @@ def run_cmd(
                            captions_dir=captions_dir, use_cache=not no_cache, refresh_cache=refresh_cache,
                            retry_failed=retry_failed, cache_path=cache_path, max_retries=max_retries,
                            timeout_s=timeout, selection=selection, max_cost_usd=max_cost, prices=prices,
-                           transcripts=not no_transcripts)
+                           transcripts=not no_transcripts, retrieval_only=retrieval_only)
     except ValidationError as e:
         raise fail(config_error_message(e))
     except ValueError as e:

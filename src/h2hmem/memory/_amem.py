@@ -328,15 +328,26 @@ class AMemMemory:
             return self.alpha * official_minmax(self._bm25.scores(query)) + (1 - self.alpha) * (vectors @ qvec)
         return hybrid_scores(self._bm25.scores(query), vectors @ qvec, self.alpha)
 
+    def _query(self, question: QuestionView) -> str:
+        if self.options["request"] == "official":
+            return official_query(question, self.ctx.captions)
+        q_caps = [image_text(ref, self.ctx.captions) for ref in question.images]
+        return " ".join([question.text.strip(), *q_caps])
+
+    @staticmethod
+    def _evidence(hits: list[tuple[Note, float | None]]) -> list[Evidence]:
+        return [Evidence(session=n.session, turn=n.turn, score=None if s is None else round(s, 6)) for n, s in hits]
+
+    async def retrieve_evidence(self, question: QuestionView) -> list[Evidence]:
+        """The notes' turns ``answer`` would show, best first (no answer-model call)."""
+        return self._evidence(await self.retrieve(self._query(question)))
+
     async def answer(self, question: QuestionView) -> Answer:
         if self.options["request"] == "official":
             return await self._answer_official(question)
-        query = question.text.strip()
         q_caps = [image_text(ref, self.ctx.captions) for ref in question.images]
-        if q_caps:
-            query += " " + " ".join(q_caps)
         t0 = time.perf_counter()
-        hits = await self.retrieve(query)
+        hits = await self.retrieve(self._query(question))
         retrieval_s = time.perf_counter() - t0
         memory = "\n\n".join(n.render() for n, _ in hits) if hits else "(nothing relevant was retrieved)"
         if q_caps:
@@ -345,8 +356,7 @@ class AMemMemory:
                                           stage="answer")
         return Answer(
             text=result.text.strip(),
-            evidence=[Evidence(session=n.session, turn=n.turn, score=None if s is None else round(s, 6))
-                      for n, s in hits],
+            evidence=self._evidence(hits),
             usage=result.usage, cached=result.cached,
             details={"retrieved": len(hits), "retrieval_s": round(retrieval_s, 6), "linked": sum(1 for _, s in hits if s is None), "notes": len(self.store.notes),
                      "fallback_notes": self.store.stats.analysis_failures})

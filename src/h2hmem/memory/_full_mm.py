@@ -130,18 +130,33 @@ class FullMMMemory:
             self._lines.append(_Line(session.name, text, cost + self._image_cost(turn.image), turn.image,
                                      cap, self._count(cap) + 1))
 
+    def _plan(self, question: QuestionView) -> tuple[int, set[int], list[int], int, list[int]]:
+        """``(first kept line, lines whose image is attached, line costs, budget, image lines)``."""
+        n_q = len(question.images[: self.max_images])
+        budget = context_budget(self.ctx.chat, self.context_tokens, self.ctx.answer_config.max_tokens)
+        budget -= sum(self._image_cost(ref) for ref in question.images[: self.max_images])
+        # the most recent images overall are the ones attached; older images become caption text
+        image_slots = self.max_images - n_q
+        with_image = [i for i, ln in enumerate(self._lines) if ln.image is not None]
+        attach = set(with_image[max(0, len(with_image) - image_slots):]) if image_slots > 0 else set()
+        costs = [ln.cost if (i in attach or ln.image is None) else ln.caption_cost for i, ln in enumerate(self._lines)]
+        return keep_most_recent(costs, budget), attach, costs, budget, with_image
+
+    def _kept_sessions(self, start: int) -> list[Evidence]:
+        """The kept sessions, most recent first."""
+        return [Evidence(session=s) for s in dict.fromkeys(ln.session for ln in reversed(self._lines[start:]))]
+
+    async def retrieve_evidence(self, question: QuestionView) -> list[Evidence]:
+        """The sessions ``answer`` would show, most recent first (no model call)."""
+        if self.options["request"] == "official":
+            return self._official_request(question)[2]
+        return self._kept_sessions(self._plan(question)[0])
+
     async def answer(self, question: QuestionView) -> Answer:
         if self.options["request"] == "official":
             return await self._answer_official(question)
         q_images = [image_part(ref, self.ctx.captions) for ref in question.images][: self.max_images]
-        budget = context_budget(self.ctx.chat, self.context_tokens, self.ctx.answer_config.max_tokens)
-        budget -= sum(self._image_cost(ref) for ref in question.images[: self.max_images])
-        # the most recent images overall are the ones attached; older images become caption text
-        image_slots = self.max_images - len(q_images)
-        with_image = [i for i, ln in enumerate(self._lines) if ln.image is not None]
-        attach = set(with_image[max(0, len(with_image) - image_slots):]) if image_slots > 0 else set()
-        costs = [ln.cost if (i in attach or ln.image is None) else ln.caption_cost for i, ln in enumerate(self._lines)]
-        start = keep_most_recent(costs, budget)
+        start, attach, costs, budget, with_image = self._plan(question)
 
         parts: list[ContentPart] = []
         attached = 0
@@ -160,12 +175,10 @@ class FullMMMemory:
         memory: list[ContentPart] | str = parts if parts else ""
         result = await self.ctx.chat.chat(build_answer_messages(question, memory, q_images), self.ctx.answer_config,
                                           stage="answer")
-        kept = self._lines[start:]
-        sessions = list(dict.fromkeys(ln.session for ln in reversed(kept)))
         dropped_turns = sum(1 for ln in self._lines[:start] if not ln.header)
         return Answer(
             text=result.text.strip(),
-            evidence=[Evidence(session=s) for s in sessions],
+            evidence=self._kept_sessions(start),
             usage=result.usage,
             cached=result.cached,
             details={"context_tokens": sum(costs[start:]), "budget_tokens": budget, "truncated": start > 0,
@@ -174,13 +187,18 @@ class FullMMMemory:
                      "images_substituted": result.images_substituted},
         )
 
-
-    async def _answer_official(self, question: QuestionView) -> Answer:
+    def _official_request(self, question: QuestionView) -> tuple[list, dict, list[Evidence]]:
+        """``(messages, details, evidence)`` of the official request; evidence = the sessions that survive the
+        cut, most recent first (h2hmem's evidence order)."""
         max_tokens = self.options["max_context_tokens"] or MAX_CONTEXT_TOKENS
         messages, details = full_mm_request(self._sessions, question, self.ctx.captions, max_context_tokens=max_tokens,
                                             max_images=self.max_images, date_format=self.options["date_format"])
+        shown = details.pop("sessions_shown")
+        return messages, details, [Evidence(session=s) for s in reversed(shown)]
+
+    async def _answer_official(self, question: QuestionView) -> Answer:
+        messages, details, evidence = self._official_request(question)
         result = await self.ctx.chat.chat(messages, self.ctx.answer_config, stage="answer")
         details["images_substituted"] = result.images_substituted
-        shown = details.pop("sessions_shown")  # the head survives the cut; most recent first, as h2hmem's evidence
-        return Answer(text=result.text.strip(), evidence=[Evidence(session=s) for s in reversed(shown)], usage=result.usage,
+        return Answer(text=result.text.strip(), evidence=evidence, usage=result.usage,
                       cached=result.cached, details=details)

@@ -116,7 +116,9 @@ class FullTextMemory:
             session_of.append((current, line, self._count(line) + 1 if per_line else 0))
         return session_of
 
-    async def answer(self, question: QuestionView) -> Answer:
+    def _plan(self, question: QuestionView) -> dict[str, Any]:
+        """What the answer request shows: question image parts or captions, the context after the cut, token
+        counts, and the kept sessions as evidence (most recent first)."""
         opts = self.options
         q_images = question_image_parts(question.images, self.ctx.captions) if opts["attach_question_image"] else []
         q_caps = [] if opts["attach_question_image"] else [image_text(ref, self.ctx.captions) for ref in question.images]
@@ -127,22 +129,32 @@ class FullTextMemory:
             budget = context_budget(self.ctx.chat, self.context_tokens, self.ctx.answer_config.max_tokens)
             budget -= sum(self._count(c) for c in q_caps)
         context, original, kept_tokens, kept_lines = self._cut(lines, budget)
-        truncated = kept_tokens < original
-        if q_caps:
-            context = context + "\n\nImage attached to the question: " + " ".join(q_caps)
-        config = self.ctx.answer_config.model_copy(update={"top_p": opts["top_p"]})
-        messages = self._messages(question, context, q_images, truncated, original, kept_tokens)
-        result = await self.ctx.chat.chat(messages, config, stage="answer")
         kept = lines[:kept_lines] if opts["truncation"] == "head" else lines[len(lines) - kept_lines:]
-        sessions = list(dict.fromkeys(s for s, _, _ in reversed(kept) if s))
+        evidence = [Evidence(session=s) for s in dict.fromkeys(s for s, _, _ in reversed(kept) if s)]
+        return {"q_images": q_images, "q_caps": q_caps, "n_lines": len(lines), "budget": budget, "context": context,
+                "original": original, "kept_tokens": kept_tokens, "kept_lines": kept_lines, "evidence": evidence}
+
+    async def retrieve_evidence(self, question: QuestionView) -> list[Evidence]:
+        """The sessions ``answer`` would show, most recent first (no model call)."""
+        return self._plan(question)["evidence"]
+
+    async def answer(self, question: QuestionView) -> Answer:
+        plan = self._plan(question)
+        context, original, kept_tokens = plan["context"], plan["original"], plan["kept_tokens"]
+        truncated = kept_tokens < original
+        if plan["q_caps"]:
+            context = context + "\n\nImage attached to the question: " + " ".join(plan["q_caps"])
+        config = self.ctx.answer_config.model_copy(update={"top_p": self.options["top_p"]})
+        messages = self._messages(question, context, plan["q_images"], truncated, original, kept_tokens)
+        result = await self.ctx.chat.chat(messages, config, stage="answer")
         return Answer(
             text=result.text.strip(),
-            evidence=[Evidence(session=s) for s in sessions],
+            evidence=plan["evidence"],
             usage=result.usage,
             cached=result.cached,
-            details={"context_tokens": kept_tokens, "original_context_tokens": original, "budget_tokens": budget,
-                     "dropped_lines": len(lines) - kept_lines, "truncated": truncated,
-                     "question_images_attached": len(q_images)},
+            details={"context_tokens": kept_tokens, "original_context_tokens": original, "budget_tokens": plan["budget"],
+                     "dropped_lines": plan["n_lines"] - plan["kept_lines"], "truncated": truncated,
+                     "question_images_attached": len(plan["q_images"])},
         )
 
     def _cut(self, lines: list[tuple[str, str, int]], budget: int) -> tuple[str, int, int, int]:

@@ -165,6 +165,11 @@ def build_native_context(hits: list[tuple[Unit, float]], question: QuestionView,
     return parts, q_images, details
 
 
+def hits_evidence(hits: list[tuple[Unit, float]]) -> list[Evidence]:
+    """Turn units as :class:`Evidence`, in rank order (shared by MuRAG and NGM)."""
+    return [Evidence(session=u.session.name, turn=u.turn.index, score=round(s, 6)) for u, s in hits]
+
+
 async def answer_from_hits(ctx: MemoryContext, question: QuestionView, hits: list[tuple[Unit, float]],
                            count: Callable[[str], int], *, max_images: int, max_text_tokens: int,
                            extra: dict[str, Any] | None = None) -> Answer:
@@ -177,7 +182,7 @@ async def answer_from_hits(ctx: MemoryContext, question: QuestionView, hits: lis
     details["images_substituted"] = result.images_substituted
     return Answer(
         text=result.text.strip(),
-        evidence=[Evidence(session=u.session.name, turn=u.turn.index, score=round(s, 6)) for u, s in hits],
+        evidence=hits_evidence(hits),
         usage=result.usage, cached=result.cached, details=details)
 
 
@@ -275,12 +280,19 @@ class MuRAGMemory:
             self._units[uid] = Unit(session, t)
         self.index.add(ids, vectors)
 
+    async def _hits(self, question: QuestionView) -> list[tuple[Unit, float]]:
+        if not len(self.index):
+            return []
+        q = await encode_query(self.encoder, question, self.ctx.captions)
+        return [(self._units[uid], s) for uid, s in self.index.search(q, self.top_k)[0]]
+
+    async def retrieve_evidence(self, question: QuestionView) -> list[Evidence]:
+        """The turns ``answer`` would show, best first (no model call)."""
+        return hits_evidence(await self._hits(question))
+
     async def answer(self, question: QuestionView) -> Answer:
-        hits: list[tuple[Unit, float]] = []
         t0 = time.perf_counter()
-        if len(self.index):
-            q = await encode_query(self.encoder, question, self.ctx.captions)
-            hits = [(self._units[uid], s) for uid, s in self.index.search(q, self.top_k)[0]]
+        hits = await self._hits(question)
         extra = {"retrieved": len(hits), "retrieval_s": round(time.perf_counter() - t0, 6)}
         if self.options["request"] == "official":
             messages, details = murag_request([(u.session, u.turn) for u, _ in hits], question, self.ctx.captions,

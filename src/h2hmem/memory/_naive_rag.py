@@ -133,14 +133,24 @@ class NaiveRAGMemory:
         q_caps = [image_text(ref, self.ctx.captions) for ref in question.images]
         return query + " " + " ".join(q_caps) if q_caps else query
 
+    async def _hits(self, question: QuestionView) -> list[tuple[str, float]]:
+        """Retrieved chunk ids with their cosine, best first."""
+        if not len(self.index):
+            return []
+        qvec = (await self.embedder.embed([self._query(question)]))[0]
+        return [(cid, s) for cid, s in self.index.search(qvec, self.top_k)[0] if s > self.min_similarity]
+
+    def _evidence(self, hits: list[tuple[str, float]]) -> list[Evidence]:
+        return [Evidence(session=self._chunks[cid][0], turn=self._chunks[cid][1], score=round(s, 6)) for cid, s in hits]
+
+    async def retrieve_evidence(self, question: QuestionView) -> list[Evidence]:
+        """The turns ``answer`` would show, best first (no model call)."""
+        return self._evidence(await self._hits(question))
+
     async def answer(self, question: QuestionView) -> Answer:
         opts = self.options
-        query = self._query(question)
-        hits: list[tuple[str, float]] = []
         t0 = time.perf_counter()
-        if len(self.index):
-            qvec = (await self.embedder.embed([query]))[0]
-            hits = [(cid, s) for cid, s in self.index.search(qvec, self.top_k)[0] if s > self.min_similarity]
+        hits = await self._hits(question)
         retrieval_s = time.perf_counter() - t0
         if opts["layout"] == "official":
             memory = naive_rag_context([(*self._chunks[cid][:3], s, self._chunks[cid][3]) for cid, s in hits],
@@ -168,7 +178,7 @@ class NaiveRAGMemory:
                 details["raw_reply"] = result.text
         return Answer(
             text=text,
-            evidence=[Evidence(session=self._chunks[cid][0], turn=self._chunks[cid][1], score=round(s, 6)) for cid, s in hits],
+            evidence=self._evidence(hits),
             usage=result.usage,
             cached=result.cached,
             details=details,

@@ -28,7 +28,7 @@ from ..data import Session, Turn
 from ._budget import token_counter
 from ._murag import (
     IMAGES_NOTE, MAX_IMAGES, MAX_TEXT_TOKENS, SessionVectorCache, Unit, answer_from_hits, encode_query,
-    encoder_describe, encoder_item, load_encoder, official_answer, session_date,
+    encoder_describe, encoder_item, hits_evidence, load_encoder, official_answer, session_date,
 )
 from ._ngm_graph import (
     DEGREE_BOOST, DFS_DEPTH, DFS_MIN_COSINE, MAX_NODES, SEED_K, SEED_MULTIPLIER, SEMANTIC_K, SEMANTIC_THRESHOLD,
@@ -36,7 +36,7 @@ from ._ngm_graph import (
 )
 from ._options import PresetOption, resolve_options
 from ._paper_native import ngm_node_text, ngm_request
-from ._protocol import Answer, MemoryContext
+from ._protocol import Answer, Evidence, MemoryContext
 from ._view import QuestionView
 
 OPTIONS: tuple[PresetOption, ...] = (
@@ -135,13 +135,20 @@ class NGMMemory:
             self._units.append(Unit(session, turn))
         self._last_time = times[-1]
 
+    async def _hits(self, question: QuestionView) -> list[tuple[Unit, float]]:
+        if not len(self.graph):
+            return []
+        q = await encode_query(self.encoder, question, self.ctx.captions)
+        found = self.graph.recall(q) if self.recall == "neighbours" else self.graph.recall_dfs(q)
+        return [(self._units[n], s) for n, s in found]
+
+    async def retrieve_evidence(self, question: QuestionView) -> list[Evidence]:
+        """The turns ``answer`` would show, best first (no model call)."""
+        return hits_evidence(await self._hits(question))
+
     async def answer(self, question: QuestionView) -> Answer:
-        hits: list[tuple[Unit, float]] = []
         t0 = time.perf_counter()
-        if len(self.graph):
-            q = await encode_query(self.encoder, question, self.ctx.captions)
-            found = self.graph.recall(q) if self.recall == "neighbours" else self.graph.recall_dfs(q)
-            hits = [(self._units[n], s) for n, s in found]
+        hits = await self._hits(question)
         extra = {"retrieved": len(hits), "retrieval_s": round(time.perf_counter() - t0, 6), "nodes": len(self.graph),
                  "semantic_links": self.graph.edge_count("semantic") // (2 if self.options["links"] == "symmetric" else 1),
                  "undated_sessions": self._undated_sessions}

@@ -108,3 +108,9 @@ class MemorySystem(Protocol):
         ...
 
 
+RETRIEVAL_HOOK = "retrieve_evidence"
+"""Optional method of a :class:`MemorySystem`: ``async retrieve_evidence(question) -> list[Evidence]``
+returns the memory units ``answer`` would use, in rank order, without calling the answer model
+(``run --retrieval-only``). The built-in methods implement it with the same code ``answer`` uses."""
+
+

@@ -1,6 +1,6 @@
 """Registry of memory methods: name → ``"module:Class"``, loaded lazily.
 
-Built-in baselines are listed here; plugins join through the entry-point group ``h2hmem.memory``
+Built-in baselines (and our own method ``h2h``) are listed here; plugins join through the entry-point group ``h2hmem.memory``
 or are named directly as ``"my_pkg.module:MyMemory"``. Unknown names get a did-you-mean message.
 """
 
@@ -18,6 +18,7 @@ BUILTIN: dict[str, str] = {
     "full-mm": "h2hmem.memory._full_mm:FullMMMemory",
     "murag": "h2hmem.memory._murag:MuRAGMemory",
     "ngm": "h2hmem.memory._ngm:NGMMemory",
+    "h2h": "h2hmem.memory._h2h:H2HMemory",
 }
 ENTRY_POINT_GROUP = "h2hmem.memory"
 

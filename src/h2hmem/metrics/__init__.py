@@ -1,4 +1,4 @@
-"""Metrics: lexical scores, LLM judge, evidence recall@k, aggregation (spec/metrics.md)."""
+"""Metrics: lexical scores, LLM judge, evidence recall@k, turn-level evidence metrics, aggregation (spec/metrics.md)."""
 
 from ._aggregate import DEFAULT_GROUPS, SPLIT_KEYS, aggregate
 from ._evaluate import LEXICAL_FIELDS, METRICS, evaluate_run
@@ -8,6 +8,9 @@ from ._judge import (DEFAULT_JUDGE_SPEC, JUDGE_LEVELS, NOT_COMPARABLE, JudgeReco
 from ._judge_official import (official_judge_messages, official_judge_prompt, official_rubric, parse_official_reply,
                               snap_score)
 from ._judge_options import JUDGE_OPTION_NAMES, JUDGE_PRESETS, JudgeFormat, JudgeMode, JudgeOptions, ScoreLevels
+from ._labels import (LABEL_STATUSES, EvidenceLabel, EvidenceLabels, LabelTurn, find_evidence_labels,
+                      load_evidence_labels)
+from ._turn_evidence import TURN_KS, ranked_turns, score_turn_evidence, turn_metric_names, turn_scores
 from ._lexical import LexicalScores, bleu1, lexical_scores, set_prf
 from ._tables import metric_table, summary_tables
 from ._tokenize import TokenizerUnavailableError, content_tokens, english_stopwords, normalize_answer, tokenize
@@ -20,6 +23,8 @@ __all__ = [
     "JUDGE_OPTION_NAMES", "JUDGE_PRESETS", "JudgeFormat", "JudgeOptions", "ScoreLevels",
     "official_judge_messages", "official_judge_prompt", "official_rubric", "parse_official_reply", "snap_score",
     "DEFAULT_GROUPS", "EVIDENCE_KS", "SPLIT_KEYS", "aggregate", "evidence_metric_names", "evidence_scores", "score_evidence",
+    "LABEL_STATUSES", "EvidenceLabel", "EvidenceLabels", "LabelTurn", "find_evidence_labels", "load_evidence_labels",
+    "TURN_KS", "ranked_turns", "score_turn_evidence", "turn_metric_names", "turn_scores",
     "LexicalScores", "TokenizerUnavailableError", "bleu1", "content_tokens", "english_stopwords",
     "lexical_scores", "normalize_answer", "set_prf", "tokenize",
 ]

@@ -5,6 +5,9 @@ Files (one JSON object per line, one line per question id, in question order):
 - ``scores/lexical.jsonl``: ``question_id, split, task_type, main_category, difficulty, dialogue,
   precision, recall, f1, bleu1, exact_match, failed, prediction_hash``;
 - ``scores/evidence.jsonl``: see :func:`~h2hmem.metrics.score_evidence`, plus ``prediction_hash``;
+- ``scores/turn_evidence.jsonl``: turn recall/precision/nDCG@k and MRR against supporting-turn
+  labels (:func:`~h2hmem.metrics.score_turn_evidence`), written with ``"evidence"`` when labels
+  are given or found next to the dataset (:func:`~h2hmem.metrics.find_evidence_labels`);
 - ``scores/judge.jsonl``: :class:`~h2hmem.metrics.JudgeRecord` lines, appended the moment each
   judgment exists (a crash loses nothing) and compacted at the end; a judged question is not
   judged again unless ``refresh`` or its prediction (or gold) changed;
@@ -18,6 +21,8 @@ Files (one JSON object per line, one line per question id, in question order):
        "lexical":  {"fields": [...], "aggregate": AGG},
        "evidence": {"status": "ok" | "n/a", "reason", "excluded": {reason: n}, "fields": [...],
                     "aggregate": AGG | null},
+       "turn_evidence": {"status", "reason", "excluded": {reason: n}, "labelled": n, "labels": source,
+                         "labels_meta": {...}, "fields": [...], "aggregate": AGG | null},
        "judge":    {"model", "mode", "preset", "options": {judge_format, score_levels, batching}, "label",
                     "coverage": {"judged", "total", "errors", "failed_answers", "reasons": {reason: n}},
                     "stale": null | {"missing", "dropped", "reason"},
@@ -55,6 +60,8 @@ from ..presets import DEFAULT_PRESET
 from ._coverage import unjudged_reasons
 from ._judge import JudgeRecord, comparability_label, input_hash, judge_predictions
 from ._judge_options import JUDGE_OPTION_NAMES, JudgeMode, JudgeOptions
+from ._labels import EvidenceLabels, find_evidence_labels, load_evidence_labels
+from ._turn_evidence import score_turn_evidence, turn_metric_names
 from ._lexical import ZERO, lexical_scores
 
 METRICS: tuple[str, ...] = ("lexical", "evidence", "judge")
@@ -93,9 +100,11 @@ def _labels(p: Prediction) -> dict[str, Any]:
     return {"question_id": p.question_id, **{k: getattr(p, k) for k in _LABELS}}
 
 
-def _gold_from_dataset(preds: list[Prediction], root: Path, split: str) -> tuple[list[Prediction], dict, int]:
-    """Replace each prediction's gold and labels by the dataset's (joined by question id)."""
+def _gold_from_dataset(preds: list[Prediction], root: Path, split: str) -> tuple[list[Prediction], dict, int, dict]:
+    """Replace each prediction's gold and labels by the dataset's (joined by question id); also
+    return the absent sessions of each dialogue (``"<split>/<dialogue>"`` → names)."""
     ds = load_dataset(root, split if split in ("dyadic", "multi-party") else "all", strict=False)
+    absent = {d.id: {s.name for s in d.sessions if s.absent} for d in ds.dialogues}
     by_id = {q.id: q for q in ds.questions}
     out, gold, mismatches = [], {}, 0
     for p in preds:
@@ -106,7 +115,22 @@ def _gold_from_dataset(preds: list[Prediction], root: Path, split: str) -> tuple
         out.append(p.model_copy(update={"gold": q.gold, "task_type": q.task_type.abbr,
                                         "main_category": q.main_category.value, "difficulty": q.difficulty}))
         gold[q.id] = list(q.answer_sessions)
-    return out, gold, mismatches
+    return out, gold, mismatches, absent
+
+
+def _resolve_labels(labels: str | Path | EvidenceLabels | None, root: Path | None,
+                    info_path: Path) -> EvidenceLabels | None:
+    """Labels given (a path or loaded), else those found next to the dataset root, else those an
+    earlier call used (``turn_evidence.info.json``) when they still exist, else None."""
+    if isinstance(labels, EvidenceLabels):
+        return labels
+    if labels is not None:
+        return load_evidence_labels(labels)
+    found = find_evidence_labels(root) if root is not None else None
+    if found is None and info_path.is_file():
+        source = json.loads(info_path.read_text(encoding="utf-8")).get("labels")
+        found = Path(source) if source and Path(source).exists() else None
+    return load_evidence_labels(found) if found is not None else None
 
 
 def _lexical(preds: list[Prediction]) -> list[dict[str, Any]]:
@@ -254,7 +278,8 @@ def evaluate_run(run_dir: str | Path, metrics: Sequence[str] = ("lexical", "evid
                  data_root: str | Path | None = None, judge_model: Any = None, judge_mode: JudgeMode | None = None,
                  n_boot: int = DEFAULT_N_BOOT, seed: int = 0, refresh: bool = False,
                  show_progress: bool = False, selection: Any = None, preset: str = DEFAULT_PRESET,
-                 judge_options: Mapping[str, Any] | None = None, transcripts: bool = True) -> dict[str, Any]:
+                 judge_options: Mapping[str, Any] | None = None, transcripts: bool = True,
+                 evidence_labels: str | Path | EvidenceLabels | None = None) -> dict[str, Any]:
     """Score ``run_dir`` and write its ``scores/`` files; returns the summary (schema above).
 
     Args:
@@ -281,6 +306,9 @@ def evaluate_run(run_dir: str | Path, metrics: Sequence[str] = ("lexical", "evid
         judge_options: overrides of single judge options (``judge_format``, ``score_levels``,
             ``batching``; see :class:`~h2hmem.metrics.JudgeOptions`). A judgment in
             ``scores/judge.jsonl`` is reused only under the same resolved options.
+        evidence_labels: supporting-turn labels (a ``*.jsonl`` file, a folder of them, or loaded
+            labels) for the turn-level metrics; default: the labels found next to the dataset
+            root (:func:`~h2hmem.metrics.find_evidence_labels`), else no turn metrics.
 
     Raises:
         FileNotFoundError: no ``predictions.jsonl`` (or dataset) where expected.
@@ -305,12 +333,16 @@ def evaluate_run(run_dir: str | Path, metrics: Sequence[str] = ("lexical", "evid
         if not preds:
             raise ValueError(f"{run_dir}: no prediction matches the selection {selection.recorded()}")
     manifest = RunStore(run_dir).read_manifest()
+    if manifest.get("retrieval_only"):  # no answers were produced: only retrieval can be scored
+        metrics = [m for m in metrics if m == "evidence"]
+        if not metrics:
+            raise ValueError(f"{run_dir} is a retrieval-only run (no answers): only the evidence metric applies")
     root = Path(data_root) if data_root is not None else None
     if root is None and manifest.get("data_root") and Path(manifest["data_root"]).is_dir():
         root = Path(manifest["data_root"])
-    gold, mismatches = None, 0
+    gold, mismatches, absent = None, 0, None
     if root is not None:
-        preds, gold, mismatches = _gold_from_dataset(preds, root, str(manifest.get("split") or "all"))
+        preds, gold, mismatches, absent = _gold_from_dataset(preds, root, str(manifest.get("split") or "all"))
 
     scores = run_dir / "scores"
     scores.mkdir(parents=True, exist_ok=True)
@@ -319,9 +351,20 @@ def evaluate_run(run_dir: str | Path, metrics: Sequence[str] = ("lexical", "evid
         _write_jsonl(scores / "lexical.jsonl", _lexical(preds))
     evidence_info = None
     if "evidence" in metrics or (scores / "evidence.jsonl").is_file():
-        ev_records, evidence_info = score_evidence(preds, gold)
+        ev_records, evidence_info = score_evidence(preds, gold, absent=absent)
         hashes = {p.question_id: prediction_hash(p) for p in preds}
         _write_jsonl(scores / "evidence.jsonl", [{**r, "prediction_hash": hashes[r["question_id"]]} for r in ev_records])
+    turn_info = None
+    info_path = scores / "turn_evidence.info.json"
+    if "evidence" in metrics or (scores / "turn_evidence.jsonl").is_file():
+        labels = _resolve_labels(evidence_labels, root, info_path)
+        if labels is not None:
+            turn_records, turn_info = score_turn_evidence(preds, labels.labels)
+            turn_info.update(labels=labels.source, labels_meta=labels.meta)
+            hashes = {p.question_id: prediction_hash(p) for p in preds}
+            _write_jsonl(scores / "turn_evidence.jsonl",
+                         [{**r, "prediction_hash": hashes[r["question_id"]]} for r in turn_records])
+            atomic_write_text(info_path, json.dumps(turn_info, ensure_ascii=False, indent=1))
     judge_stale = None
     if "judge" in metrics:
         _run_judge(preds, judge_model, options, scores / "judge.jsonl", refresh, show_progress,
@@ -334,7 +377,8 @@ def evaluate_run(run_dir: str | Path, metrics: Sequence[str] = ("lexical", "evid
         "run": {"dir": str(run_dir), "method": manifest.get("method"), "model": manifest.get("model"),
                 "n_predictions": len(preds), "failed": sum(p.failed for p in preds),
                 "data_root": str(root) if root is not None else None,
-                "gold_source": "dataset" if root is not None else "predictions", "gold_mismatches": mismatches},
+                "gold_source": "dataset" if root is not None else "predictions", "gold_mismatches": mismatches,
+                "retrieval_only": bool(manifest.get("retrieval_only"))},
         "label": None, "metrics": {},
     }
     if selection is not None and not selection.is_empty:
@@ -353,6 +397,18 @@ def evaluate_run(run_dir: str | Path, metrics: Sequence[str] = ("lexical", "evid
         summary["metrics"]["evidence"] = {
             **evidence_info, "fields": fields,
             "aggregate": aggregate(included, fields, n_boot=n_boot, seed=seed) if evidence_info["status"] == "ok" else None,
+        }
+    if (scores / "turn_evidence.jsonl").is_file():
+        recs = [r for r in _read_jsonl(scores / "turn_evidence.jsonl") if r["question_id"] in ids]
+        if turn_info is None and info_path.is_file():
+            turn_info = json.loads(info_path.read_text(encoding="utf-8"))
+        turn_info = turn_info or {"status": "ok", "reason": None, "excluded": {}}
+        fields = turn_metric_names()
+        included = [r for r in recs if not r["excluded"]]
+        summary["metrics"]["turn_evidence"] = {
+            **turn_info, "fields": fields,
+            "aggregate": aggregate(included, fields, n_boot=n_boot, seed=seed)
+            if turn_info["status"] == "ok" and included else None,
         }
     if (scores / "judge.jsonl").is_file():
         recs = [r for r in _read_jsonl(scores / "judge.jsonl") if r["question_id"] in ids]

@@ -9,7 +9,11 @@ its first ``k`` units, and look at the distinct sessions they come from:
 
 ``k`` counts evidence units (the retriever's top-k, paper default 5), not sessions; ``"all"`` uses
 the whole list. Questions of the ``session0`` pool name no gold session and are excluded (and
-counted); a failed answer scores 0 (spec §3); a method that never reports evidence is "n/a".
+counted); so are questions whose gold sessions are all absent from the loaded data (a partial
+download: no method could retrieve them), with their own reason; gold sessions that are absent
+while others are present are left out of the gold set. A failed answer scores 0 (spec §3); a
+method that never reports evidence is "n/a". Turn-level metrics against supporting-turn labels
+are in :mod:`._turn_evidence`.
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ EXCLUDED_NO_GOLD = "no_gold_session"
 """Exclusion reason: a ``session0`` question (or one whose ``answer_session`` names no session)."""
 EXCLUDED_GOLD_UNKNOWN = "gold_unknown"
 """Exclusion reason: neither the dataset nor the prediction record gives the gold sessions."""
+EXCLUDED_GOLD_ABSENT = "gold_session_absent"
+"""Exclusion reason: every gold session is absent from the loaded data (no ``session.json``)."""
 
 
 def k_label(k: int | None) -> str:
@@ -70,7 +76,8 @@ def evidence_scores(evidence: Sequence[Evidence], gold_sessions: Iterable[str],
 
 
 def score_evidence(predictions: Sequence[Prediction], gold: Mapping[str, Sequence[str]] | None = None,
-                   ks: Sequence[int | None] = EVIDENCE_KS) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+                   ks: Sequence[int | None] = EVIDENCE_KS, *,
+                   absent: Mapping[str, set[str]] | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Per-question evidence records and a status summary.
 
     Args:
@@ -78,6 +85,8 @@ def score_evidence(predictions: Sequence[Prediction], gold: Mapping[str, Sequenc
         gold: question id → gold session folder names (from the dataset; preferred). Without it,
             ``Prediction.details["answer_sessions"]`` (copied by the runner) is used.
         ks: cut-offs.
+        absent: ``"<split>/<dialogue>"`` → names of its sessions absent from the loaded data
+            (from the dataset); None when unknown (gold read from the predictions).
 
     Returns:
         ``(records, info)``. Each record: ``question_id, split, task_type, main_category,
@@ -102,6 +111,11 @@ def score_evidence(predictions: Sequence[Prediction], gold: Mapping[str, Sequenc
             reason = EXCLUDED_NO_GOLD
         elif gold_sessions is None:
             reason = EXCLUDED_GOLD_UNKNOWN
+        elif absent is not None:
+            gone = absent.get(f"{p.split}/{p.dialogue}", set())
+            gold_sessions = [s for s in gold_sessions if s not in gone]
+            if not gold_sessions:
+                reason = EXCLUDED_GOLD_ABSENT
         rec: dict[str, Any] = {
             "question_id": p.question_id, "split": p.split, "task_type": p.task_type,
             "main_category": p.main_category, "difficulty": p.difficulty, "dialogue": p.dialogue,

@@ -42,7 +42,7 @@ def estimate_judge(run_dir: str | Path, judge_spec: str, *, mode: JudgeMode | No
     if root is None and manifest.get("data_root") and Path(manifest["data_root"]).is_dir():
         root = Path(manifest["data_root"])
     if root is not None and preds:
-        preds, _, _ = _gold_from_dataset(preds, root, str(manifest.get("split") or "all"))
+        preds = _gold_from_dataset(preds, root, str(manifest.get("split") or "all"))[0]
     chat = counting_model(judge_spec, base_url=base_url, cache_path=None, use_cache=use_cache, refresh=refresh,
                           prices=prices)
     options = options or JudgeOptions()

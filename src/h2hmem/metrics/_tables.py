@@ -16,6 +16,7 @@ from ._aggregate import SPLIT_KEYS
 
 LEXICAL_TITLES = {"f1": "F1 (official, set-based)", "bleu1": "BLEU-1 (official)", "exact_match": "Exact match"}
 EVIDENCE_DEFAULT = "recall@5"
+TURN_EVIDENCE_DEFAULT = ("turn_recall@5", "turn_ndcg@5")
 
 
 def _fmt(value: float | None, ci: list[float] | None, show_ci: bool) -> str:
@@ -76,7 +77,8 @@ def metric_table(agg: dict[str, Any], field: str, title: str, *, coverage: bool 
 def summary_tables(summary: dict[str, Any], *, show_ci: bool = True) -> list[Table]:
     """Tables for every metric in ``summary``: F1, BLEU-1 and exact match (lexical); the judge
     score with coverage (titled with the judge model and, for a ``local:`` judge, "not comparable
-    with published numbers"); evidence recall@5 (or a note when the method reports no evidence)."""
+    with published numbers"); evidence recall@5 (or a note when the method reports no evidence); turn recall@5 and nDCG@5
+    when supporting-turn labels were used."""
     tables: list[Table] = []
     metrics = summary.get("metrics", {})
     run = summary.get("run", {})
@@ -99,6 +101,18 @@ def summary_tables(summary: dict[str, Any], *, show_ci: bool = True) -> list[Tab
             t = Table(title=f"Evidence {EVIDENCE_DEFAULT}{suffix}", title_justify="left")
             t.add_column("status")
             t.add_row(f"n/a: {ev.get('reason') or 'no evidence'}")
+            tables.append(t)
+    if "turn_evidence" in metrics:
+        tv = metrics["turn_evidence"]
+        excluded = ", ".join(f"{n} {k}" for k, n in tv.get("excluded", {}).items()) or "none"
+        if tv["status"] == "ok" and tv.get("aggregate"):
+            for field in TURN_EVIDENCE_DEFAULT:
+                tables.append(metric_table(tv["aggregate"], field, f"Turn evidence {field}{suffix}", show_ci=show_ci,
+                                           caption=f"labels: {tv.get('labels')}; excluded questions: {excluded}"))
+        else:
+            t = Table(title=f"Turn evidence{suffix}", title_justify="left")
+            t.add_column("status")
+            t.add_row(f"n/a: {tv.get('reason') or 'no labelled question'}")
             tables.append(t)
     return tables
 

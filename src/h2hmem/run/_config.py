@@ -67,6 +67,9 @@ class RunConfig(BaseModel):
     """Redo only questions whose recorded prediction has an error."""
     timeout_s: float = 120.0
     max_retries: int = 5
+    retrieval_only: bool = False
+    """Record each question's ranked evidence (``MemorySystem.retrieve_evidence``) without calling
+    the answer model; memory is still built as usual (A-Mem's notes use the build model)."""
     # --- research workflow (issue 16): which questions, and what this invocation may spend ---
     selection: Selection = Field(default_factory=Selection)
     """Filters and stratified sample applied before ``limit`` (see :mod:`h2hmem.run._selection`)."""
@@ -116,6 +119,8 @@ class RunConfig(BaseModel):
             parts.append(self.selection.slug())
         if self.limit:
             parts.append(f"limit{self.limit}")
+        if self.retrieval_only:
+            parts.append("retrieval")
         # settings that change answers but are not in the name: a short hash keeps ids readable and distinct
         extra = {k: v for k, v in self.identity().items()
                  if k in ("method_params", "build_model", "embedder", "answer_max_tokens", "answer_temperature")
@@ -140,6 +145,8 @@ class RunConfig(BaseModel):
                     "answer_max_tokens": self.answer_max_tokens, "answer_temperature": self.answer_temperature}
         if not self.selection.is_empty:  # absent when empty: runs recorded before selections still resume
             identity["selection"] = self.selection.recorded()
+        if self.retrieval_only:  # only when set, so runs recorded before the option existed keep their identity
+            identity["retrieval_only"] = True
         return identity
 
 

@@ -6,6 +6,9 @@ Protocols (a setting, recorded in the manifest):
 - ``online``: answer each session's questions right after observing it; ``session0`` (the
   cross-session pool) at the end.
 
+With ``retrieval_only`` the runner calls the method's ``retrieve_evidence(view)`` instead of
+``answer``: each record holds the ranked evidence, no answer, and no answer-model call is made.
+
 Dialogues run in parallel (``dialogue_concurrency``), questions in parallel (``concurrency``),
 and the model layer bounds calls in flight. Each prediction is appended to
 ``predictions.jsonl`` and flushed the moment it exists; a rerun skips answered ids, and the
@@ -126,6 +129,9 @@ async def arun_benchmark(config: RunConfig, *, chat_model: ChatModel | None = No
     method_cls = resolve_method(config.method)
     check_params(method_cls, config.method_params)
     question_fields(method_cls)
+    if config.retrieval_only and not callable(getattr(method_cls, "retrieve_evidence", None)):
+        raise MethodSetupError(f"method {config.method!r} has no retrieve_evidence(question) method, so it cannot "
+                               "run with retrieval_only (--retrieval-only)")
     from ..embed import parse_embedder_spec
 
     if embedder is None:  # a ready embedder object needs no spec (tests, notebooks, the benchmarks)
@@ -176,6 +182,9 @@ async def _run_locked(config: RunConfig, method_cls: Any, ds: Dataset, store: Ru
     dialogues = [d for d in ds.dialogues if d.id in by_dialogue]
     state = _RunState(store=store, method=config.method, image_dir=store.dir / "state" / "question-images",
                       fields=fields)
+    state.retrieval_only = config.retrieval_only
+    if config.retrieval_only:
+        manifest["retrieval_only"] = True
     question_sem = asyncio.Semaphore(config.concurrency)
     dialogue_sem = asyncio.Semaphore(config.dialogue_concurrency)
 
@@ -312,11 +321,18 @@ async def _answer(memory: Any, q: Question, state: "_RunState") -> Prediction:
         state.asked[view.key] = q
         try:
             with tag_calls(question_ids=[q.id], dialogue=f"{q.split}/{q.dialogue}", session=q.session):
-                ans = await memory.answer(view)
+                if state.retrieval_only:
+                    evidence = list(await memory.retrieve_evidence(view))
+                else:
+                    ans = await memory.answer(view)
         finally:
             q = state.asked.pop(view.key)
     except Exception as e:
         return _failed(q, method, _err(e), latency=time.perf_counter() - t0)
+    if state.retrieval_only:  # ranked evidence, no answer and no answer-model call
+        return Prediction(**_question_fields(q), answer=None, evidence=evidence,
+                          latency_s=round(time.perf_counter() - t0, 4), method=method,
+                          details={"answer_sessions": list(q.answer_sessions), "retrieval_only": True})
     if not isinstance(ans, Answer):  # a plugin's mistake: recorded for the question, not a crash of the run
         return _failed(q, method, f"{type(memory).__name__}.answer() returned {type(ans).__name__}, "
                        "not h2hmem.memory.Answer", latency=time.perf_counter() - t0)
@@ -350,6 +366,8 @@ class _RunState:
         self.method = method
         self.image_dir = image_dir or store.dir / "state" / "question-images"
         self.fields = fields
+        self.retrieval_only = False
+        """Call ``retrieve_evidence`` instead of ``answer`` (``RunConfig.retrieval_only``)."""
         self.captions: dict[str, CountedCaptions] = {}
         """Dialogue id → the counted caption lookup its memory was given."""
         self.asked: dict[str, Question] = {}

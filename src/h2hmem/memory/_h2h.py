@@ -1,0 +1,333 @@
+"""``h2h``: a memory for observed human–human conversations (our method; ``docs/h2h-memory.md``).
+
+Built on what the H2HMem paper found hard, offline (MiniLM + BM25; the answer model is the only
+model call):
+
+1. **who said what to whom** — a :class:`~._h2h_people.SpeakerDirectory` resolves name variants
+   and ``@mentions``; every turn knows its speaker and addressees, and a question naming a person
+   boosts the turns that person said or was addressed in;
+2. **when** — session numbers, calendar dates, "first/last session" and "round N" in the question
+   (:mod:`._h2h_time`) boost the sessions and turns they point at, and turns that refer back to
+   that session;
+3. **which image** — an image turn is indexed with the turns after it that discuss it, and they
+   with its caption (:mod:`._h2h_index`);
+4. **what changed** — Knowledge Resolution questions favour later sessions (latest value);
+   conflict claims are searched without their instruction words, and events or anchored
+   sentences listed in a question are searched one by one, so each side is retrieved
+   (:mod:`._h2h_query`);
+5. **when memory holds nothing** — the best cosine between the question and any turn is an
+   abstention signal; below ``abstain_threshold`` an Answer Refusal question is told so.
+
+Retrieval: hybrid dense (turn text and its window) + BM25, fused with the boosts above (an
+optional session prior), task-aware query cleaning, per-event sub-queries merged round-robin. The answer
+context shows the retrieved turns with ``window`` neighbours on each side, grouped by session in
+time order, through the shared answer prompt.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ..data import MainCategory, Session, TaskType
+from ._amem_retrieve import minmax
+from ._h2h_index import ScoreWeights, TurnIndex, TurnRecord, neighbour_max, session_prior
+from ._h2h_people import SpeakerDirectory
+from ._h2h_query import search_text, sentence_queries, sub_queries
+from ._h2h_time import TimeRefs, matching_sessions, time_refs
+from ._prompt import build_answer_messages
+from ._protocol import Answer, Evidence, MemoryContext
+from ._render import render_turn, session_header
+from ._view import QuestionView
+
+_PICTURE = re.compile(r"\b(?:picture|image|photo|pic|screenshot)s?\b", re.I)
+TOP_K = 5
+"""Turns retrieved per question (the baselines' published top-k)."""
+WINDOW = 1
+"""Neighbouring turns shown on each side of a retrieved turn in the answer context."""
+IMAGE_FOLLOWERS = 2
+"""Turns after an image turn that are linked to it (its discussion)."""
+SESSION_CAP = 0
+"""Most turns of one session among the ``top_k`` when the question names no time anchor (0 = no cap;
+3 keeps a second session in play but costs turn recall on the sample: off by default)."""
+ABSTAIN_THRESHOLD = 0.35
+"""Best question–turn cosine (MiniLM) below which memory is taken to hold nothing relevant."""
+
+
+class H2HMemory:
+    """Speaker-, time- and image-aware hybrid turn memory.
+
+    Args:
+        ctx: run context (answer model, captions, shared text embedder).
+        top_k: turns retrieved (ranked evidence).
+        window: neighbours on each side shown with a retrieved turn (0 = the turn alone).
+        image_followers: turns after an image linked to it.
+        abstain_threshold: abstention signal threshold (see module docstring).
+        session_cap: most turns from one session in the top-k when no time anchor matched (0 = none).
+        bm25, context, speakers, time_anchors, decompose, clean_query, recency, pictures: switch
+            one component off (the ablation in ``docs/h2h-memory.md``).
+        session_prior: add the session prior (off by default: it lowered both turn recall and
+            session hit@5 on the sample, see the ablation).
+    """
+
+    name: ClassVar[str] = "h2h"
+    modality: ClassVar[str] = "caption"
+
+    def __init__(self, ctx: MemoryContext, top_k: int = TOP_K, window: int = WINDOW,
+                 image_followers: int = IMAGE_FOLLOWERS, abstain_threshold: float = ABSTAIN_THRESHOLD,
+                 bm25: bool = True, context: bool = True, speakers: bool = True, time_anchors: bool = True,
+                 session_prior: bool = False, decompose: bool = True, clean_query: bool = True,
+                 recency: bool = True, pictures: bool = True, session_cap: int = SESSION_CAP):
+        if ctx.embedder_factory is None:
+            raise ValueError("h2h needs a text embedder (MemoryContext.embedder_factory)")
+        if top_k < 1 or window < 0 or image_followers < 0 or session_cap < 0:
+            raise ValueError("h2h: top_k must be >= 1, window, image_followers and session_cap >= 0")
+        self.session_cap = session_cap
+        self.ctx = ctx
+        self.top_k, self.window, self.image_followers = top_k, window, image_followers
+        self.abstain_threshold = abstain_threshold
+        self.switches = {"bm25": bm25, "context": context, "speakers": speakers, "time_anchors": time_anchors,
+                         "session_prior": session_prior, "decompose": decompose, "clean_query": clean_query,
+                         "recency": recency, "pictures": pictures}
+        w = ScoreWeights()
+        self.weights = ScoreWeights(
+            dense=w.dense + (0 if context else w.context), context=w.context if context else 0.0,
+            bm25=w.bm25 if bm25 else 0.0, speaker=w.speaker if speakers else 0.0,
+            time=w.time if time_anchors else 0.0, turn=w.turn if time_anchors else 0.0,
+            backref=w.backref if time_anchors else 0.0, session=w.session if session_prior else 0.0,
+            recency=w.recency if recency else 0.0, image=w.image if pictures else 0.0,
+            neighbour=w.neighbour, session_top=w.session_top)
+        self.embedder = ctx.embedder_factory()
+        self.people = SpeakerDirectory()
+        self.index = TurnIndex()
+        self._sessions: list[tuple[str, int, Any]] = []  # (name, number, date) in time order
+        self._by_session: dict[str, Session] = {}
+        self._captions_missing = 0
+
+    def describe(self) -> dict[str, Any]:
+        return {"method": self.name, "modality": self.modality, "top_k": self.top_k, "window": self.window,
+                "image_followers": self.image_followers, "session_cap": self.session_cap,
+                "abstain_threshold": self.abstain_threshold,
+                "weights": self.weights.__dict__, "components": self.switches,
+                "embedder": getattr(self.embedder, "name", "?"),
+                "images": "captions (never file names in queries); image turns linked to the turns discussing them"}
+
+    # ----- construction ----------------------------------------------------------------------
+
+    def _image_note(self, session: Session, i: int) -> str:
+        ref = session.turns[i].image
+        if ref is None:
+            return ""
+        caption = self.ctx.captions(ref)
+        return f"[Image {ref.file}: {caption.strip()}]" if caption else f"[Image {ref.file}]"
+
+    def _records(self, session: Session) -> list[TurnRecord]:
+        pos = len(self._sessions)
+        turns = session.turns
+        linked: dict[int, int] = {}  # follower turn → image turn it discusses
+        for i, t in enumerate(turns):
+            if t.image is None:
+                continue
+            for j in range(i + 1, min(len(turns), i + 1 + self.image_followers)):
+                if turns[j].image is not None:
+                    break
+                linked[j] = i
+        records = []
+        for i, t in enumerate(turns):
+            if t.image is not None and not self.ctx.captions(t.image):
+                self._captions_missing += 1
+            to = [p for p in self.people.mentions(t.text) if p != t.speaker]
+            tags = " ".join(self.people.canonical_tag(p) for p in [t.speaker, *to])
+            head = t.speaker + (f" to {', '.join(to)}" if to else "")
+            text = f"{head}: {t.text.strip()} {self._image_note(session, i)}".strip()
+            if t.image is not None:
+                span = range(max(0, i - 1), min(len(turns), i + 1 + self.image_followers))
+            else:
+                span = range(max(0, i - 1), min(len(turns), i + 2))
+            ctx_parts = [f"{turns[j].speaker}: {turns[j].text.strip()} {self._image_note(session, j)}".strip()
+                         for j in span]
+            if i in linked:
+                ctx_parts.append(f"(about {self._image_note(session, linked[i])})")
+            records.append(TurnRecord(
+                session=session.name, session_pos=pos, turn=t.index, speaker=t.speaker, addressees=to, text=text,
+                words=f"{text} {tags}",
+                context=" ".join(ctx_parts), mentioned_sessions=time_refs(t.text).sessions,
+                has_image=t.image is not None, about_image=t.image is not None or i in linked, line=render_turn(session, t, self.ctx.captions)))
+        return records
+
+    async def observe(self, session: Session) -> None:
+        if session.absent or not session.turns:
+            return
+        for t in session.turns:
+            self.people.add(t.speaker)
+        records = self._records(session)
+        vecs = np.asarray(await self.embedder.embed([r.text for r in records] + [r.context for r in records]),
+                          np.float32)
+        self.index.add(records, vecs[:len(records)], vecs[len(records):])
+        self._sessions.append((session.name, session.number, session.date))
+        self._by_session[session.name] = session
+
+    # ----- retrieval -------------------------------------------------------------------------
+
+    async def _embed_query(self, text: str) -> np.ndarray:
+        return np.asarray(await self.embedder.embed([text]), np.float32)[0]
+
+    async def _scores(self, query: str, named: list[str], refs: TimeRefs, matched: set[str],
+                      task: TaskType) -> tuple[np.ndarray, float]:
+        """Final score per turn and the best raw cosine (the abstention signal)."""
+        w = self.weights
+        text_vecs, ctx_vecs = self.index.vectors()
+        q = await self._embed_query(query)
+        dense = text_vecs @ q
+        base = w.dense * dense
+        if w.context:
+            base = base + w.context * (ctx_vecs @ q)
+        if w.bm25:
+            tags = " ".join(self.people.canonical_tag(p) for p in named)
+            base = base + w.bm25 * self.index.bm25(f"{query} {tags}")
+        turns = self.index.turns
+        if w.speaker and named and len(named) < len(self.people.speakers):
+            base = base + w.speaker * np.array([t.speaker in named or any(a in named for a in t.addressees)
+                                                for t in turns], np.float64)
+        if matched:
+            in_session = np.array([t.session in matched for t in turns], np.float64)
+            base = base + w.time * in_session
+            if refs.turns:
+                base = base + w.turn * in_session * np.array([t.turn in refs.turns for t in turns], np.float64)
+        if w.image and task.main_category is not MainCategory.APPLICATION and _PICTURE.search(query):
+            base = base + w.image * np.array([t.about_image for t in turns], np.float64)
+        if w.backref and refs.sessions:
+            base = base + w.backref * np.array([bool(t.mentioned_sessions & refs.sessions) for t in turns], np.float64)
+        if w.neighbour:
+            base = base + w.neighbour * neighbour_max(base, [t.session for t in turns])
+        final = base
+        if w.session:
+            final = final + w.session * minmax(session_prior(base, [t.session for t in turns], w.session_top))
+        if w.recency and task is TaskType.KR and len(self._sessions) > 1:
+            final = final + w.recency * np.array([t.session_pos for t in turns], np.float64) / (len(self._sessions) - 1)
+        return final, float(dense.max())
+
+    async def _ranked(self, question: QuestionView) -> tuple[list[tuple[int, float]], dict[str, Any]]:
+        """``[(turn position in the index, score)]`` best first (``top_k`` of them) and facts."""
+        if not len(self.index):
+            return [], {"abstain_signal": None, "abstain": True}
+        raw = question.text.strip()
+        query = search_text(raw) if self.switches["clean_query"] else raw
+        caps = [c for c in (self.ctx.captions(ref) for ref in question.images) if c]
+        if caps:  # the question image's caption, never its file name
+            query += " " + " ".join(caps)
+        named = self.people.named_in(raw) if self.switches["speakers"] else []
+        refs = time_refs(raw) if self.switches["time_anchors"] else TimeRefs()
+        matched = matching_sessions(refs, self._sessions)
+        scores, signal = await self._scores(query, named, refs, matched, question.task_type)
+        order = list(np.lexsort((np.arange(len(scores)), -scores)))
+        subs = self._sub_queries(raw, refs) if self.switches["decompose"] else []
+        if subs:
+            first, rest = [], []
+            for sub, sub_refs, primary in subs:
+                sub_matched = matching_sessions(sub_refs, self._sessions)
+                s, _ = await self._scores(sub, self.people.named_in(sub) if named else [], sub_refs, sub_matched,
+                                          question.task_type)
+                (first if primary else rest).append(list(np.lexsort((np.arange(len(s)), -s))))
+            order = _round_robin(first + [order] + rest)
+        if self.session_cap and not matched:
+            order = _cap_per_session(order, [t.session for t in self.index.turns], self.session_cap, self.top_k)
+        hits = [(int(i), float(scores[i])) for i in order[:self.top_k]]
+        facts = {"abstain_signal": round(signal, 6), "abstain": signal < self.abstain_threshold,
+                 "speakers_named": named, "sessions_anchored": sorted(matched), "sub_queries": len(subs)}
+        return hits, facts
+
+    def _sub_queries(self, raw: str, refs: TimeRefs) -> list[tuple[str, TimeRefs, bool]]:
+        """``(text, anchors, primary)``: listed events (each primary, with the question's anchors),
+        else sentences that carry anchors of their own (each with its own; an unanchored sentence
+        gets none, so it is not pulled to the others'). Of the sentences, only the one that asks
+        (ends with "?") is primary: the others set the scene. Rankings merge as primaries, the
+        whole question, then the rest."""
+        items = sub_queries(raw)
+        if items:
+            return [(i, refs, True) for i in items]
+        sentences = [(s, time_refs(s)) for s in sentence_queries(raw)]
+        if sum(r.any for _, r in sentences) >= 1 and len({frozenset(r.sessions) for _, r in sentences}) > 1:
+            return [(s, r, s.rstrip().endswith("?")) for s, r in sentences]
+        return []
+
+    def _evidence(self, hits: list[tuple[int, float]]) -> list[Evidence]:
+        turns = self.index.turns
+        return [Evidence(session=turns[i].session, turn=turns[i].turn, score=round(s, 6)) for i, s in hits]
+
+    async def retrieve_evidence(self, question: QuestionView) -> list[Evidence]:
+        """The ranked turns ``answer`` uses (no model call)."""
+        return self._evidence((await self._ranked(question))[0])
+
+    # ----- answer ----------------------------------------------------------------------------
+
+    def _context(self, hits: list[tuple[int, float]]) -> tuple[str, list[int]]:
+        """Memory text (retrieved turns ± window, by session in time order) and the neighbours added."""
+        turns = self.index.turns
+        chosen = {i for i, _ in hits}
+        shown: set[int] = set()
+        for i, _ in hits:
+            for j in range(i - self.window, i + self.window + 1):
+                if 0 <= j < len(turns) and turns[j].session == turns[i].session:
+                    shown.add(j)
+        lines, last = [], None
+        for j in sorted(shown):
+            t = turns[j]
+            if t.session != last:
+                lines.append(session_header(self._by_session[t.session]))
+                last = t.session
+            lines.append(("* " if j in chosen else "  ") + t.line)
+        return "\n".join(lines), sorted(shown - chosen)
+
+    async def answer(self, question: QuestionView) -> Answer:
+        t0 = time.perf_counter()
+        hits, facts = await self._ranked(question)
+        retrieval_s = time.perf_counter() - t0
+        memory, neighbours = self._context(hits) if hits else ("(nothing was observed)", [])
+        if question.task_type is TaskType.AR and facts["abstain"]:
+            memory += "\n\n(No remembered turn is closely related to this question.)"
+        caps = [c for c in (self.ctx.captions(ref) for ref in question.images) if c]
+        if caps:
+            memory += "\n\nImage attached to the question: " + " ".join(caps)
+        result = await self.ctx.chat.chat(build_answer_messages(question, memory), self.ctx.answer_config,
+                                          stage="answer")
+        turns = self.index.turns
+        evidence = self._evidence(hits) + [Evidence(session=turns[j].session, turn=turns[j].turn) for j in neighbours]
+        return Answer(text=result.text.strip(), evidence=evidence, usage=result.usage, cached=result.cached,
+                      details={**facts, "retrieved": len(hits), "neighbours": len(neighbours),
+                               "retrieval_s": round(retrieval_s, 6), "captions_missing": self._captions_missing})
+
+
+def _cap_per_session(order: list[int], sessions: list[str], cap: int, k: int) -> list[int]:
+    """The first ``k`` of ``order`` with at most ``cap`` from one session (then the rest, in order).
+
+    Example: sessions of order [a, a, a, b, c], cap 2, k 3 → a, a, b (then a, c).
+    """
+    head: list[int] = []
+    rest: list[int] = []
+    count: dict[str, int] = {}
+    for i in order:
+        if len(head) < k and count.get(sessions[i], 0) < cap:
+            head.append(i)
+            count[sessions[i]] = count.get(sessions[i], 0) + 1
+        else:
+            rest.append(i)
+    return head + rest
+
+
+def _round_robin(lists: list[list[int]]) -> list[int]:
+    """Interleave rankings (first of each, then second of each…), first occurrence kept.
+
+    Example: [[1, 2, 3], [4, 1, 5]] → [1, 4, 2, 3, 5].
+    """
+    out: list[int] = []
+    seen: set[int] = set()
+    for rank in range(max((len(x) for x in lists), default=0)):
+        for x in lists:
+            if rank < len(x) and x[rank] not in seen:
+                seen.add(x[rank])
+                out.append(x[rank])
+    return out

@@ -1,0 +1,109 @@
+"""Who said what to whom: speaker names, their variants, and @mentions (part of ``h2h``).
+
+Observed human–human chats name people inconsistently: the ``role`` field says ``"Ajie"``, a
+question says ``"A Jie"``, a turn writes ``"@Dr. Wu"`` and another just ``"Wu"``. A
+:class:`SpeakerDirectory` learns the speakers of a dialogue from the turns it observes and maps
+any spelling to one canonical speaker:
+
+- a *key* is the name lowercased with everything but letters and digits removed
+  (``"A Jie"`` → ``"ajie"``, ``"Dr. Wu"`` → ``"drwu"``);
+- each speaker is known by its full key and, for names of several words, by each word of four
+  letters or more and by the last word after a title (``"Dr. Wu"`` → ``"wu"``), unless that part
+  is shared by two speakers (then it identifies nobody);
+- a mention is ``@`` followed by up to three words; the longest prefix whose key is known wins.
+
+Question text is matched the same way (word n-grams of one to three words, longest first), and
+close misspellings of a full key are accepted when ``difflib``'s ratio is at least
+:data:`FUZZY_RATIO`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+
+FUZZY_RATIO = 0.88
+"""Minimum ``difflib.SequenceMatcher`` ratio for a misspelt full name (e.g. one letter off in eight)."""
+MIN_PART = 4
+"""Shortest single word of a multi-word name that identifies the speaker on its own."""
+TITLES = frozenset({"dr", "mr", "mrs", "ms", "miss", "prof", "teacher", "uncle", "aunt", "grandpa", "grandma"})
+_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9.'’-]*")
+_MENTION = re.compile(r"@([A-Za-z0-9][\w.'’-]*(?:\s+[A-Za-z0-9][\w.'’-]*){0,2})")
+
+
+def name_key(name: str) -> str:
+    """``"Dr. Wu"`` → ``"drwu"``: lowercase letters and digits only."""
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+class SpeakerDirectory:
+    """Canonical speakers of one dialogue and every key that names one of them."""
+
+    def __init__(self) -> None:
+        self.speakers: list[str] = []
+        self._full: dict[str, str] = {}
+        self._parts: dict[str, set[str]] = {}
+
+    def add(self, speaker: str) -> None:
+        """Learn a speaker (``role`` as written); repeated calls are no-ops."""
+        key = name_key(speaker)
+        if not key or key in self._full:
+            return
+        self.speakers.append(speaker)
+        self._full[key] = speaker
+        words = [name_key(w) for w in speaker.split()]
+        words = [w for w in words if w]
+        if len(words) > 1:
+            for i, w in enumerate(words):
+                titled = i == len(words) - 1 and words[0] in TITLES
+                if len(w) >= MIN_PART or titled:
+                    self._parts.setdefault(w, set()).add(speaker)
+
+    def lookup(self, text: str, *, fuzzy: bool = False) -> str | None:
+        """The speaker ``text`` names (full key, unique part, or a close misspelling), or None."""
+        key = name_key(text)
+        if not key:
+            return None
+        if key in self._full:
+            return self._full[key]
+        owners = self._parts.get(key)
+        if owners and len(owners) == 1:
+            return next(iter(owners))
+        if fuzzy and len(key) >= MIN_PART:
+            close = difflib.get_close_matches(key, list(self._full), n=1, cutoff=FUZZY_RATIO)
+            if close:
+                return self._full[close[0]]
+        return None
+
+    def mentions(self, text: str) -> list[str]:
+        """Speakers addressed with ``@`` in ``text``, in order, without repeats."""
+        out: list[str] = []
+        for m in _MENTION.finditer(text):
+            words = m.group(1).split()
+            for n in range(len(words), 0, -1):
+                who = self.lookup(" ".join(words[:n]).rstrip(".,!?;:"))
+                if who is not None:
+                    if who not in out:
+                        out.append(who)
+                    break
+        return out
+
+    def named_in(self, text: str) -> list[str]:
+        """Speakers named anywhere in ``text`` (questions): n-grams of 3, 2, 1 words, longest first."""
+        words = [re.sub(r"['’]s$", "", w.rstrip(".,!?;:")) for w in _WORD.findall(text)]
+        out: list[str] = []
+        used = [False] * len(words)
+        for n in (3, 2, 1):
+            for i in range(len(words) - n + 1):
+                if any(used[i:i + n]):
+                    continue
+                who = self.lookup(" ".join(words[i:i + n]), fuzzy=n > 1 or len(words[i]) >= 6)
+                if who is not None:
+                    used[i:i + n] = [True] * n
+                    if who not in out:
+                        out.append(who)
+        return out
+
+    def canonical_tag(self, speaker: str) -> str:
+        """A single token for BM25 (``"spk_drwu"``), so name variants in a query hit the same word."""
+        return "spk_" + name_key(speaker)

@@ -1,0 +1,64 @@
+"""Task-aware querying (part of ``h2h``): what of a question is worth searching for.
+
+Benchmark questions wrap the thing to find in instructions ("Provide the session number and image
+file name", "Does this contradict the content of the conversation? Answer yes or no"). Those
+words match nothing useful and, for a dense encoder, pull every question towards the same
+point. :func:`search_text` removes them; :func:`sub_queries` splits questions that list several
+events ("A. … B. … C. …", the usual form of ordering questions) so each event is searched for on
+its own; :func:`sentence_queries` splits a question of several sentences ("In Session 1, X
+suggested … In Session 14, how was this upgraded …?"), each searched with its own time anchors.
+"""
+
+from __future__ import annotations
+
+import re
+
+INSTRUCTIONS: tuple[str, ...] = (
+    r"provide the session number and (?:the )?(?:image|picture|photo) (?:file )?name\.?",
+    r"(?:please )?(?:give|provide|state) the (?:session|image|picture)[^.?]*\.",
+    r"does this (?:contradict|conflict with)[^?]*\?",
+    r"is this (?:consistent|inconsistent) with[^?]*\?",
+    r"answer (?:with )?(?:\"?yes\"? or \"?no\"?|yes/no)\.?",
+    r"use letters to represent the events\.?",
+    r"please arrange the following events in chronological order(?: based on the dialogue content)?:?",
+    r"based on (?:the )?(?:dialogue|conversation)(?: content)?,?",
+    r"based on the (?:newly )?(?:learned )?(?:knowledge|information|content)(?: (?:newly )?learned)?"
+    r"(?: (?:from|in) the (?:conversation|dialogue))?,?",
+    r"please answer by combining[^.?]*[.?]",
+    r"in the conversation,?",
+    r"according to the (?:dialogue|conversation),?",
+)
+_INSTRUCTION = re.compile("|".join(f"(?:{p})" for p in INSTRUCTIONS), re.I)
+_ITEM = re.compile(r"(?:^|\s|;)([A-H])[.)、:]\s+(.+?)(?=(?:\s|;)[A-H][.)、:]\s|$)", re.S)
+
+
+def search_text(question: str) -> str:
+    """The question without instruction phrases and with whitespace collapsed (never empty: the
+    original text when nothing would remain)."""
+    cleaned = re.sub(r"\s+", " ", _INSTRUCTION.sub(" ", question)).strip(" ;:,")
+    return cleaned if len(cleaned) >= 3 else question.strip()
+
+
+def sub_queries(question: str) -> list[str]:
+    """The listed items of a question ("A. X; B. Y" → ["X", "Y"]), or [] when fewer than two."""
+    body = _INSTRUCTION.sub(" ", question)
+    items = [re.sub(r"\s+", " ", m.group(2)).strip(" ;,.") for m in _ITEM.finditer(body)]
+    items = [i for i in items if len(i) >= 3]
+    return items if len(items) >= 2 else []
+
+
+_SENTENCE = re.compile(r"(?<=[.?!;])\s+(?=[A-Z])|,\s+but\s+")
+MIN_SENTENCE_WORDS = 4
+"""Shorter pieces ("Answer yes or no.") are not searched on their own."""
+
+
+def sentence_queries(question: str) -> list[str]:
+    """The sentences of a question (instructions removed) with at least :data:`MIN_SENTENCE_WORDS`
+    words, or [] when fewer than two.
+
+    Example: "In Session 1, A planned X. In Session 2, how did they update it?" → both sentences.
+    """
+    body = re.sub(r"\s+", " ", _INSTRUCTION.sub(" ", question)).strip()
+    parts = [p.strip(" ;,") for p in _SENTENCE.split(body)]
+    parts = [p for p in parts if len(p.split()) >= MIN_SENTENCE_WORDS]
+    return parts if len(parts) >= 2 else []

@@ -1,0 +1,144 @@
+"""h2h on a hand-made dialogue (what each part retrieves) and end to end through the runner."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import json
+
+import pytest
+
+from h2hmem.data import TaskType, load_dataset
+from h2hmem.leaderboard import export_submission
+from h2hmem.memory import MemoryContext, resolve_method
+from h2hmem.memory._h2h import H2HMemory
+from h2hmem.metrics import evaluate_run
+from h2hmem.report import build_report
+from h2hmem.run import RunConfig, read_predictions, run_benchmark
+from mm_fakes import HashEmbedder, RecordingChat, make_question, make_session
+
+S1 = make_session("session1", dt.date(2024, 3, 1), [
+    ("Ajie", "@Dr. Wu my pan coating is peeling off again", None),
+    ("Dr. Wu", "@Ajie replace it, peeling coating is unhealthy", None),
+    ("Kiki", "look at my pizza", "img3.jpg"),
+    ("Lin Sen", "that crust has a lovely golden char", None),
+    ("Kiki", "the weather is nice today", None),
+])
+S2 = make_session("session2", dt.date(2024, 3, 9), [
+    ("Ajie", "I bought a new pan at last", None),
+    ("Dr. Wu", "good, and keep the heat low", None),
+    ("Kiki", "my pizza oven arrived", None),
+])
+
+
+def _memory(**params) -> tuple[H2HMemory, RecordingChat]:
+    chat = RecordingChat()
+    emb = HashEmbedder()
+    mem = H2HMemory(MemoryContext(dialogue_id="multi-party/dialogue1", chat=chat, embedder_factory=lambda: emb),
+                    **params)
+    for s in (S1, S2):
+        asyncio.run(mem.observe(s))
+    return mem, chat
+
+
+def _top(mem, text, task=TaskType.UPR):
+    return [(e.session, e.turn) for e in asyncio.run(mem.retrieve_evidence(make_question(text, task=task)))]
+
+
+def test_registered_and_describes_itself():
+    assert resolve_method("h2h") is H2HMemory
+    mem, _ = _memory()
+    d = mem.describe()
+    assert d["components"]["speakers"] and d["top_k"] == 5 and d["weights"]["bm25"] == 0.30
+    with pytest.raises(ValueError, match="top_k"):
+        H2HMemory(MemoryContext(dialogue_id="x", chat=RecordingChat(), embedder_factory=HashEmbedder), top_k=0)
+
+
+def test_speakers_dates_and_images_steer_retrieval():
+    mem, _ = _memory(top_k=3)
+    recs = mem.index.turns
+    assert recs[0].addressees == ["Dr. Wu"] and "spk_drwu" in recs[0].words and "spk_" not in recs[0].text
+    # the turn after the image carries the image in its context; the image turn its discussion
+    assert "img3.jpg" in recs[3].context and "golden char" in recs[2].context
+    # "A Jie" resolves to Ajie; the date anchors session 2 (March 9)
+    assert _top(mem, "What did A Jie buy on March 9th?")[0] == ("session2", 0)
+    assert _top(mem, "What did A Jie say about the pan in session 1?")[0] == ("session1", 0)
+    # the crust remark is reached through the image it discusses
+    assert ("session1", 2) in _top(mem, "What did Lin Sen say about the img3.jpg crust?")[:2]
+
+
+def test_answer_context_window_and_abstention():
+    mem, chat = _memory(top_k=1, window=1, abstain_threshold=2.0)  # a threshold no cosine reaches
+    q = make_question("What did A Jie buy on March 9th?", task=TaskType.AR)
+    ans = asyncio.run(mem.answer(q))
+    prompt = chat.calls[-1][0][1].content
+    assert "## session2 (2024-03-09)" in prompt and "* [2024-03-09] Ajie: I bought a new pan at last" in prompt
+    assert "  [2024-03-09] Dr. Wu: good, and keep the heat low" in prompt  # the neighbour, unmarked
+    assert "No remembered turn is closely related" in prompt and ans.details["abstain"]
+    assert [(e.session, e.turn) for e in ans.evidence] == [("session2", 0), ("session2", 1)]
+    assert ans.evidence[1].score is None  # neighbours follow the ranked turns, unscored
+
+
+def test_ablation_switches_change_the_ranking():
+    on, _ = _memory(top_k=1)
+    off, _ = _memory(top_k=1, time_anchors=False, session_prior=False, speakers=False, bm25=False)
+    q = "What did A Jie buy on March 9th?"
+    assert _top(on, q) == [("session2", 0)]
+    assert off.weights.time == 0 and off.weights.bm25 == 0 and off.weights.dense == pytest.approx(0.45)
+
+
+class _Chat:
+    spec = "fake:chat"
+    supports_images = False
+
+    def __init__(self):
+        self.calls = 0
+
+    async def chat(self, messages, config=None, *, stage="answer"):
+        from h2hmem.llm import ChatResult, Usage
+
+        self.calls += 1
+        return ChatResult(text="Not mentioned.", model=self.spec, usage=Usage(calls=1), latency_s=0.0)
+
+
+@pytest.mark.parametrize("protocol", ["full", "online"])
+def test_end_to_end_answers_metrics_report_export_and_resume(sample_root, tmp_path, protocol):
+    cfg = RunConfig(data_root=sample_root, split="multi-party", method="h2h", protocol=protocol,
+                    out_dir=tmp_path / "runs", use_cache=False, limit=40)
+    chat = _Chat()
+    s = run_benchmark(cfg, chat_model=chat, embedder=HashEmbedder(), progress=False)
+    assert s.answered_now == 40 and s.failed == 0 and chat.calls == 40
+    preds = read_predictions(s.run_dir)
+    assert all(p.answer == "Not mentioned." for p in preds)
+    assert any(p.evidence and p.evidence[0].turn is not None for p in preds)
+    again = run_benchmark(cfg, chat_model=chat, embedder=HashEmbedder(), progress=False)
+    assert again.answered_now == 0 and again.skipped == 40 and chat.calls == 40  # resumed, nothing re-asked
+    summary = evaluate_run(s.run_dir, n_boot=50)
+    tv = summary["metrics"]["turn_evidence"]  # labels found beside the sample by convention
+    assert tv["status"] == "ok" and tv["labels"].endswith("h2hmem-sample-labels")
+    assert summary["metrics"]["lexical"]["aggregate"]["splits"]["all"]["overall"]["n_total"] == 40
+    paths = build_report([s.run_dir])
+    assert paths.markdown.is_file()
+    files = export_submission(s.run_dir)
+    assert files and json.loads(files[0].read_text())
+    manifest = json.loads((s.run_dir / "manifest.json").read_text())
+    assert manifest["method_description"]["method"] == "h2h" and manifest["protocol"] == protocol
+
+
+def test_retrieval_only_never_calls_the_answer_model(sample_root, tmp_path):
+    class NoAnswer(_Chat):
+        async def chat(self, messages, config=None, *, stage="answer"):
+            raise AssertionError("the answer model was called")
+
+    cfg = RunConfig(data_root=sample_root, split="multi-party", method="h2h", out_dir=tmp_path / "runs",
+                    use_cache=False, limit=30, retrieval_only=True)
+    s = run_benchmark(cfg, chat_model=NoAnswer(), embedder=HashEmbedder(), progress=False)
+    assert s.failed == 0 and "retrieval" in s.run_dir.name
+    preds = read_predictions(s.run_dir)
+    assert all(p.answer is None and p.details["retrieval_only"] for p in preds)
+    assert sum(bool(p.evidence) for p in preds) > 0
+    summary = evaluate_run(s.run_dir, ("lexical", "evidence"), n_boot=0)
+    assert "lexical" not in summary["metrics"] and summary["run"]["retrieval_only"]
+    assert summary["metrics"]["evidence"]["status"] == "ok"
+    ds_ids = {q.id for q in load_dataset(sample_root, "multi-party").questions}
+    assert {p.question_id for p in preds} <= ds_ids
