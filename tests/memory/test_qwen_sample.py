@@ -90,7 +90,7 @@ async def test_writes_valid_amem_notes(qwen, sample_root, tmp_path):
 
 
 async def test_judges_as_a_local_judge(qwen):
-    from h2hmem.metrics import NOT_COMPARABLE, judge_predictions
+    from h2hmem.metrics import NOT_COMPARABLE, JudgeOptions, judge_predictions
     from h2hmem.run import Prediction
 
     def pred(i, answer):
@@ -98,7 +98,9 @@ async def test_judges_as_a_local_judge(qwen):
                           session="session1", task_type="UPR", main_category="Memory Recall", difficulty="easy",
                           question="What is the name of Alice's cat?", gold="Almond", answer=answer, latency_s=0.0)
 
-    right, wrong = await judge_predictions([pred(0, "Her cat is called Almond."), pred(1, "Alice has no pets.")], qwen)
+    # our rubric (preset harmonized): under the official prompt the 1.5B model gave the wrong answer 0.75
+    right, wrong = await judge_predictions([pred(0, "Her cat is called Almond."), pred(1, "Alice has no pets.")], qwen,
+                                           options=JudgeOptions(preset="harmonized"))
     assert right.score is not None and wrong.score is not None, (right.error, wrong.error)
     assert right.score >= 0.75 and wrong.score <= 0.25 and right.calls == 1  # both items in one session call
     assert right.label == wrong.label == NOT_COMPARABLE and right.judge_model == QWEN

@@ -203,7 +203,8 @@ def test_judge_calls_go_to_their_own_file_tagged_with_the_batch(tmp_path):
         run_dir = _run(tmp_path, srv)
         srv.responder = _judge_responder
         judge = load_chat_model("openai:judge", base_url=srv.base_url, retry=FAST)
-        evaluate_run(run_dir, ["lexical", "judge"], judge_model=judge, n_boot=0)
+        # the scripted judge answers in our rubric's format (preset harmonized)
+        evaluate_run(run_dir, ["lexical", "judge"], judge_model=judge, n_boot=0, preset="harmonized")
     recs = read_transcripts(run_dir / JUDGE_TRANSCRIPTS)
     assert {r["stage"] for r in recs} == {"judge"}
     # one call per (dialogue, session): session0, session1, session2 with 2 questions each

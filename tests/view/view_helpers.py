@@ -83,5 +83,6 @@ def build_sample_runs(sample_root: Path, base: Path) -> SampleRuns:
         srv.responder = judge_responder
         for d in runs:
             judge = load_chat_model("openai:judge", base_url=srv.base_url, cache=base / "cache.sqlite")
-            evaluate_run(d, ["lexical", "evidence", "judge"], judge_model=judge, n_boot=0)
+            # the scripted judge answers in our rubric's format (preset harmonized)
+            evaluate_run(d, ["lexical", "evidence", "judge"], judge_model=judge, n_boot=0, preset="harmonized")
     return SampleRuns(data=base / "data", runs=runs, question_text=qtext)
