@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .._protocol_text import load_protocol_text
 from ..llm._tokens import count_tokens, get_encoding, truncate_tokens
-from ..presets import DEFAULT_PRESET, Preset, check_preset
+from ..presets import DEFAULT_PRESET, Preset, fill_from_preset
 
 DEFAULT_MODEL = "openai:gpt-4o"
 """The paper captioned every image with GPT-4o (``shared/spec/baselines.md``)."""
@@ -109,14 +109,7 @@ class CaptionSettings(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _fill_from_preset(cls, data: Any) -> Any:
-        if not isinstance(data, dict):
-            return data
-        preset = check_preset(data.get("preset") or DEFAULT_PRESET)
-        out = {k: v for k, v in data.items() if v is not None or k == "prompt"}
-        for name, value in CAPTION_PRESETS[preset].items():
-            out.setdefault(name, value)
-        out["preset"] = preset
-        return out
+        return fill_from_preset(data, CAPTION_PRESETS, keep_none=("prompt",))
 
     @classmethod
     def for_preset(cls, preset: str = DEFAULT_PRESET, **overrides: Any) -> "CaptionSettings":

@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
-from ..presets import DEFAULT_PRESET, Preset, check_preset
+from ..presets import DEFAULT_PRESET, Preset, fill_from_preset
 
 JudgeFormat = Literal["user_array", "system_object"]
 ScoreLevels = Literal["snap", "strict"]
@@ -58,14 +58,7 @@ class JudgeOptions(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _fill_from_preset(cls, data: Any) -> Any:
-        if not isinstance(data, dict):
-            return data
-        preset = check_preset(data.get("preset") or DEFAULT_PRESET)
-        out = {k: v for k, v in data.items() if v is not None}
-        for name, value in JUDGE_PRESETS[preset].items():
-            out.setdefault(name, value)
-        out["preset"] = preset
-        return out
+        return fill_from_preset(data, JUDGE_PRESETS)
 
     def options(self) -> dict[str, str]:
         """The resolved value of every option (recorded in each judgment and the scores summary)."""
