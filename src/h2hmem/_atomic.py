@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
+from typing import IO
 
 
 def atomic_write_text(path: str | Path, text: str, *, fsync: bool = False) -> None:
@@ -32,3 +33,11 @@ def atomic_write_text(path: str | Path, text: str, *, fsync: bool = False) -> No
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def close_durably(fh: IO[bytes]) -> None:
+    """Flush, fsync and close an append-only file (predictions, transcripts): what was written
+    survives a crash of the process and of the machine."""
+    fh.flush()
+    os.fsync(fh.fileno())
+    fh.close()

@@ -18,7 +18,7 @@ are in :mod:`._turn_evidence`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from ..memory._protocol import Evidence
@@ -38,6 +38,21 @@ EXCLUDED_GOLD_ABSENT = "gold_session_absent"
 def k_label(k: int | None) -> str:
     """``1`` → ``"1"``, ``None`` → ``"all"``."""
     return "all" if k is None else str(k)
+
+
+def fill_scores(rec: dict[str, Any], names: Sequence[str], *, reason: str | None, reports: bool, failed: bool,
+                excluded: dict[str, int], scores: Callable[[], Mapping[str, float]]) -> None:
+    """Put one question's metric values into ``rec``: None when it is excluded (counted in ``excluded``
+    by ``reason``) or the method reports no evidence of this kind; 0.0 for a failed answer; else ``scores()``."""
+    if reason is not None:
+        excluded[reason] = excluded.get(reason, 0) + 1
+        rec.update(dict.fromkeys(names))
+    elif not reports:
+        rec.update(dict.fromkeys(names))
+    elif failed:
+        rec.update(dict.fromkeys(names, 0.0))
+    else:
+        rec.update(scores())
 
 
 def evidence_metric_names(ks: Sequence[int | None] = EVIDENCE_KS) -> list[str]:
@@ -122,15 +137,8 @@ def score_evidence(predictions: Sequence[Prediction], gold: Mapping[str, Sequenc
             "failed": p.failed, "excluded": reason, "gold_sessions": gold_sessions,
             "retrieved_sessions": ranked_sessions(p.evidence), "n_evidence": len(p.evidence),
         }
-        if reason is not None:
-            excluded[reason] = excluded.get(reason, 0) + 1
-            rec.update(dict.fromkeys(names))
-        elif not reports:
-            rec.update(dict.fromkeys(names))
-        elif p.failed:
-            rec.update(dict.fromkeys(names, 0.0))
-        else:
-            rec.update(evidence_scores(p.evidence, gold_sessions or [], ks))
+        fill_scores(rec, names, reason=reason, reports=reports, failed=p.failed, excluded=excluded,
+                    scores=lambda: evidence_scores(p.evidence, gold_sessions or [], ks))
         records.append(rec)
     info = {
         "status": "ok" if reports else "n/a",

@@ -27,7 +27,7 @@ from typing import Any
 
 from ..memory._protocol import Evidence
 from ..run._records import Prediction
-from ._evidence import k_label
+from ._evidence import fill_scores, k_label
 from ._labels import EvidenceLabel
 
 TURN_KS: tuple[int, ...] = (1, 3, 5, 10)
@@ -110,15 +110,8 @@ def score_turn_evidence(predictions: Sequence[Prediction], labels: Mapping[str, 
             "gold_turns": [f"{s}/{t}" for s, t in label.turn_keys] if label is not None else None,
             "retrieved_turns": [f"{s}/{t}" for s, t in ranked[:10]], "n_turns": len(ranked),
         }
-        if reason is not None:
-            excluded[reason] = excluded.get(reason, 0) + 1
-            rec.update(dict.fromkeys(names))
-        elif not reports:
-            rec.update(dict.fromkeys(names))
-        elif p.failed:
-            rec.update(dict.fromkeys(names, 0.0))
-        else:
-            rec.update(turn_scores(ranked, label.turn_keys, ks))  # type: ignore[union-attr]
+        fill_scores(rec, names, reason=reason, reports=reports, failed=p.failed, excluded=excluded,
+                    scores=lambda: turn_scores(ranked, label.turn_keys, ks))  # type: ignore[union-attr]
         records.append(rec)
     info = {
         "status": "ok" if reports else "n/a",

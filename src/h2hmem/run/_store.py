@@ -20,7 +20,7 @@ try:
 except ImportError:  # pragma: no cover - Windows: no advisory locks, runs are not guarded
     fcntl = None  # type: ignore[assignment]
 
-from .._atomic import atomic_write_text
+from .._atomic import atomic_write_text, close_durably
 from ..data._files import replace_surrogates
 from ._records import Prediction, read_predictions
 from ._transcripts import TRANSCRIPTS, TranscriptWriter
@@ -163,9 +163,7 @@ class RunStore:
 
     def close(self) -> None:
         if self._fh is not None:
-            self._fh.flush()
-            os.fsync(self._fh.fileno())
-            self._fh.close()
+            close_durably(self._fh)
             self._fh = None
         self.transcripts.close()
 

@@ -27,11 +27,12 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
+
+from .._atomic import close_durably
 
 TRANSCRIPTS = "transcripts.jsonl.gz"
 """The run's model calls (answer, memory construction)."""
@@ -157,9 +158,7 @@ class TranscriptWriter:
 
     def close(self) -> None:
         if self._fh is not None:
-            self._fh.flush()
-            os.fsync(self._fh.fileno())
-            self._fh.close()
+            close_durably(self._fh)
             self._fh = None
 
     def __enter__(self) -> "TranscriptWriter":
