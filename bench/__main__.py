@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.console import Console
@@ -19,12 +18,13 @@ app = typer.Typer(add_completion=False, help="h2hmem performance benchmarks (see
 
 @app.command()
 def main(
-    workload: Optional[list[str]] = typer.Argument(None, help=f"all (default), or one or more of: {', '.join(WORKLOADS)}"),
+    workload: list[str] | None = typer.Argument(None, help=f"all (default), or one or more of: {', '.join(WORKLOADS)}"),
     quick: bool = typer.Option(False, "--quick", help="reduced version (a few minutes on 2 cores)"),
-    profile: Optional[str] = typer.Option(None, "--profile", help="full | quick | tiny (overrides --quick)"),
-    results_dir: Optional[Path] = typer.Option(None, "--results-dir",
-                                               help="default: bench/results (full), bench/results/<profile> (others)"),
-    data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="datasets and run dirs (default bench/.data)"),
+    profile: str | None = typer.Option(None, "--profile", help="full | quick | tiny (overrides --quick)"),
+    results_dir: Path | None = typer.Option(
+        None, "--results-dir", help="default: bench/results (full), bench/results/<profile> (others)"
+    ),
+    data_dir: Path | None = typer.Option(None, "--data-dir", help="datasets and run dirs (default bench/.data)"),
 ) -> None:
     name = profile or ("quick" if quick else "full")
     if name not in PROFILES:
@@ -32,8 +32,10 @@ def main(
     names = list(WORKLOADS) if not workload or workload == ["all"] else list(dict.fromkeys(workload))
     unknown = [n for n in names if n not in WORKLOADS]
     if unknown:
-        raise typer.BadParameter(f"unknown workload(s) {', '.join(unknown)}; choose all or from {', '.join(WORKLOADS)}",
-                                 param_hint="WORKLOAD")
+        raise typer.BadParameter(
+            f"unknown workload(s) {', '.join(unknown)}; choose all or from {', '.join(WORKLOADS)}",
+            param_hint="WORKLOAD",
+        )
     out = results_dir or (RESULTS_DIR if name == "full" else RESULTS_DIR / name)
     # wide tables when the output is a file or a pipe (the log of a benchmark run)
     console = Console() if sys.stdout.isatty() else Console(width=220)

@@ -5,9 +5,10 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -47,8 +48,13 @@ class Bench:
     """One ``python -m bench`` invocation: profile, console, step runner (results memoised by key,
     so ``all`` runs a step that two workloads need only once)."""
 
-    def __init__(self, profile: Profile, console: Console | None = None, results_dir: Path = RESULTS_DIR,
-                 data_dir: Path = DATA_DIR):
+    def __init__(
+        self,
+        profile: Profile,
+        console: Console | None = None,
+        results_dir: Path = RESULTS_DIR,
+        data_dir: Path = DATA_DIR,
+    ):
         self.profile = profile
         self.console = console or Console()
         self.results_dir = results_dir
@@ -85,10 +91,16 @@ class Bench:
         """Write ``results/<name>.json`` (atomic) and print the tables."""
         self.results_dir.mkdir(parents=True, exist_ok=True)
         payload = {
-            "workload": result.name, "title": result.title, "profile": self.profile.name,
-            "started_at": started_at, "finished_at": now_iso(), "machine": self.machine,
-            "settings": result.settings, "rows": result.rows,
-            "targets": [asdict(t) for t in result.targets], "notes": result.notes,
+            "workload": result.name,
+            "title": result.title,
+            "profile": self.profile.name,
+            "started_at": started_at,
+            "finished_at": now_iso(),
+            "machine": self.machine,
+            "settings": result.settings,
+            "rows": result.rows,
+            "targets": [asdict(t) for t in result.targets],
+            "notes": result.notes,
         }
         path = self.results_dir / f"{result.name}.json"
         tmp = path.with_suffix(".json.tmp")

@@ -34,8 +34,9 @@ def _mem_total_gib() -> float | None:
 
 def _git_commit() -> str | None:
     try:
-        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True,
-                             timeout=10)
+        out = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True, timeout=10
+        )
         return out.stdout.strip() or None
     except (OSError, subprocess.SubprocessError):
         return None
@@ -48,8 +49,12 @@ def machine_info() -> dict[str, Any]:
     except AttributeError:  # not Linux
         cpus = os.cpu_count() or 0
     return {
-        "cpu_model": _cpu_model(), "cpus": cpus, "ram_gib": _mem_total_gib(),
-        "python": platform.python_version(), "implementation": sys.implementation.name,
-        "os": f"{platform.system()} {platform.release()}", "git_commit": _git_commit(),
+        "cpu_model": _cpu_model(),
+        "cpus": cpus,
+        "ram_gib": _mem_total_gib(),
+        "python": platform.python_version(),
+        "implementation": sys.implementation.name,
+        "os": f"{platform.system()} {platform.release()}",
+        "git_commit": _git_commit(),
         "load_avg_1m_at_start": round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None,
     }

@@ -24,22 +24,29 @@ def floor_step(spec: dict[str, Any]) -> dict[str, Any]:
 
     def body(i: int) -> dict[str, Any]:
         memory = (f"[2024-01-{i // QUESTIONS_PER_MEMORY % 28 + 1:02d}] Speaker: word " * (chars // 40 + 1))[:chars]
-        return {"model": "mock", "messages": [{"role": "system", "content": "Answer from memory."},
-                                              {"role": "user", "content": f"Memory:\n{memory}\nQuestion: q{i}?"}],
-                "temperature": 0.1, "max_tokens": 1024}
+        return {
+            "model": "mock",
+            "messages": [
+                {"role": "system", "content": "Answer from memory."},
+                {"role": "user", "content": f"Memory:\n{memory}\nQuestion: q{i}?"},
+            ],
+            "temperature": 0.1,
+            "max_tokens": 1024,
+        }
 
     async def go() -> None:
         sem = asyncio.Semaphore(c)
         async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
+
             async def one(i: int) -> None:
                 async with sem:
                     async with session.post(f"{spec['base_url']}/chat/completions", json=body(i)) as resp:
                         await resp.read()
                         if resp.status != 200:
                             raise RuntimeError(f"mock server answered HTTP {resp.status}")
+
             await asyncio.gather(*(one(i) for i in range(n)))
 
     cpu0, t0 = time.process_time(), time.perf_counter()
     asyncio.run(go())
-    return {"wall_s": round(time.perf_counter() - t0, 3), "cpu_s": round(time.process_time() - cpu0, 3),
-            "questions": n}
+    return {"wall_s": round(time.perf_counter() - t0, 3), "cpu_s": round(time.process_time() - cpu0, 3), "questions": n}

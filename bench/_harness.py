@@ -38,18 +38,34 @@ def harness_step(spec: dict[str, Any]) -> dict[str, Any]:
         if what in wipe and path is not None:
             for suffix in ("", "-wal", "-shm"):
                 Path(str(path) + suffix).unlink(missing_ok=True)
-    config = RunConfig(data_root=spec["data_root"], method=spec["method"], model=MOCK_MODEL,
-                       base_url=[spec["base_url"]], embedder=f"bench-{spec['embedder']}", out_dir=out_dir,
-                       run_id=run_id, limit=spec.get("limit"), concurrency=spec["concurrency"],
-                       cache_path=cache_path, use_cache=cache_path is not None,
-                       transcripts=spec.get("transcripts", True))
+    config = RunConfig(
+        data_root=spec["data_root"],
+        method=spec["method"],
+        model=MOCK_MODEL,
+        base_url=[spec["base_url"]],
+        embedder=f"bench-{spec['embedder']}",
+        out_dir=out_dir,
+        run_id=run_id,
+        limit=spec.get("limit"),
+        concurrency=spec["concurrency"],
+        cache_path=cache_path,
+        use_cache=cache_path is not None,
+        transcripts=spec.get("transcripts", True),
+    )
     t_embed = time.perf_counter()
     embedder = make_embedder(spec["embedder"], embedding_cache)
     # MiniLM loads its weights on first use: not part of the run (from a warm cache it never loads them)
     asyncio.run(embedder.embed(["warm-up"]))
     embedder_load_s = time.perf_counter() - t_embed
-    chat = load_chat_model(MOCK_MODEL, base_url=spec["base_url"], cache=cache_path, concurrency=spec["concurrency"],
-                           timeout_s=config.timeout_s, max_retries=config.max_retries)
+    chat = load_chat_model(
+        MOCK_MODEL,
+        base_url=spec["base_url"],
+        cache=cache_path,
+        concurrency=spec["concurrency"],
+        timeout_s=config.timeout_s,
+        max_retries=config.max_retries,
+    )
+
     async def run() -> tuple[Any, float, float]:
         cpu0, t0 = time.process_time(), time.perf_counter()
         try:
@@ -61,13 +77,22 @@ def harness_step(spec: dict[str, Any]) -> dict[str, Any]:
     summary, wall, cpu = asyncio.run(run())
     answer = summary.usage.get("answer")
     manifest = json.loads((Path(summary.run_dir) / "manifest.json").read_text(encoding="utf-8"))
-    embedding = {f"embed_{k}": v for k, v in (manifest.get("embedding") or {}).items()
-                 if k in ("texts", "memory_hits", "cache_hits", "computed", "model_calls", "compute_s")}
-    return {**embedding,
-        "wall_s": round(wall, 3), "cpu_s": round(cpu, 3), "embedder_load_s": round(embedder_load_s, 3),
-        "questions": summary.questions, "answered": summary.answered_now, "skipped": summary.skipped,
+    embedding = {
+        f"embed_{k}": v
+        for k, v in (manifest.get("embedding") or {}).items()
+        if k in ("texts", "memory_hits", "cache_hits", "computed", "model_calls", "compute_s")
+    }
+    return {
+        **embedding,
+        "wall_s": round(wall, 3),
+        "cpu_s": round(cpu, 3),
+        "embedder_load_s": round(embedder_load_s, 3),
+        "questions": summary.questions,
+        "answered": summary.answered_now,
+        "skipped": summary.skipped,
         "failed": summary.failed,
-        "client_calls": answer.calls if answer else 0, "cached_calls": answer.cached_calls if answer else 0,
+        "client_calls": answer.calls if answer else 0,
+        "cached_calls": answer.cached_calls if answer else 0,
         "prompt_tokens": answer.prompt_tokens if answer else 0,
         "completion_tokens": answer.completion_tokens if answer else 0,
         "run_dir": str(summary.run_dir),

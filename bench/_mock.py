@@ -17,7 +17,7 @@ class MockServerProcess:
         self._proc: subprocess.Popen[str] | None = None
         self.port: int | None = None
 
-    def __enter__(self) -> "MockServerProcess":
+    def __enter__(self) -> MockServerProcess:
         cmd = [sys.executable, "-m", "bench._mockserve", "--latency", str(self.latency_s)]
         if self.tokens_per_s:
             cmd += ["--tokens-per-s", str(self.tokens_per_s)]

@@ -64,11 +64,11 @@ def prefix_cached_count(text: str, encoding: str = "cl100k_base") -> int:
     if encoding != "cl100k_base":
         return count_tokens(text, encoding)
     m = None
-    for m in _SPLIT.finditer(text):
+    for m in _SPLIT.finditer(text):  # noqa: B007 — the last match is wanted
         pass
     if m is None:
         return count_tokens(text)
-    return _count_cached(text[: m.end()]) + count_tokens(text[m.end():])
+    return _count_cached(text[: m.end()]) + count_tokens(text[m.end() :])
 
 
 class _Discard(list):
@@ -99,9 +99,17 @@ def main() -> None:
     for line in sys.stdin:
         cmd = line.strip()
         if cmd == "stats":
-            print(json.dumps({"calls": srv.calls, "chat_calls": srv.endpoints.count("chat"),
-                              "max_in_flight": srv.max_in_flight,
-                              "cpu_s": round(time.process_time() - cpu0, 3)}), flush=True)
+            print(
+                json.dumps(
+                    {
+                        "calls": srv.calls,
+                        "chat_calls": srv.endpoints.count("chat"),
+                        "max_in_flight": srv.max_in_flight,
+                        "cpu_s": round(time.process_time() - cpu0, 3),
+                    }
+                ),
+                flush=True,
+            )
         elif cmd == "reset":
             srv.reset_stats()
             cpu0 = time.process_time()

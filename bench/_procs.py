@@ -40,8 +40,13 @@ def run_step(target: str, spec: dict[str, Any], *, timeout_s: float = 3600.0) ->
         env.setdefault("TOKENIZERS_PARALLELISM", "false")
         t0 = time.perf_counter()
         with open(err_path, "w", encoding="utf-8") as err:
-            proc = subprocess.Popen([sys.executable, "-m", "bench._step", target, str(spec_path), str(out_path)],
-                                    cwd=REPO, env=env, stdout=err, stderr=subprocess.STDOUT)
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "bench._step", target, str(spec_path), str(out_path)],
+                cwd=REPO,
+                env=env,
+                stdout=err,
+                stderr=subprocess.STDOUT,
+            )
             deadline = t0 + timeout_s
             while True:
                 pid, status, rusage = os.wait4(proc.pid, os.WNOHANG)

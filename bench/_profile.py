@@ -40,20 +40,61 @@ class Profile:
 
 
 FULL = Profile(
-    name="full", data_scale="full", latency_s=0.2, methods=("naive-rag", "full-text"), concurrencies=(1, 8, 32, 64),
-    run_questions=None, c1_questions=200, minilm_run=True, index_embedder="minilm", index_turns=None,
-    index_queries=None, score_questions=None, n_boot=1000, scale_mode="x10", scale_index=False, repeats=3)
+    name="full",
+    data_scale="full",
+    latency_s=0.2,
+    methods=("naive-rag", "full-text"),
+    concurrencies=(1, 8, 32, 64),
+    run_questions=None,
+    c1_questions=200,
+    minilm_run=True,
+    index_embedder="minilm",
+    index_turns=None,
+    index_queries=None,
+    score_questions=None,
+    n_boot=1000,
+    scale_mode="x10",
+    scale_index=False,
+    repeats=3,
+)
 
 QUICK = Profile(
-    name="quick", data_scale="full", latency_s=0.2, methods=("naive-rag", "full-text"), concurrencies=(1, 8, 32, 64),
-    run_questions=640, c1_questions=30, minilm_run=False, index_embedder="minilm", index_turns=500,
-    index_queries=100, score_questions=None, n_boot=1000, scale_mode="limit",
-    scale_base_questions=160, scale_base_turns=None, scale_index=False)
+    name="quick",
+    data_scale="full",
+    latency_s=0.2,
+    methods=("naive-rag", "full-text"),
+    concurrencies=(1, 8, 32, 64),
+    run_questions=640,
+    c1_questions=30,
+    minilm_run=False,
+    index_embedder="minilm",
+    index_turns=500,
+    index_queries=100,
+    score_questions=None,
+    n_boot=1000,
+    scale_mode="limit",
+    scale_base_questions=160,
+    scale_base_turns=None,
+    scale_index=False,
+)
 
 TINY = Profile(
-    name="tiny", data_scale="small", latency_s=0.02, methods=("naive-rag", "full-text"), concurrencies=(32,),
-    run_questions=None, c1_questions=6, minilm_run=False, index_embedder="hashed", index_turns=None,
-    index_queries=None, score_questions=None, n_boot=100, scale_mode="limit",
-    scale_base_questions=5, scale_base_turns=10)
+    name="tiny",
+    data_scale="small",
+    latency_s=0.02,
+    methods=("naive-rag", "full-text"),
+    concurrencies=(32,),
+    run_questions=None,
+    c1_questions=6,
+    minilm_run=False,
+    index_embedder="hashed",
+    index_turns=None,
+    index_queries=None,
+    score_questions=None,
+    n_boot=100,
+    scale_mode="limit",
+    scale_base_questions=5,
+    scale_base_turns=10,
+)
 
 PROFILES = {p.name: p for p in (FULL, QUICK, TINY)}

@@ -13,17 +13,29 @@ from . import embed, index, run, scale, score, transcripts, warm
 from ._core import Bench, Workload, WorkloadResult, fmt, now_iso
 from ._profile import Profile
 
-WORKLOADS: dict[str, Workload] = {"run": run.measure, "warm": warm.measure, "index": index.measure,
-                                  "embed": embed.measure, "score": score.measure, "scale": scale.measure,
-                                  "transcripts": transcripts.measure}
+WORKLOADS: dict[str, Workload] = {
+    "run": run.measure,
+    "warm": warm.measure,
+    "index": index.measure,
+    "embed": embed.measure,
+    "score": score.measure,
+    "scale": scale.measure,
+    "transcripts": transcripts.measure,
+}
 """Name → function, in the order ``all`` runs them."""
 
 RSS_GOAL_MIB = 2.5e9 / 2**20
 """Peak RSS goal 2.5 GB (decimal) in MiB: 2,384 MiB."""
 
 
-def run_workloads(names: list[str], profile: Profile, *, results_dir: Path, data_dir: Path | None = None,
-                  console: Console | None = None) -> list[WorkloadResult]:
+def run_workloads(
+    names: list[str],
+    profile: Profile,
+    *,
+    results_dir: Path,
+    data_dir: Path | None = None,
+    console: Console | None = None,
+) -> list[WorkloadResult]:
     """Run the named workloads in order with ``profile`` and write ``results_dir/<name>.json`` each,
     then ``results_dir/all.json``: every target of every results file in ``results_dir`` of this
     profile (so a workload rerun on its own joins the others), shown as one table."""
@@ -62,13 +74,26 @@ def _write_summary(b: Bench, started: str) -> None:
         targets.extend({"workload": name, **t} for t in saved["targets"])
         rss = peak_rss(saved["rows"])
         if rss is not None:
-            targets.append({"workload": name, "name": f"{name}: peak RSS (max over steps)", "goal": "< 2.5 GB",
-                            "value": rss, "unit": "MiB", "met": rss < RSS_GOAL_MIB})
-    payload = {"profile": b.profile.name, "started_at": started, "finished_at": now_iso(), "machine": b.machine,
-               "workloads": names, "targets": targets}
+            targets.append(
+                {
+                    "workload": name,
+                    "name": f"{name}: peak RSS (max over steps)",
+                    "goal": "< 2.5 GB",
+                    "value": rss,
+                    "unit": "MiB",
+                    "met": rss < RSS_GOAL_MIB,
+                }
+            )
+    payload = {
+        "profile": b.profile.name,
+        "started_at": started,
+        "finished_at": now_iso(),
+        "machine": b.machine,
+        "workloads": names,
+        "targets": targets,
+    }
     b.results_dir.mkdir(parents=True, exist_ok=True)
-    (b.results_dir / "all.json").write_text(json.dumps(payload, indent=1, ensure_ascii=False) + "\n",
-                                           encoding="utf-8")
+    (b.results_dir / "all.json").write_text(json.dumps(payload, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     table = Table(title=f"all targets ({b.profile.name})", title_justify="left")
     for h in ("workload", "target", "goal", "measured", "met"):
         table.add_column(h)

@@ -19,10 +19,21 @@ from ._core import Bench, Target, WorkloadResult, now_iso, percentile
 BUILD_GOAL_S = 60.0
 TOP_K = 5
 
-COLUMNS = [("what", "what"), ("turns", "turns"), ("queries", "queries"), ("embedder_load_s", "model load s"),
-           ("embed_s", "embed turns s"), ("index_add_s", "index add s"), ("build_s", "build s"),
-           ("turns_per_s", "turns/s"), ("query_p50_ms", "query p50 ms"), ("query_p95_ms", "query p95 ms"),
-           ("search_p50_ms", "search p50 ms"), ("peak_rss_mb", "peak RSS MiB"), ("load_avg_1m", "load")]
+COLUMNS = [
+    ("what", "what"),
+    ("turns", "turns"),
+    ("queries", "queries"),
+    ("embedder_load_s", "model load s"),
+    ("embed_s", "embed turns s"),
+    ("index_add_s", "index add s"),
+    ("build_s", "build s"),
+    ("turns_per_s", "turns/s"),
+    ("query_p50_ms", "query p50 ms"),
+    ("query_p95_ms", "query p95 ms"),
+    ("search_p50_ms", "search p50 ms"),
+    ("peak_rss_mb", "peak RSS MiB"),
+    ("load_avg_1m", "load"),
+]
 
 
 def index_step(spec: dict[str, Any]) -> dict[str, Any]:
@@ -99,9 +110,14 @@ def index_step(spec: dict[str, Any]) -> dict[str, Any]:
     embed_ms, search_ms = asyncio.run(retrieve(indexes, questions)) if questions else ([], [])
     total_ms = [a + b for a, b in zip(embed_ms, search_ms)]
     out: dict[str, Any] = {
-        "turns": len(chunks), "queries": len(questions), "embedder": getattr(embedder, "name", spec["embedder"]),
-        "embedder_load_s": round(load_s, 2), "embed_s": round(embed_s, 3), "index_add_s": round(add_s, 4),
-        "build_s": round(embed_s + add_s, 3), "build_cpu_s": round(build_cpu, 2),
+        "turns": len(chunks),
+        "queries": len(questions),
+        "embedder": getattr(embedder, "name", spec["embedder"]),
+        "embedder_load_s": round(load_s, 2),
+        "embed_s": round(embed_s, 3),
+        "index_add_s": round(add_s, 4),
+        "build_s": round(embed_s + add_s, 3),
+        "build_cpu_s": round(build_cpu, 2),
         "turns_per_s": round(len(chunks) / (embed_s + add_s), 1) if chunks else None,
         "torch_threads": _torch_threads(),
     }
@@ -114,15 +130,32 @@ def index_step(spec: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def index_row(b: Bench, root: Path, turns: int | None, queries: int | None, *, embedder: str | None = None,
-              extra: dict[str, Any] | None = None, tag: str = "") -> dict[str, Any]:
+def index_row(
+    b: Bench,
+    root: Path,
+    turns: int | None,
+    queries: int | None,
+    *,
+    embedder: str | None = None,
+    extra: dict[str, Any] | None = None,
+    tag: str = "",
+) -> dict[str, Any]:
     """One ``index_step`` (child process). ``embedder`` defaults to the profile's; ``extra`` adds
     spec keys (embedding_cache, wipe_cache, load_model); ``tag`` names the step (and its memo key)."""
-    spec = {"data_root": str(root), "embedder": embedder or b.profile.index_embedder, "turns": turns,
-            "queries": queries, **(extra or {})}
-    res = b.step(f"index build {root.name} ({turns or 'all'} turns, {queries if queries is not None else 'all'} "
-                 f"queries, {spec['embedder']}{', ' + tag if tag else ''})", "bench.index:index_step", spec,
-                 key=f"index|{root.name}|{turns}|{queries}|{spec['embedder']}|{tag}")
+    spec = {
+        "data_root": str(root),
+        "embedder": embedder or b.profile.index_embedder,
+        "turns": turns,
+        "queries": queries,
+        **(extra or {}),
+    }
+    res = b.step(
+        f"index build {root.name} ({turns or 'all'} turns, {queries if queries is not None else 'all'} "
+        f"queries, {spec['embedder']}{', ' + tag if tag else ''})",
+        "bench.index:index_step",
+        spec,
+        key=f"index|{root.name}|{turns}|{queries}|{spec['embedder']}|{tag}",
+    )
     return {"what": f"{spec['embedder']} over {root.name}", **res}
 
 
@@ -131,14 +164,19 @@ def measure(b: Bench) -> WorkloadResult:
     started = now_iso()
     root = b.dataset(p.data_scale)
     res = WorkloadResult("index", f"index: {p.index_embedder} index build and retrieval latency — {p.name}", COLUMNS)
-    res.settings = {"embedder": p.index_embedder, "turns": p.index_turns or "all",
-                    "queries": p.index_queries if p.index_queries is not None else "all", "top_k": TOP_K,
-                    "torch_threads": "h2hmem.embed._minilm.torch_threads() (= CPUs this process may use)"}
+    res.settings = {
+        "embedder": p.index_embedder,
+        "turns": p.index_turns or "all",
+        "queries": p.index_queries if p.index_queries is not None else "all",
+        "top_k": TOP_K,
+        "torch_threads": "h2hmem.embed._minilm.torch_threads() (= CPUs this process may use)",
+    }
     row = index_row(b, root, p.index_turns, p.index_queries)
     res.rows.append(row)
     goal = BUILD_GOAL_S * row["turns"] / 7078  # the goal is stated for all 7,078 turns
-    res.targets.append(Target(f"index build of {row['turns']:,} turns", f"< {goal:.0f} s", row["build_s"], "s",
-                              row["build_s"] < goal))
+    res.targets.append(
+        Target(f"index build of {row['turns']:,} turns", f"< {goal:.0f} s", row["build_s"], "s", row["build_s"] < goal)
+    )
     b.write(res, started)
     return res
 

@@ -35,8 +35,9 @@ class SequentialChat:
         self.count_tokens = facts.count_tokens
         self.usage = Usage()
 
-    async def chat(self, messages: list[Message], config: GenerationConfig | None = None, *,
-                   stage: str = "answer") -> ChatResult:
+    async def chat(
+        self, messages: list[Message], config: GenerationConfig | None = None, *, stage: str = "answer"
+    ) -> ChatResult:
         from h2hmem.llm._images import flatten_text, prepare_messages
 
         config = config or GenerationConfig()
@@ -45,16 +46,29 @@ class SequentialChat:
         wire = [{"role": m.role, "content": flatten_text(m.content)} for m in messages]
         t0 = time.perf_counter()
         extra = {"top_p": config.top_p} if config.top_p is not None else {}
-        resp = self.client.chat.completions.create(model=self.model, messages=wire,  # type: ignore[arg-type]
-                                                   temperature=config.temperature, max_tokens=config.max_tokens,
-                                                   **extra)
+        resp = self.client.chat.completions.create(
+            model=self.model,
+            messages=wire,  # type: ignore[arg-type]
+            temperature=config.temperature,
+            max_tokens=config.max_tokens,
+            **extra,
+        )
         latency = time.perf_counter() - t0
         u = resp.usage
-        usage = Usage(prompt_tokens=u.prompt_tokens if u else 0, completion_tokens=u.completion_tokens if u else 0,
-                      calls=1, latency_s=latency)
+        usage = Usage(
+            prompt_tokens=u.prompt_tokens if u else 0,
+            completion_tokens=u.completion_tokens if u else 0,
+            calls=1,
+            latency_s=latency,
+        )
         self.usage = self.usage + usage
-        return ChatResult(text=resp.choices[0].message.content or "", model=self.spec, usage=usage,
-                          latency_s=latency, finish_reason=resp.choices[0].finish_reason)
+        return ChatResult(
+            text=resp.choices[0].message.content or "",
+            model=self.spec,
+            usage=usage,
+            latency_s=latency,
+            finish_reason=resp.choices[0].finish_reason,
+        )
 
 
 def reference_step(spec: dict[str, Any]) -> dict[str, Any]:
@@ -84,8 +98,9 @@ def reference_step(spec: dict[str, Any]) -> dict[str, Any]:
         qs = [q for q in questions if q.split == d.split and q.dialogue == d.name]
         if not qs:
             continue
-        ctx = MemoryContext(dialogue_id=d.id, chat=chat, captions=captions(d.split, d.name),
-                            embedder_factory=lambda: embedder)
+        ctx = MemoryContext(
+            dialogue_id=d.id, chat=chat, captions=captions(d.split, d.name), embedder_factory=lambda: embedder
+        )
         memory = method_cls(ctx)
         for s in d.sessions:
             loop.run_until_complete(memory.observe(s))
@@ -96,6 +111,11 @@ def reference_step(spec: dict[str, Any]) -> dict[str, Any]:
     wall = time.perf_counter() - t0
     cpu = time.process_time() - cpu0
     loop.close()
-    return {"wall_s": round(wall, 3), "cpu_s": round(cpu, 3), "questions": len(results),
-            "client_calls": chat.usage.calls, "prompt_tokens": chat.usage.prompt_tokens,
-            "completion_tokens": chat.usage.completion_tokens}
+    return {
+        "wall_s": round(wall, 3),
+        "cpu_s": round(cpu, 3),
+        "questions": len(results),
+        "client_calls": chat.usage.calls,
+        "prompt_tokens": chat.usage.prompt_tokens,
+        "completion_tokens": chat.usage.completion_tokens,
+    }

@@ -28,9 +28,12 @@ from h2hmem.llm import ChatResult, Usage
 
 BASELINES = ("full-text", "naive-rag", "a-mem", "full-mm", "murag", "ngm")
 ABLATION: tuple[tuple[str, dict[str, Any]], ...] = (
-    *((f"h2h −{c}", {c: False}) for c in ("bm25", "context", "speakers", "time_anchors", "pictures", "decompose",
-                                          "clean_query", "recency")),
-    ("h2h +session_prior", {"session_prior": True}), ("h2h +session_cap=3", {"session_cap": 3}),
+    *(
+        (f"h2h −{c}", {c: False})
+        for c in ("bm25", "context", "speakers", "time_anchors", "pictures", "decompose", "clean_query", "recency")
+    ),
+    ("h2h +session_prior", {"session_prior": True}),
+    ("h2h +session_cap=3", {"session_cap": 3}),
 )
 FIELDS = ("turn_recall@5", "turn_ndcg@5", "hit@5")
 
@@ -62,13 +65,22 @@ def strip_question_images(src: Path, dst: Path) -> Path:
     return dst
 
 
-def run_method(data: Path, out: Path, labels: Path, method: str, params: dict[str, Any], run_id: str,
-               embedder: Any = None) -> dict:
+def run_method(
+    data: Path, out: Path, labels: Path, method: str, params: dict[str, Any], run_id: str, embedder: Any = None
+) -> dict:
     from h2hmem.metrics import evaluate_run
     from h2hmem.run import RunConfig, run_benchmark
 
-    config = RunConfig(data_root=data, method=method, method_params=params, out_dir=out, run_id=run_id,
-                       retrieval_only=True, model="fake:none", use_cache=False)
+    config = RunConfig(
+        data_root=data,
+        method=method,
+        method_params=params,
+        out_dir=out,
+        run_id=run_id,
+        retrieval_only=True,
+        model="fake:none",
+        use_cache=False,
+    )
     summary = run_benchmark(config, chat_model=FallbackNoteChat(), embedder=embedder, progress=False)
     if summary.failed:
         raise RuntimeError(f"{method}: {summary.failed} questions failed: {list(summary.failed_questions.items())[:3]}")

@@ -19,18 +19,34 @@ from .score import score_row
 
 LINEAR_GOAL = 1.2
 
-COLUMNS = [("what", "what"), ("base_n", "base n"), ("x10_n", "x10 n"), ("base_s", "base s"), ("x10_s", "x10 s"),
-           ("time_ratio", "x10 s ÷ 10·base s"), ("base_rss_mb", "base RSS MiB"), ("x10_rss_mb", "x10 RSS MiB"),
-           ("rss_x", "RSS ×"), ("rss_ratio", "x10 RSS ÷ 10·base RSS")]
+COLUMNS = [
+    ("what", "what"),
+    ("base_n", "base n"),
+    ("x10_n", "x10 n"),
+    ("base_s", "base s"),
+    ("x10_s", "x10 s"),
+    ("time_ratio", "x10 s ÷ 10·base s"),
+    ("base_rss_mb", "base RSS MiB"),
+    ("x10_rss_mb", "x10 RSS MiB"),
+    ("rss_x", "RSS ×"),
+    ("rss_ratio", "x10 RSS ÷ 10·base RSS"),
+]
 
 
 def _pair(what: str, n_key: str, t_key: str, base: dict[str, Any], big: dict[str, Any]) -> dict[str, Any]:
-    return {"what": what, "base_n": base[n_key], "x10_n": big[n_key], "base_s": base[t_key], "x10_s": big[t_key],
-            "time_ratio": round(ratio(big[t_key], 10 * base[t_key]) or 0, 3),
-            "base_rss_mb": base["peak_rss_mb"], "x10_rss_mb": big["peak_rss_mb"],
-            "rss_x": round(big["peak_rss_mb"] / base["peak_rss_mb"], 2),
-            "rss_ratio": round(big["peak_rss_mb"] / (10 * base["peak_rss_mb"]), 3),
-            "items_ratio": round(big[n_key] / base[n_key], 3)}
+    return {
+        "what": what,
+        "base_n": base[n_key],
+        "x10_n": big[n_key],
+        "base_s": base[t_key],
+        "x10_s": big[t_key],
+        "time_ratio": round(ratio(big[t_key], 10 * base[t_key]) or 0, 3),
+        "base_rss_mb": base["peak_rss_mb"],
+        "x10_rss_mb": big["peak_rss_mb"],
+        "rss_x": round(big["peak_rss_mb"] / base["peak_rss_mb"], 2),
+        "rss_ratio": round(big["peak_rss_mb"] / (10 * base["peak_rss_mb"]), 3),
+        "items_ratio": round(big[n_key] / base[n_key], 3),
+    }
 
 
 def measure(b: Bench) -> WorkloadResult:
@@ -55,8 +71,12 @@ def measure(b: Bench) -> WorkloadResult:
     with MockServerProcess(p.latency_s) as srv:
         for method in p.methods:
             # the base is the median of the run workload's repeated runs (shared in `all`); x10 runs once
-            base = median_of([harness_row(b, srv, base_root, method, TARGET_C, base_q,
-                                          tag=f"cold #{i + 1}" if i else "cold") for i in range(p.repeats)])
+            base = median_of(
+                [
+                    harness_row(b, srv, base_root, method, TARGET_C, base_q, tag=f"cold #{i + 1}" if i else "cold")
+                    for i in range(p.repeats)
+                ]
+            )
             big = harness_row(b, srv, big_root, method, TARGET_C, big_q)
             res.rows.append(_pair(f"{method} run C={TARGET_C}", "questions", "wall_s", base, big))
     if p.scale_index:
@@ -64,9 +84,11 @@ def measure(b: Bench) -> WorkloadResult:
         big = index_row(b, big_root, big_t, index_q)
         res.rows.append(_pair(f"index build ({p.index_embedder})", "turns", "build_s", base, big))
     else:
-        res.notes.append("index build not repeated at 10×: MiniLM embeds each turn independently (batches of 64), "
-                         "so its cost is turns ÷ (turns/s of the index workload); 70,780 turns would take ~10× "
-                         "the full build on shared CPUs for no new information")
+        res.notes.append(
+            "index build not repeated at 10×: MiniLM embeds each turn independently (batches of 64), "
+            "so its cost is turns ÷ (turns/s of the index workload); 70,780 turns would take ~10× "
+            "the full build on shared CPUs for no new information"
+        )
     base = score_row(b, base_root, base_q if p.scale_mode != "x10" else p.score_questions)
     big = score_row(b, big_root, big_q if p.scale_mode != "x10" else p.score_questions)
     res.rows.append(_pair("lexical scoring", "questions", "lexical_s", base, big))
@@ -75,9 +97,15 @@ def measure(b: Bench) -> WorkloadResult:
     for r in res.rows:
         if abs(r["items_ratio"] - 10) > 0.5:
             res.notes.append(f"{r['what']}: x10 has {r['items_ratio']}× the items of base, not 10×")
-        res.targets.append(Target(f"{r['what']}: time", f"≤ {LINEAR_GOAL}× linear", r["time_ratio"], "",
-                                  r["time_ratio"] <= LINEAR_GOAL))
-        res.targets.append(Target(f"{r['what']}: peak RSS", f"≤ {LINEAR_GOAL}× linear", r["rss_ratio"], "",
-                                  r["rss_ratio"] <= LINEAR_GOAL))
+        res.targets.append(
+            Target(
+                f"{r['what']}: time", f"≤ {LINEAR_GOAL}× linear", r["time_ratio"], "", r["time_ratio"] <= LINEAR_GOAL
+            )
+        )
+        res.targets.append(
+            Target(
+                f"{r['what']}: peak RSS", f"≤ {LINEAR_GOAL}× linear", r["rss_ratio"], "", r["rss_ratio"] <= LINEAR_GOAL
+            )
+        )
     b.write(res, started)
     return res

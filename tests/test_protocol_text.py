@@ -9,12 +9,25 @@ from h2hmem._protocol_text import load_protocol_text
 COMMIT = "b6070899e9c20949f2f8d585f8a19062bb6faafb"
 
 
-@pytest.mark.parametrize("package,name,path,start,end", [
-    ("h2hmem.caption", "official_caption_prompt.txt", "caption/gpt_4o_caption.py",
-     "Please describe this image in a concise manner", "it will be truncated."),
-    ("h2hmem.metrics", "official_judge_prompt.txt", "evaluate_metrics/LLM-as-judge/LLM_as_judge.py",
-     "You are an impartial judge evaluating", "Here are the questions to evaluate:\n"),
-])
+@pytest.mark.parametrize(
+    "package,name,path,start,end",
+    [
+        (
+            "h2hmem.caption",
+            "official_caption_prompt.txt",
+            "caption/gpt_4o_caption.py",
+            "Please describe this image in a concise manner",
+            "it will be truncated.",
+        ),
+        (
+            "h2hmem.metrics",
+            "official_judge_prompt.txt",
+            "evaluate_metrics/LLM-as-judge/LLM_as_judge.py",
+            "You are an impartial judge evaluating",
+            "Here are the questions to evaluate:\n",
+        ),
+    ],
+)
 def test_official_strings_name_their_source(package, name, path, start, end):
     data = load_protocol_text(package, name)
     assert data.source == f"varib1/H2HMEM {path} @ {COMMIT}"

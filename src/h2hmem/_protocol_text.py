@@ -32,7 +32,7 @@ class ProtocolText:
     """The ``# source:`` header: repository, file and commit."""
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def load_protocol_text(package: str, name: str) -> ProtocolText:
     """Read the protocol data file ``name`` of ``package`` (e.g. ``"h2hmem.caption"``).
 
@@ -44,7 +44,7 @@ def load_protocol_text(package: str, name: str) -> ProtocolText:
     head, sep, body = raw.partition(f"\n{_SEPARATOR}\n")
     if not sep:
         raise ValueError(f"{package}/{name}: no line '{_SEPARATOR}' separating the header from the text")
-    sources = [line[len("# source:"):].strip() for line in head.splitlines() if line.startswith("# source:")]
+    sources = [line[len("# source:") :].strip() for line in head.splitlines() if line.startswith("# source:")]
     if not sources:
         raise ValueError(f"{package}/{name}: the header names no source ('# source: repo path @ commit')")
     return ProtocolText(text=body[:-1] if body.endswith("\n") else body, source=sources[0])

@@ -93,8 +93,9 @@ def test_warm_rerun_makes_no_model_calls(tiny_results):
 def test_transcripts_workload_measures_the_file_it_wrote(tmp_path):
     quiet = Console(file=open(os.devnull, "w"))
     tiny = dataclasses.replace(PROFILES["tiny"], methods=("full-text",))
-    (res,) = run_workloads(["transcripts"], tiny, results_dir=tmp_path / "results", data_dir=tmp_path / "data",
-                           console=quiet)
+    (res,) = run_workloads(
+        ["transcripts"], tiny, results_dir=tmp_path / "results", data_dir=tmp_path / "data", console=quiet
+    )
     rows = {r["step"]: r for r in res.rows}
     on, off = rows["transcripts on"], rows["transcripts off"]
     path = Path(on["run_dir"]) / "transcripts.jsonl.gz"
@@ -103,17 +104,20 @@ def test_transcripts_workload_measures_the_file_it_wrote(tmp_path):
     assert on["bytes_per_question"] == round(on["file_bytes"] / 60) and on["compression"] > 1.5
     levels = [rows[f"encoder, zlib level {n}"] for n in (1, 6, 9)]
     assert levels[0]["file_mb"] == round(on["file_bytes"] / 1e6, 2)  # level 1 is what the writer used
-    assert [t.name for t in res.targets] == ["full-text: wall-time overhead of transcripts at C=32",
-                                             "full-text: harness CPU added by transcripts",
-                                             "full-text: transcripts of the whole dataset (2,236 questions)"]
+    assert [t.name for t in res.targets] == [
+        "full-text: wall-time overhead of transcripts at C=32",
+        "full-text: harness CPU added by transcripts",
+        "full-text: transcripts of the whole dataset (2,236 questions)",
+    ]
 
 
 def test_embed_workload_counts_cold_and_cached(tmp_path):
     """The ``embed`` workload in tiny mode (hashed stand-in behind the real embedding cache): the
     cold rows compute every distinct text, the warm rows compute none and read them all back."""
     quiet = Console(file=open(os.devnull, "w"))
-    (res,) = run_workloads(["embed"], PROFILES["tiny"], results_dir=tmp_path / "r", data_dir=tmp_path / "d",
-                           console=quiet)
+    (res,) = run_workloads(
+        ["embed"], PROFILES["tiny"], results_dir=tmp_path / "r", data_dir=tmp_path / "d", console=quiet
+    )
     rows = {r["what"].split(":")[0].split(",")[-1].strip(): r for r in res.rows}
     cold, warm = rows["index cold"], rows["index warm"]
     assert cold["turns"] == warm["turns"] > 0 and cold["build_cache_hits"] == 0

@@ -20,8 +20,13 @@ def font(size: int = 40) -> ImageFont.ImageFont:
     return ImageFont.load_default(size=size)
 
 
-def render_text_image(path: Path, lines: list[str], size: tuple[int, int] = (900, 400), fmt: str | None = None,
-                      exif_date: str | None = None) -> Path:
+def render_text_image(
+    path: Path,
+    lines: list[str],
+    size: tuple[int, int] = (900, 400),
+    fmt: str | None = None,
+    exif_date: str | None = None,
+) -> Path:
     """Dark text on a light background, one line per entry, legible at 40 px."""
     img = Image.new("RGB", size, (245, 245, 240))
     draw = ImageDraw.Draw(img)
@@ -40,8 +45,13 @@ def render_text_image(path: Path, lines: list[str], size: tuple[int, int] = (900
     return path
 
 
-def write_dialogue(root: Path, split: str, dialogue: str, sessions: dict[str, list[str]],
-                   question_images: dict[str, list[str]] | None = None) -> None:
+def write_dialogue(
+    root: Path,
+    split: str,
+    dialogue: str,
+    sessions: dict[str, list[str]],
+    question_images: dict[str, list[str]] | None = None,
+) -> None:
     """A dialogue whose session ``K`` has one turn per image name in ``sessions[K]`` and one question
     per entry of ``question_images[K]`` (an image name, possibly ``sessionJ/<file>``)."""
     scenes = root / split / dialogue / "scenes"
@@ -49,12 +59,21 @@ def write_dialogue(root: Path, split: str, dialogue: str, sessions: dict[str, li
     for i, (sname, images) in enumerate(sorted(sessions.items())):
         sdir = scenes / sname
         sdir.mkdir(parents=True, exist_ok=True)
-        turns = [{"role": "Ann" if j % 2 == 0 else "Bo", "content": {"text": f"look {j}", "image": img}}
-                 for j, img in enumerate(images)] or [{"role": "Ann", "content": {"text": "hi", "image": ""}}]
+        turns = [
+            {"role": "Ann" if j % 2 == 0 else "Bo", "content": {"text": f"look {j}", "image": img}}
+            for j, img in enumerate(images)
+        ] or [{"role": "Ann", "content": {"text": "hi", "image": ""}}]
         (sdir / "session.json").write_text(json.dumps({"timeline_date": f"2024-01-{i + 1:02d}", "dialogue": turns}))
     for sname, imgs in {**{s: [] for s in sessions}, **question_images}.items():
-        qs = [{"question": {"text": f"What is in image {k}?", "image": img}, "original_answer": "x",
-               "answer_session": [sname], "question_type": {"sub_type": "Retrieval"}} for k, img in enumerate(imgs)]
+        qs = [
+            {
+                "question": {"text": f"What is in image {k}?", "image": img},
+                "original_answer": "x",
+                "answer_session": [sname],
+                "question_type": {"sub_type": "Retrieval"},
+            }
+            for k, img in enumerate(imgs)
+        ]
         (scenes / sname).mkdir(parents=True, exist_ok=True)
         (scenes / sname / "questions.json").write_text(json.dumps({"questions": qs}))
 

@@ -15,13 +15,22 @@ def text_dataset(tmp_path: Path) -> tuple[Path, dict[str, list[str]]]:
     by a question (deduplicated). Returns ``(root, {image id: rendered lines})``."""
     root = tmp_path / "ds"
     truth: dict[str, list[str]] = {}
-    layout = [("dyadic", "dialogue1", "session1", "1.png"), ("dyadic", "dialogue1", "session1", "2.jpg"),
-              ("dyadic", "dialogue1", "session2", "1.png"), ("multi-party", "dialogue1", "session1", "1.png"),
-              ("multi-party", "dialogue1", "session1", "img3.jpg")]
+    layout = [
+        ("dyadic", "dialogue1", "session1", "1.png"),
+        ("dyadic", "dialogue1", "session1", "2.jpg"),
+        ("dyadic", "dialogue1", "session2", "1.png"),
+        ("multi-party", "dialogue1", "session1", "1.png"),
+        ("multi-party", "dialogue1", "session1", "img3.jpg"),
+    ]
     for (split, dlg, sess, file), lines in zip(layout, WORDS):
         render_text_image(root / split / dlg / "scenes" / sess / "image" / file, lines)
         truth[f"{split}/{dlg}/{sess}/{file}"] = lines
-    write_dialogue(root, "dyadic", "dialogue1", {"session1": ["1.png", "2.jpg"], "session2": ["1.png"]},
-                   {"session1": ["1.png"], "session0": ["session2/1.png"]})
+    write_dialogue(
+        root,
+        "dyadic",
+        "dialogue1",
+        {"session1": ["1.png", "2.jpg"], "session2": ["1.png"]},
+        {"session1": ["1.png"], "session0": ["session2/1.png"]},
+    )
     write_dialogue(root, "multi-party", "dialogue1", {"session1": ["1.png", "img3.jpg"]})
     return root, truth

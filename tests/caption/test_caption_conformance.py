@@ -20,7 +20,9 @@ from h2hmem.caption import CaptionSettings, CaptionStore, ImageId, caption_datas
 from h2hmem.llm import RetryPolicy, load_chat_model
 from h2hmem.testing import MockOpenAIServer
 
-FIXTURE = json.loads((Path(__file__).parent / "fixtures" / "official_caption_requests.json").read_text(encoding="utf-8"))
+FIXTURE = json.loads(
+    (Path(__file__).parent / "fixtures" / "official_caption_requests.json").read_text(encoding="utf-8")
+)
 CASES = FIXTURE["captions"]
 FAST = RetryPolicy(max_retries=0, initial_backoff_s=0.01, max_backoff_s=0.02)
 
@@ -58,7 +60,10 @@ def test_paper_sends_the_official_request_and_stores_the_official_caption(offici
         assert rec.final_text == official["final_text"], c["image"]
         stats = rec.description["token_stats"]
         assert (stats["original_tokens"], stats["was_truncated"], stats["limit"]) == (
-            official["token_stats"]["original_tokens"], official["token_stats"]["was_truncated"], 256)
+            official["token_stats"]["original_tokens"],
+            official["token_stats"]["was_truncated"],
+            256,
+        )
         assert rec.model_info["preset"] == "paper" and rec.model_info["options"] == CaptionSettings().options()
 
 
@@ -78,7 +83,8 @@ def test_packaged_prompt_is_the_recorded_text_part():
     text_part = CASES[0]["request"]["messages"][0]["content"][0]
     assert text_part == {"type": "text", "text": official_prompt().replace("{max_tokens}", "256")}
     assert CaptionSettings(max_tokens=100).rendered_prompt.startswith(
-        "Please describe this image in a concise manner, ensuring the description does not exceed 100 tokens.")
+        "Please describe this image in a concise manner, ensuring the description does not exceed 100 tokens."
+    )
 
 
 def test_harmonized_keeps_the_prose_prompt_and_jpeg_and_keys_differ(official_images, tmp_path):
@@ -94,8 +100,15 @@ def test_harmonized_keeps_the_prose_prompt_and_jpeg_and_keys_differ(official_ima
         again = caption_dataset(official_images, model, out_dir=caps, progress=False)
         assert (again.cached, again.captioned) == (0, 3) and srv.calls == 6
         # one option overridden on its own: raw bytes with the harmonized prompt
-        caption_dataset(official_images, model, out_dir=tmp_path / "c2", progress=False, preset="harmonized",
-                        options={"image_encoding": "raw"}, split="dyadic")
+        caption_dataset(
+            official_images,
+            model,
+            out_dir=tmp_path / "c2",
+            progress=False,
+            preset="harmonized",
+            options={"image_encoding": "raw"},
+            split="dyadic",
+        )
         text, image = srv.requests[-1]["messages"][0]["content"]
         assert image["image_url"]["url"].startswith("data:image/png;base64,")
         assert text["text"].startswith("Describe this image in one concise paragraph")
@@ -114,7 +127,9 @@ def test_raw_bytes_never_crash_on_huge_or_odd_files(official_images, tmp_path, m
         s = caption_dataset(official_images, model, out_dir=tmp_path / "caps", progress=False)
         assert srv.calls == 0
     reasons = {f.image.rsplit("/", 1)[-1]: f.reason for f in s.failures}
-    assert s.failed == 3 and "not a recognised image" in reasons["2.png"] and "image_encoding=jpeg1024" in reasons["1.png"]
+    assert (
+        s.failed == 3 and "not a recognised image" in reasons["2.png"] and "image_encoding=jpeg1024" in reasons["1.png"]
+    )
     # MIME subtype from the extension, as the official map has it (unknown extensions: jpeg)
     for name, subtype in (("a.JPG", "jpeg"), ("a.webp", "webp"), ("a.tiff", "jpeg"), ("a.bmp", "bmp")):
         (tmp_path / name).write_bytes(b"xyz")
@@ -128,9 +143,23 @@ def test_cli_preset_and_option_flags(official_images, tmp_path, monkeypatch):
 
     monkeypatch.setenv("H2HMEM_CACHE_DIR", str(tmp_path / "cache"))
     with MockOpenAIServer(responder=lambda body: "word " * 300) as srv:
-        args = ["caption", str(official_images), "--model", "openai:gpt-4o", "--base-url", srv.base_url,
-                "--captions-dir", str(tmp_path / "caps"), "--json", "--preset", "harmonized",
-                "--image-encoding", "raw", "--truncation-marker", " [cut]"]
+        args = [
+            "caption",
+            str(official_images),
+            "--model",
+            "openai:gpt-4o",
+            "--base-url",
+            srv.base_url,
+            "--captions-dir",
+            str(tmp_path / "caps"),
+            "--json",
+            "--preset",
+            "harmonized",
+            "--image-encoding",
+            "raw",
+            "--truncation-marker",
+            " [cut]",
+        ]
         r = CliRunner().invoke(app, args)
         assert r.exit_code == 0, r.output
         out = json.loads(r.output)

@@ -22,7 +22,7 @@ def _named_images(root: Path) -> set[str]:
         split, dlg, _, sess = qf.parent.relative_to(root).parts
         for q in json.loads(qf.read_text(encoding="utf-8"))["questions"]:
             value = q["question"].get("image") or ""
-            for v in (value if isinstance(value, list) else value.split(",")):
+            for v in value if isinstance(value, list) else value.split(","):
                 v = v.strip()
                 if v:
                     out.add(f"{split}/{dlg}/{v}" if "/" in v else f"{split}/{dlg}/{sess}/{v}")

@@ -6,12 +6,11 @@ import json
 import re
 from pathlib import Path
 
+from caption_helpers import render_text_image, write_dialogue
 from PIL import Image
 
 from h2hmem.caption import CaptionStore, ImageFacts, ImageId, caption_dataset, image_facts, open_image
 from h2hmem.llm import count_tokens, truncate_tokens
-
-from caption_helpers import render_text_image, write_dialogue
 
 
 def _words(text: str) -> list[str]:
@@ -73,8 +72,12 @@ def test_truncation_to_max_tokens(text_dataset, tmp_path):
     full, final = data["description"]["full_text"], data["description"]["final_text"]
     stats = data["description"]["token_stats"]
     assert final == truncate_tokens(full, 8) and full.startswith(final) and len(final) < len(full)
-    assert stats == {"original_tokens": count_tokens(full), "final_tokens": count_tokens(final),
-                     "was_truncated": True, "limit": 8}
+    assert stats == {
+        "original_tokens": count_tokens(full),
+        "final_tokens": count_tokens(final),
+        "was_truncated": True,
+        "limit": 8,
+    }
     assert count_tokens(final) <= 8
     assert data["image_info"]["filename"] == "1.png" and len(data["image_info"]["sha256"]) == 64
     assert data["model_info"]["model"] == "ocr" and data["model_info"]["identity"].startswith("ocr/tesseract-")
@@ -88,7 +91,9 @@ def test_bad_image_files_are_recorded_failures(tmp_path):
     img.joinpath("junk.png").write_bytes(b"this is not an image at all" * 10)
     png = (img / "good.png").read_bytes()
     img.joinpath("cut.png").write_bytes(png[: len(png) // 2])
-    write_dialogue(root, "dyadic", "dialogue1", {"session1": ["good.png", "empty.png", "junk.png", "cut.png", "gone.png"]})
+    write_dialogue(
+        root, "dyadic", "dialogue1", {"session1": ["good.png", "empty.png", "junk.png", "cut.png", "gone.png"]}
+    )
     caps = tmp_path / "caps"
     s = caption_dataset(root, "ocr", out_dir=caps, progress=False)
     assert (s.images, s.captioned, s.failed, s.missing) == (5, 1, 3, 1)
@@ -98,8 +103,9 @@ def test_bad_image_files_are_recorded_failures(tmp_path):
     assert reasons["cut.png"].startswith("corrupt or truncated image data")
     assert s.missing_images == ["dyadic/dialogue1/session1/gone.png"]
     report = json.loads((caps / "caption_failures.json").read_text())
-    assert sorted(f["image"] for f in report["failed"]) == [f"dyadic/dialogue1/session1/{n}" for n in
-                                                           ("cut.png", "empty.png", "junk.png")]
+    assert sorted(f["image"] for f in report["failed"]) == [
+        f"dyadic/dialogue1/session1/{n}" for n in ("cut.png", "empty.png", "junk.png")
+    ]
     assert report["missing"] == ["dyadic/dialogue1/session1/gone.png"]
     # a rerun retries only the failed ones (the good caption is cached)
     again = caption_dataset(root, "ocr", out_dir=caps, progress=False)

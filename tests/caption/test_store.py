@@ -10,12 +10,21 @@ from h2hmem.data import ImageRef
 from h2hmem.memory._protocol import MemoryContext
 
 OFFICIAL = {  # the official captioner's shape, trimmed to what a reader may rely on
-    "id": "1b9e", "success": True, "timestamp": "2025-05-01T10:00:00",
-    "image_info": {"path": "/home/x/dataset/dyadic/dialogue5/scenes/session2/image/3.png", "filename": "3.png",
-                   "size": 123, "modified_time": "2025-05-01T09:00:00"},
+    "id": "1b9e",
+    "success": True,
+    "timestamp": "2025-05-01T10:00:00",
+    "image_info": {
+        "path": "/home/x/dataset/dyadic/dialogue5/scenes/session2/image/3.png",
+        "filename": "3.png",
+        "size": 123,
+        "modified_time": "2025-05-01T09:00:00",
+    },
     "model_info": {"model": "gpt-4o", "detail_level": "auto", "caption_max_tokens": 256},
-    "description": {"full_text": "A cat on a sofa.", "final_text": "A cat on a sofa.",
-                    "token_stats": {"original_tokens": 6, "final_tokens": 6, "was_truncated": False, "limit": 256}},
+    "description": {
+        "full_text": "A cat on a sofa.",
+        "final_text": "A cat on a sofa.",
+        "token_stats": {"original_tokens": 6, "final_tokens": 6, "was_truncated": False, "limit": 256},
+    },
 }
 
 
@@ -25,8 +34,12 @@ def _layout(root: Path) -> Path:
 
 
 def _record(text: str, file: str, key: str = "k") -> CaptionRecord:
-    return CaptionRecord(image_info={"filename": file}, model_info={"model": "ocr"},
-                         description={"full_text": text, "final_text": text}, cache_key=key)
+    return CaptionRecord(
+        image_info={"filename": file},
+        model_info={"model": "ocr"},
+        description={"full_text": text, "final_text": text},
+        cache_key=key,
+    )
 
 
 def test_reads_official_caption_file(tmp_path):
@@ -42,8 +55,11 @@ def test_reads_official_caption_file(tmp_path):
     assert store.get(ImageId("dyadic", "dialogue5", "session1", "3.png")) is None  # other session
     assert store.get(ImageId("dyadic", "dialogue6", "session2", "3.png")) is None  # other dialogue
     # the runner passes this callable as MemoryContext.captions
-    ctx = MemoryContext(dialogue_id="dyadic/dialogue5", chat=None,  # type: ignore[arg-type]
-                        captions=store.for_dialogue("dyadic", "dialogue5"))
+    ctx = MemoryContext(
+        dialogue_id="dyadic/dialogue5",
+        chat=None,  # type: ignore[arg-type]
+        captions=store.for_dialogue("dyadic", "dialogue5"),
+    )
     assert ctx.captions(ImageRef(session="session2", file="3.png")) == "A cat on a sofa."
     assert ctx.captions(ImageRef(session="session2", file="9.png")) is None
     assert not store.issues.issues
@@ -75,8 +91,10 @@ def test_dataset_root_first_then_captions_dir(tmp_path):
     look = store.for_dialogue("dyadic", "dialogue5")
     assert look(ImageRef(session="session2", file="3.png")) == "A cat on a sofa."  # dataset root wins
     assert look(ImageRef(session="session2", file="5.png")) == "only ours"
-    assert [r.final_text for r in store.records(ImageId("dyadic", "dialogue5", "session2", "3.png"))] == \
-        ["A cat on a sofa.", "ours"]
+    assert [r.final_text for r in store.records(ImageId("dyadic", "dialogue5", "session2", "3.png"))] == [
+        "A cat on a sofa.",
+        "ours",
+    ]
 
 
 def test_same_stem_images_do_not_collide(tmp_path):
@@ -102,5 +120,6 @@ def test_malformed_caption_file_is_reported_not_raised(tmp_path):
     issues = store.issues.issues
     assert [(i.code, i.file) for i in issues] == [
         ("bad-caption-file", "dyadic/dialogue5/scenes/session2/caption/1.json"),
-        ("bad-caption-file", "dyadic/dialogue5/scenes/session2/caption/2.json")]
+        ("bad-caption-file", "dyadic/dialogue5/scenes/session2/caption/2.json"),
+    ]
     assert issues[1].field == "description.final_text"

@@ -21,8 +21,9 @@ def test_ocr_on_synthetic_small_dataset(tmp_path):
     r = CliRunner().invoke(app, ["data", "synth", str(root), "--scale", "small", "--seed", "0"])
     assert r.exit_code == 0, r.output
     meta = json.loads((root / "synth_meta.json").read_text(encoding="utf-8"))["images"]
-    r = CliRunner().invoke(app, ["caption", str(root), "--model", "ocr", "--captions-dir", str(caps),
-                                 "--concurrency", "2", "--json"])
+    r = CliRunner().invoke(
+        app, ["caption", str(root), "--model", "ocr", "--captions-dir", str(caps), "--concurrency", "2", "--json"]
+    )
     assert r.exit_code == 0, r.output
     out = json.loads(r.output)
     assert (out["images"], out["captioned"], out["failed"], out["missing"]) == (len(meta), len(meta), 0, 0)

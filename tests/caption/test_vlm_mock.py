@@ -50,10 +50,19 @@ def test_captions_requests_usage_and_second_run_makes_no_calls(text_dataset, tmp
         store = CaptionStore(root, caps)
         for key in truth:
             split, dlg, sess, file = key.split("/")
-            assert store.get(ImageId(split, dlg, sess, file)) == expected_caption(root / split / dlg / "scenes" / sess / "image" / file)
+            assert store.get(ImageId(split, dlg, sess, file)) == expected_caption(
+                root / split / dlg / "scenes" / sess / "image" / file
+            )
         # usage: the mock counts cl100k tokens of the prompt + 85 per image, and of the answer
         pt = 5 * (count_tokens(prompt) + IMAGE_TOKENS)
-        ct = sum(count_tokens(expected_caption(root / k.split("/")[0] / k.split("/")[1] / "scenes" / k.split("/")[2] / "image" / k.split("/")[3])) for k in truth)
+        ct = sum(
+            count_tokens(
+                expected_caption(
+                    root / k.split("/")[0] / k.split("/")[1] / "scenes" / k.split("/")[2] / "image" / k.split("/")[3]
+                )
+            )
+            for k in truth
+        )
         assert (s.usage.calls, s.usage.prompt_tokens, s.usage.completion_tokens) == (5, pt, ct)
         p_in, p_out = price_for("gpt-4o")
         assert abs(s.usage.cost_usd - (pt * p_in + ct * p_out) / 1e6) < 1e-12
@@ -85,7 +94,9 @@ def test_server_errors_on_one_image_are_recorded_and_only_it_is_retried(text_dat
         assert image_url(srv.requests[-1]) == bad_url
         assert (rerun.captioned, rerun.cached, rerun.failed) == (1, 4, 0)
         assert json.loads((caps / "caption_failures.json").read_text())["failed"] == []
-        assert CaptionStore(root, caps).get(ImageId("dyadic", "dialogue1", "session2", "1.png")) == expected_caption(bad)
+        assert CaptionStore(root, caps).get(ImageId("dyadic", "dialogue1", "session2", "1.png")) == expected_caption(
+            bad
+        )
 
 
 def test_long_captions_cut_to_256_tokens(text_dataset, tmp_path):
@@ -108,16 +119,22 @@ def test_long_captions_cut_to_256_tokens(text_dataset, tmp_path):
 def test_request_cache_makes_repeated_calls_free(text_dataset, tmp_path):
     root, _ = text_dataset
     with MockOpenAIServer(responder=responder) as srv:
-        caption_dataset(root, _model(srv, cache=RequestCache(tmp_path / "req.sqlite")), out_dir=tmp_path / "a",
-                        progress=False)
+        caption_dataset(
+            root, _model(srv, cache=RequestCache(tmp_path / "req.sqlite")), out_dir=tmp_path / "a", progress=False
+        )
         assert srv.calls == 5
         # other captions folder: nothing to resume from, but every request is in the request cache
-        s = caption_dataset(root, _model(srv, cache=RequestCache(tmp_path / "req.sqlite")), out_dir=tmp_path / "b",
-                            progress=False)
+        s = caption_dataset(
+            root, _model(srv, cache=RequestCache(tmp_path / "req.sqlite")), out_dir=tmp_path / "b", progress=False
+        )
         assert srv.calls == 5
         assert (s.captioned, s.usage.calls, s.usage.cached_calls, s.usage.cost_usd) == (5, 0, 5, 0.0)
-        assert json.loads((tmp_path / "b/dyadic/dialogue1/scenes/session1/caption/1.json").read_text())["usage"][
-            "request_cached"] is True
+        assert (
+            json.loads((tmp_path / "b/dyadic/dialogue1/scenes/session1/caption/1.json").read_text())["usage"][
+                "request_cached"
+            ]
+            is True
+        )
 
 
 def test_cli_with_model_spec_and_base_url(text_dataset, tmp_path, monkeypatch):
@@ -125,8 +142,17 @@ def test_cli_with_model_spec_and_base_url(text_dataset, tmp_path, monkeypatch):
     monkeypatch.setenv("H2HMEM_CACHE_DIR", str(tmp_path / "cache"))
     caps = tmp_path / "caps"
     with MockOpenAIServer(responder=responder) as srv:
-        args = ["caption", str(root), "--model", "openai:gpt-4o", "--base-url", srv.base_url,
-                "--captions-dir", str(caps), "--json"]
+        args = [
+            "caption",
+            str(root),
+            "--model",
+            "openai:gpt-4o",
+            "--base-url",
+            srv.base_url,
+            "--captions-dir",
+            str(caps),
+            "--json",
+        ]
         r = CliRunner().invoke(app, args)
         assert r.exit_code == 0, r.output
         out = json.loads(r.output)
@@ -134,9 +160,26 @@ def test_cli_with_model_spec_and_base_url(text_dataset, tmp_path, monkeypatch):
         r = CliRunner().invoke(app, args)
         assert r.exit_code == 0 and json.loads(r.output)["cached"] == 5 and srv.calls == 5
         # --no-cache recaptions; options reach the request
-        r = CliRunner().invoke(app, ["caption", str(root), "--model", "openai:gpt-4o", "--base-url", srv.base_url,
-                                     "--captions-dir", str(caps), "--no-cache", "--split", "dyadic",
-                                     "--temperature", "0.2", "--max-tokens", "5"])
+        r = CliRunner().invoke(
+            app,
+            [
+                "caption",
+                str(root),
+                "--model",
+                "openai:gpt-4o",
+                "--base-url",
+                srv.base_url,
+                "--captions-dir",
+                str(caps),
+                "--no-cache",
+                "--split",
+                "dyadic",
+                "--temperature",
+                "0.2",
+                "--max-tokens",
+                "5",
+            ],
+        )
         assert r.exit_code == 0, r.output
         assert srv.calls == 5 + 3  # dyadic only: 3 images; --no-cache recaptions them
         assert srv.requests[-1]["temperature"] == 0.2

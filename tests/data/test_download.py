@@ -57,27 +57,49 @@ class _Hub(BaseHTTPRequestHandler):
         api = f"/api/datasets/{REPO}/"
         res = f"/datasets/{REPO}/resolve/"
         if path.startswith(api + "revision/"):
-            rev = path[len(api + "revision/"):]
+            rev = path[len(api + "revision/") :]
             if rev not in ("main", SHA):
                 return self._send(404, b"{}", {"X-Error-Code": "RevisionNotFound"})
-            return self._json({"id": REPO, "_id": "1", "sha": SHA, "private": False, "author": "varib",
-                               "siblings": [{"rfilename": p} for p in sorted(self.files)]})
+            return self._json(
+                {
+                    "id": REPO,
+                    "_id": "1",
+                    "sha": SHA,
+                    "private": False,
+                    "author": "varib",
+                    "siblings": [{"rfilename": p} for p in sorted(self.files)],
+                }
+            )
         if path.startswith(api + "tree/"):
             entries, dirs = [], set()
             for p in sorted(self.files):
                 parts = p.split("/")
                 dirs.update("/".join(parts[:i]) for i in range(1, len(parts)))
-                entries.append({"type": "file", "path": p, "size": len(self.files[p]),
-                                "oid": hashlib.sha1(self.files[p]).hexdigest()})
+                entries.append(
+                    {
+                        "type": "file",
+                        "path": p,
+                        "size": len(self.files[p]),
+                        "oid": hashlib.sha1(self.files[p]).hexdigest(),
+                    }
+                )
             entries += [{"type": "directory", "path": d, "oid": "0" * 40, "size": 0} for d in sorted(dirs)]
             return self._json(entries)
         if path.startswith(res):
-            rev, _, fname = path[len(res):].partition("/")
+            rev, _, fname = path[len(res) :].partition("/")
             if fname not in self.files or rev not in ("main", SHA):
                 return self._send(404, b"", {"X-Error-Code": "EntryNotFound"}, head)
             body = self.files[fname]
-            return self._send(200, body, {"X-Repo-Commit": SHA, "ETag": f'"{hashlib.sha256(body).hexdigest()}"',
-                                          "Content-Type": "application/octet-stream"}, head)
+            return self._send(
+                200,
+                body,
+                {
+                    "X-Repo-Commit": SHA,
+                    "ETag": f'"{hashlib.sha256(body).hexdigest()}"',
+                    "Content-Type": "application/octet-stream",
+                },
+                head,
+            )
         if path.startswith("/api/datasets/"):
             return self._send(404, b"{}", {"X-Error-Code": "RepoNotFound"}, head)
         return self._send(404, b"", {}, head)
@@ -104,8 +126,11 @@ def _serve(files: dict[str, bytes]):
 
 
 def _repo_files(root: Path, prefix: str) -> dict[str, bytes]:
-    return {prefix + p.relative_to(root).as_posix(): p.read_bytes()
-            for p in sorted(root.rglob("*")) if p.is_file() and p.parent != root}
+    return {
+        prefix + p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and p.parent != root
+    }
 
 
 @pytest.fixture(autouse=True)
@@ -140,7 +165,9 @@ def test_download_lays_out_splits(synth_small, tmp_path, prefix):
     api = [c for c in hub.log if c[1].startswith("/api/")]
     assert api == [("GET", f"/api/datasets/{REPO}/revision/main"), ("GET", f"/api/datasets/{REPO}/tree/{SHA}")]
     resolved = sorted(c for c in hub.log if not c[1].startswith("/api/"))
-    wanted = sorted((m, f"/datasets/{REPO}/resolve/{SHA}/{n}") for n in files if n != "README.md" for m in ("GET", "HEAD"))
+    wanted = sorted(
+        (m, f"/datasets/{REPO}/resolve/{SHA}/{n}") for n in files if n != "README.md" for m in ("GET", "HEAD")
+    )
     assert resolved == wanted
 
 

@@ -14,8 +14,17 @@ def test_sample_counts(sample_root):
     dy, mp = stats["splits"]["dyadic"], stats["splits"]["multi-party"]
     assert (dy["dialogues"], dy["questions"], dy["sessions"], dy["turns"], dy["image_turns"]) == (3, 289, 26, 489, 87)
     assert (mp["dialogues"], mp["questions"], mp["sessions"], mp["turns"], mp["image_turns"]) == (4, 152, 6, 456, 87)
-    assert stats["task_types"] == {"UPR": 71, "CRR": 77, "KR": 10, "TR": 10, "MCR": 63, "RET": 63,
-                                   "TTL": 46, "CD": 47, "AR": 54}
+    assert stats["task_types"] == {
+        "UPR": 71,
+        "CRR": 77,
+        "KR": 10,
+        "TR": 10,
+        "MCR": 63,
+        "RET": 63,
+        "TTL": 46,
+        "CD": 47,
+        "AR": 54,
+    }
 
 
 def test_sample_structure(sample_root):

@@ -36,8 +36,11 @@ def full(tmp_path_factory) -> Path:
 
 
 def _hashes(root: Path) -> dict[str, str]:
-    return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 def test_small_is_valid_with_expected_counts(small):
@@ -45,8 +48,14 @@ def test_small_is_valid_with_expected_counts(small):
     assert log.errors == []
     # warnings are only the realistic date oddities ("2024-02-20 (extra)")
     assert {i.code for i in log.warnings} <= {"odd-date"}
-    assert stats["splits"]["all"] == {"dialogues": 3, "sessions": 8, "absent_sessions": 0, "turns": 120,
-                                      "image_turns": 28, "questions": 60}
+    assert stats["splits"]["all"] == {
+        "dialogues": 3,
+        "sessions": 8,
+        "absent_sessions": 0,
+        "turns": 120,
+        "image_turns": 28,
+        "questions": 60,
+    }
     assert stats["splits"]["dyadic"]["dialogues"] == 2 and stats["splits"]["multi-party"]["dialogues"] == 1
     assert all(n > 0 for n in stats["task_types"].values()), stats["task_types"]
 
@@ -65,7 +74,12 @@ def test_full_matches_published_size_exactly(full):
     for split, size in FULL_SIZE.items():
         got = stats["splits"][split]
         assert (got["dialogues"], got["sessions"], got["turns"], got["image_turns"], got["questions"]) == (
-            size["dialogues"], size["sessions"], size["turns"], size["images"], size["questions"])
+            size["dialogues"],
+            size["sessions"],
+            size["turns"],
+            size["images"],
+            size["questions"],
+        )
     assert stats["splits"]["all"]["dialogues"] == 25
     assert stats["splits"]["all"]["sessions"] == 309
     assert stats["splits"]["all"]["turns"] == 7078
@@ -163,7 +177,15 @@ def test_session_files_have_the_public_keys(small):
         assert re.fullmatch(r"\d{4}-\d\d-\d\dT10:00:00\.000000", d["generated_at"])
     for f in small.glob("multi-party/*/scenes/*/session.json"):
         d = json.loads(f.read_text(encoding="utf-8"))
-        assert list(d) == ["session_id", "group_id", "target_turns", "actual_turns", "dialogue", "meta", "timeline_date"]
+        assert list(d) == [
+            "session_id",
+            "group_id",
+            "target_turns",
+            "actual_turns",
+            "dialogue",
+            "meta",
+            "timeline_date",
+        ]
         dia, ses = re.search(r"dialogue(\d+)/scenes/session(\d+)", f.as_posix()).groups()
         assert d["session_id"] == f"S{dia}-{ses}"
         assert d["actual_turns"] == len(d["dialogue"])
@@ -283,8 +305,11 @@ def test_question_images_resolve(full):
     assert all(r.exists for _, r in qimgs)
     pool = [(q, r) for q, r in qimgs if q.session == "session0"]
     assert pool and all(r.session != "session0" for _, r in pool)
-    assert all(q.original_question_id and q.original_question_id.startswith("CSQ")
-               for q in ds.questions if q.session == "session0")
+    assert all(
+        q.original_question_id and q.original_question_id.startswith("CSQ")
+        for q in ds.questions
+        if q.session == "session0"
+    )
 
 
 def test_images_are_real_and_match_meta(small):

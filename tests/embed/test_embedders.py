@@ -15,8 +15,11 @@ async def test_minilm_paraphrase_beats_unrelated(monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     emb = load_embedder("minilm")
     assert isinstance(emb, Embedder) and emb.dim == 384 and emb.name == "all-MiniLM-L6-v2"
-    texts = ["Alice adopted a cat named Almond last May.", "Last May, Alice took in a cat called Almond.",
-             "The quarterly budget meeting was moved to Thursday."]
+    texts = [
+        "Alice adopted a cat named Almond last May.",
+        "Last May, Alice took in a cat called Almond.",
+        "The quarterly budget meeting was moved to Thursday.",
+    ]
     v = await emb.embed(texts)
     assert v.shape == (3, 384) and v.dtype == np.float32
     np.testing.assert_allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)

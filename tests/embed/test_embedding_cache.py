@@ -62,8 +62,9 @@ async def test_counts_memory_then_persistent_then_refresh(tmp_path):
     np.testing.assert_allclose(first[0], [2 / 3, 1 / 3, 2 / 3], rtol=1e-6)
     np.testing.assert_allclose(first[1], [1 / np.sqrt(5), 0, 2 / np.sqrt(5)], rtol=1e-6)
     assert first[2].tobytes() == first[0].tobytes()
-    assert emb.stats == EmbeddingStats(texts=3, memory_hits=1, cache_hits=0, computed=2, model_calls=1,
-                                       compute_s=emb.stats.compute_s)
+    assert emb.stats == EmbeddingStats(
+        texts=3, memory_hits=1, cache_hits=0, computed=2, model_calls=1, compute_s=emb.stats.compute_s
+    )
     assert emb.calls == [["ab", "b"]]  # distinct texts, longest first
     await emb.embed(["b", "aaa"])
     assert (emb.stats.texts, emb.stats.memory_hits, emb.stats.computed, emb.stats.model_calls) == (5, 2, 3, 2)
@@ -72,8 +73,12 @@ async def test_counts_memory_then_persistent_then_refresh(tmp_path):
     # a new process (new embedder) on the same file: every vector read back, none computed, bit-identical
     again = CountingEmbedder(path)
     v = await again.embed(["ab", "b", "aaa", "b"])
-    assert again.calls == [] and (again.stats.texts, again.stats.cache_hits, again.stats.memory_hits,
-                                  again.stats.computed) == (4, 3, 1, 0)
+    assert again.calls == [] and (
+        again.stats.texts,
+        again.stats.cache_hits,
+        again.stats.memory_hits,
+        again.stats.computed,
+    ) == (4, 3, 1, 0)
     assert v[:2].tobytes() == first[:2].tobytes()
     fresh = CountingEmbedder(None)  # memory only: computes everything, same vectors
     assert (await fresh.embed(["ab", "b"])).tobytes() == first[:2].tobytes() and fresh.stats.computed == 2

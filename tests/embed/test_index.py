@@ -13,7 +13,7 @@ def test_search_top_k_cosine():
     [hits] = index.search(np.array([1.0, 0.0]), k=2)
     # cosines: x = 1, xy = 1/sqrt(2), y = 0
     assert [h[0] for h in hits] == ["x", "xy"]
-    assert hits[0][1] == pytest.approx(1.0) and hits[1][1] == pytest.approx(2 ** -0.5)
+    assert hits[0][1] == pytest.approx(1.0) and hits[1][1] == pytest.approx(2**-0.5)
     both = index.search(np.array([[0.0, 3.0], [-1.0, 0.0]]), k=5)
     assert [h[0] for h in both[0]] == ["y", "xy", "x"]
     assert [h[0] for h in both[1]] == ["y", "xy", "x"] and both[1][2][1] == pytest.approx(-1.0)

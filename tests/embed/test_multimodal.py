@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from tiny_clip import PROJECTION_DIM, build_tiny_clip, write_image
 
 from h2hmem.embed import (
     CLIPImageTextEncoder,
@@ -17,7 +18,6 @@ from h2hmem.embed import (
 )
 from h2hmem.embed import _multimodal as mm
 from h2hmem.llm._errors import ImageFileError
-from tiny_clip import PROJECTION_DIM, build_tiny_clip, write_image
 
 
 @pytest.fixture(scope="module")
@@ -49,8 +49,9 @@ async def test_clip_fusion_matches_its_definition(clip_dir, images):
         t = enc._features(enc.model.get_text_features(**tok)).numpy()
         from PIL import Image
 
-        pix = enc.processor.image_processor(images=[Image.open(images["red"]).convert("RGB")],
-                                            return_tensors="pt")["pixel_values"]
+        pix = enc.processor.image_processor(images=[Image.open(images["red"]).convert("RGB")], return_tensors="pt")[
+            "pixel_values"
+        ]
         i = enc._features(enc.model.get_image_features(pixel_values=pix)).numpy()
     t, i = l2_normalise(t)[0], l2_normalise(i)[0]
     np.testing.assert_allclose(got[0], t, atol=1e-5)

@@ -40,11 +40,25 @@ def build_tiny_clip(folder: Path, seed: int = 0) -> Path:
     CLIPProcessor(image_processor=image_processor, tokenizer=tokenizer).save_pretrained(folder)
     eos = vocab["<|endoftext|>"]
     config = CLIPConfig(
-        text_config=dict(vocab_size=len(vocab), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=2, max_position_embeddings=32, bos_token_id=vocab["<|startoftext|>"],
-                         eos_token_id=eos, pad_token_id=eos),
-        vision_config=dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
-                           image_size=32, patch_size=8),
+        text_config=dict(
+            vocab_size=len(vocab),
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            max_position_embeddings=32,
+            bos_token_id=vocab["<|startoftext|>"],
+            eos_token_id=eos,
+            pad_token_id=eos,
+        ),
+        vision_config=dict(
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            image_size=32,
+            patch_size=8,
+        ),
         projection_dim=PROJECTION_DIM,
     )
     torch.manual_seed(seed)

@@ -5,12 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from lb_helpers import mixed_predictions, write_run
 
 from h2hmem.data import Dataset, load_dataset
-
 from h2hmem.leaderboard import export_submission
-
-from lb_helpers import mixed_predictions, write_run
 
 
 @pytest.fixture(scope="session")

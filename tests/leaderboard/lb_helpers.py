@@ -11,9 +11,19 @@ from h2hmem.run import Prediction
 
 def make_prediction(q: Question, answer: str | None, error: str | None = None) -> Prediction:
     return Prediction(
-        question_id=q.id, split=q.split, dialogue=q.dialogue, session=q.session, task_type=q.task_type.abbr,
-        main_category=q.main_category.value, difficulty=q.difficulty, question=q.text,
-        question_images=[i.key for i in q.images], gold=q.gold, answer=answer, error=error, method="test",
+        question_id=q.id,
+        split=q.split,
+        dialogue=q.dialogue,
+        session=q.session,
+        task_type=q.task_type.abbr,
+        main_category=q.main_category.value,
+        difficulty=q.difficulty,
+        question=q.text,
+        question_images=[i.key for i in q.images],
+        gold=q.gold,
+        answer=answer,
+        error=error,
+        method="test",
     )
 
 
@@ -79,15 +89,29 @@ def csrf_of(client, path: str = "/submit") -> str:
 STATUS_URL = re.compile(r'id="status-url" href="([^"]+)"')
 
 
-def upload(client, files: list[Path] | tuple[bytes, bytes], method: str = "My method", organisation: str = "Lab",
-           description: str = "", csrf: str | None = None, email: str = "", wait: bool = True):
+def upload(
+    client,
+    files: list[Path] | tuple[bytes, bytes],
+    method: str = "My method",
+    organisation: str = "Lab",
+    description: str = "",
+    csrf: str | None = None,
+    email: str = "",
+    wait: bool = True,
+):
     """POST /submit with the two files (paths from export_submission, or raw bytes); with ``wait``,
     returns once the background scorer has scored what was queued."""
     dy, mp = (f.read_bytes() for f in files) if isinstance(files[0], Path) else files
     data = {"method": method, "organisation": organisation, "description": description, "email": email}
     data["csrf_token"] = csrf if csrf is not None else csrf_of(client)
-    r = client.post("/submit", data=data, files={"file_dyadic": ("prediction_dyadic.json", dy, "application/json"),
-                                                 "file_multiparty": ("prediction_multiparty.json", mp, "application/json")})
+    r = client.post(
+        "/submit",
+        data=data,
+        files={
+            "file_dyadic": ("prediction_dyadic.json", dy, "application/json"),
+            "file_multiparty": ("prediction_multiparty.json", mp, "application/json"),
+        },
+    )
     if wait:
         assert client.app.state.scorer.wait_idle(120), "scoring did not finish within 120 s"
     return r
@@ -101,5 +125,8 @@ def status_path(receipt_html: str) -> str:
 
 
 def login(client, username: str = "admin", password: str = "correct horse battery"):
-    return client.post("/admin/login", data={"username": username, "password": password,
-                                             "csrf_token": csrf_of(client, "/admin/login")}, follow_redirects=False)
+    return client.post(
+        "/admin/login",
+        data={"username": username, "password": password, "csrf_token": csrf_of(client, "/admin/login")},
+        follow_redirects=False,
+    )

@@ -1,5 +1,8 @@
 """`submission export` names exactly the benchmark questions a run has no answer for."""
 
+import sys
+from pathlib import Path
+
 from typer.testing import CliRunner
 
 from h2hmem.cli import app
@@ -7,19 +10,23 @@ from h2hmem.data import load_dataset
 from h2hmem.leaderboard._export import missing_questions
 from h2hmem.run import RunConfig, Selection, run_benchmark
 
-import sys
-from pathlib import Path
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "run"))
-from fakes import FakeChat  # noqa: E402
+from fakes import FakeChat
 
 
 def test_missing_questions_are_listed(sample_root, tmp_path):
     ds = load_dataset(sample_root, "all")
-    cfg = RunConfig(data_root=sample_root, method="full-text", out_dir=tmp_path, use_cache=False,
-                    selection=Selection(task_types=["TR"]))
+    cfg = RunConfig(
+        data_root=sample_root,
+        method="full-text",
+        out_dir=tmp_path,
+        use_cache=False,
+        selection=Selection(task_types=["TR"]),
+    )
     run_dir = run_benchmark(cfg, chat_model=FakeChat(fail_on="xx-never"), progress=False).run_dir
-    want = {s: [q.id for q in ds.questions if q.split == s and q.task_type.abbr != "TR"] for s in ("dyadic", "multi-party")}
+    want = {
+        s: [q.id for q in ds.questions if q.split == s and q.task_type.abbr != "TR"] for s in ("dyadic", "multi-party")
+    }
     got = missing_questions(run_dir)
     assert {s: set(v) for s, v in got.items()} == {s: set(v) for s, v in want.items()}
     assert sum(len(v) for v in got.values()) == 441 - 10  # the sample has 6 + 4 TR questions

@@ -8,8 +8,8 @@ import json
 
 import pytest
 from fastapi.testclient import TestClient
-
 from lb_helpers import ADMIN_PW, csrf_of, expected_f1, login, make_client, mixed_predictions, upload
+
 
 @pytest.fixture
 def client(tmp_path, sample_root) -> TestClient:
@@ -17,7 +17,9 @@ def client(tmp_path, sample_root) -> TestClient:
 
 
 def _approve(client: TestClient, entry_id: int):
-    return client.post(f"/admin/entries/{entry_id}/approve", data={"csrf_token": csrf_of(client, "/")}, follow_redirects=False)
+    return client.post(
+        f"/admin/entries/{entry_id}/approve", data={"csrf_token": csrf_of(client, "/")}, follow_redirects=False
+    )
 
 
 def test_upload_review_and_ranking(client, files, sample_dataset):
@@ -91,8 +93,11 @@ def test_wrong_field_type_is_refused_with_row_and_field(client, files):
 
 def test_missing_file_and_method_are_reported(client, files):
     tok = csrf_of(client)
-    r = client.post("/submit", data={"csrf_token": tok, "method": "  "},
-                    files={"file_dyadic": ("prediction_dyadic.json", files[0].read_bytes())})
+    r = client.post(
+        "/submit",
+        data={"csrf_token": tok, "method": "  "},
+        files={"file_dyadic": ("prediction_dyadic.json", files[0].read_bytes())},
+    )
     assert r.status_code == 400
     assert "Method name: String should have at least 1 character" in r.text
     assert "The multi-party file (prediction_multiparty.json) is required." in r.text
@@ -162,17 +167,27 @@ def test_only_approved_entries_are_public(client, files):
     tok = csrf_of(client, "/")
     r = client.post("/admin/entries/2/reject", data={"csrf_token": tok, "reason": ""})
     assert r.status_code == 409 and "a rejection needs a reason" in r.text
-    assert client.post("/admin/entries/2/reject", data={"csrf_token": tok, "reason": "duplicate"},
-                       follow_redirects=False).status_code == 303
+    assert (
+        client.post(
+            "/admin/entries/2/reject", data={"csrf_token": tok, "reason": "duplicate"}, follow_redirects=False
+        ).status_code
+        == 303
+    )
     _approve(client, 3)
-    assert client.post("/admin/entries/3/withdraw", data={"csrf_token": tok, "reason": "asked by authors"},
-                       follow_redirects=False).status_code == 303
+    assert (
+        client.post(
+            "/admin/entries/3/withdraw", data={"csrf_token": tok, "reason": "asked by authors"}, follow_redirects=False
+        ).status_code
+        == 303
+    )
     _approve(client, 4)
     assert client.post("/admin/entries/2/reject", data={"csrf_token": tok, "reason": "again"}).status_code == 409
     assert [e["method"] for e in client.get("/api/entries").json()["entries"]] == ["approved one"]
     for path in ("/", "/leaderboard.csv", "/leaderboard.json"):
         text = client.get(path).text
-        assert "approved one" in text and not any(n in text for n in ("pending one", "rejected one", "withdrawn one")), path
+        assert "approved one" in text and not any(
+            n in text for n in ("pending one", "rejected one", "withdrawn one")
+        ), path
     for i in (1, 2, 3):
         assert client.get(f"/api/entries/{i}").status_code == 404
         assert client.get(f"/entries/{i}/questions.csv").status_code == 404
@@ -188,7 +203,7 @@ def test_sorting_and_downloads(client, files, tmp_path, sample_dataset):
         for row in data["predictions"]:
             row["system_answer"] = row["original_answer"]
         better.append(json.dumps(data).encode())
-    upload(client, files, method="=HYPERLINK(\"x\")", organisation="B lab")
+    upload(client, files, method='=HYPERLINK("x")', organisation="B lab")
     upload(client, tuple(better), method="Alpha", organisation="A lab")
     login(client)
     _approve(client, 1)
@@ -197,7 +212,8 @@ def test_sorting_and_downloads(client, files, tmp_path, sample_dataset):
     def order(query: str) -> list[str]:
         html = client.get("/" + query).text
         return [m for m in ("Alpha", "=HYPERLINK") if m in html and html.index(m) >= 0] and sorted(
-            ("Alpha", "=HYPERLINK"), key=html.index)
+            ("Alpha", "=HYPERLINK"), key=html.index
+        )
 
     assert order("") == ["Alpha", "=HYPERLINK"]  # default: overall F1, best first
     assert order("?sort=all&dir=asc") == ["=HYPERLINK", "Alpha"]
@@ -206,7 +222,7 @@ def test_sorting_and_downloads(client, files, tmp_path, sample_dataset):
     bad = client.get("/?metric=nonsense")
     assert bad.status_code == 400 and "unknown metric" in bad.text
     rows = list(csv.DictReader(io.StringIO(client.get("/leaderboard.csv").text)))
-    assert [r["method"] for r in rows] == ["'=HYPERLINK(\"x\")", "Alpha"]  # formula neutralised
+    assert [r["method"] for r in rows] == ['\'=HYPERLINK("x")', "Alpha"]  # formula neutralised
     api = {e["id"]: e for e in client.get("/api/entries").json()["entries"]}
     assert float(rows[1]["all/f1"]) == pytest.approx(api[2]["scores"]["all"]["f1"])
     assert float(rows[1]["sub:CD/n"]) == api[2]["scores"]["sub:CD"]["n"]
@@ -245,8 +261,9 @@ def test_unexpected_errors_are_a_page_not_a_traceback(client, monkeypatch):
     assert r.status_code == 500 and "Internal error: the request could not be completed" in r.text
     assert "Traceback" not in r.text and "/srv/secret" not in r.text
     r = c.get("/api/entries")
-    assert r.status_code == 500 and r.json() == {"detail": "Internal error: the request could not be completed "
-                                                           "(it is logged on the server)."}
+    assert r.status_code == 500 and r.json() == {
+        "detail": "Internal error: the request could not be completed (it is logged on the server)."
+    }
 
 
 def test_page_modules_do_not_import_the_app_module():

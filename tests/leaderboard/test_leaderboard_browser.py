@@ -16,11 +16,10 @@ from pathlib import Path
 
 import httpx
 import pytest
+from lb_helpers import expected_f1, mixed_predictions, upload
 
 from h2hmem.leaderboard import LeaderboardSettings, create_admin, create_app, open_database, score_submission
 from h2hmem.testing import CHROMIUM, CHROMIUM_ARGS, serve_app
-
-from lb_helpers import expected_f1, mixed_predictions, upload
 
 ARTIFACTS = Path(__file__).parent / "artifacts" / "screenshots"
 PW = "correct horse battery"
@@ -174,10 +173,17 @@ def test_upload_receipt_status_review_and_rank(server, browser, files, sample_da
 def test_public_page_fits_1300_and_400_px(server, browser, files):
     base, app = server
     with httpx.Client(base_url=base, timeout=30) as c:  # three entries, one a duplicate, one a long name
-        for method in ("Retrieval-augmented memory with a rather long name for a method (v2, 2025)", "Full context",
-                       "Full context again"):
-            assert upload(c, files, method=method, organisation="A research laboratory with a long name",
-                          wait=False).status_code == 200
+        for method in (
+            "Retrieval-augmented memory with a rather long name for a method (v2, 2025)",
+            "Full context",
+            "Full context again",
+        ):
+            assert (
+                upload(
+                    c, files, method=method, organisation="A research laboratory with a long name", wait=False
+                ).status_code
+                == 200
+            )
     assert app.state.scorer.wait_idle(60)
     page = browser.new_page(viewport={"width": 1300, "height": 900})
     _log_in(page, base)
@@ -209,8 +215,12 @@ def _refused_everywhere(context, base: str, app, csrf: str) -> None:
     page.goto(base + "/admin")
     assert page.url == base + "/admin/login"
     for method, path in _admin_requests(app):
-        r = context.request.fetch(base + path, method=method, max_redirects=0,
-                                  form={"csrf_token": csrf, "reason": "x"} if method == "POST" else None)
+        r = context.request.fetch(
+            base + path,
+            method=method,
+            max_redirects=0,
+            form={"csrf_token": csrf, "reason": "x"} if method == "POST" else None,
+        )
         want = 401 if path.startswith("/api/") else 303
         assert r.status == want, (method, path, r.status)
         if want == 303:

@@ -28,7 +28,9 @@ def test_export_and_validate(mixed_run, sample_root, tmp_path):
     bad.write_text(json.dumps(data))
     r = runner.invoke(app, ["submission", "validate", str(bad), "--data", str(sample_root)])
     assert r.exit_code == 1
-    assert f"{bad} predictions[3].system_answer: Input should be a valid string (got NoneType) [invalid-field]" in r.output
+    assert (
+        f"{bad} predictions[3].system_answer: Input should be a valid string (got NoneType) [invalid-field]" in r.output
+    )
     assert "INVALID: 1 error(s)" in r.output
     r = runner.invoke(app, ["submission", "validate", str(bad), "--data", str(sample_root), "--json"])
     out = json.loads(r.output)
@@ -46,11 +48,15 @@ def test_cli_errors_are_messages(tmp_path, sample_root):
 
 def test_create_admin(tmp_path):
     db = f"sqlite:///{tmp_path / 'lb.db'}"
-    r = runner.invoke(app, ["leaderboard", "create-admin", "--db", db, "--username", "alice", "--password-stdin"],
-                      input="short\n")
+    r = runner.invoke(
+        app, ["leaderboard", "create-admin", "--db", db, "--username", "alice", "--password-stdin"], input="short\n"
+    )
     assert r.exit_code == 2 and "at least 10 characters" in r.output
-    r = runner.invoke(app, ["leaderboard", "create-admin", "--db", db, "--username", "alice", "--password-stdin"],
-                      input="a long enough password\n")
+    r = runner.invoke(
+        app,
+        ["leaderboard", "create-admin", "--db", db, "--username", "alice", "--password-stdin"],
+        input="a long enough password\n",
+    )
     assert r.exit_code == 0 and "administrator 'alice' saved" in r.output
     with open_database(db)() as s:
         assert authenticate(s, "alice", "a long enough password") is not None
@@ -73,9 +79,22 @@ def test_serve_command_starts_a_working_server(tmp_path, sample_root):
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     exe = Path(sys.executable).parent / "h2hmem"
-    proc = subprocess.Popen([str(exe), "leaderboard", "serve", "--data", str(sample_root), "--db",
-                             f"sqlite:///{tmp_path / 'lb.db'}", "--port", str(port)],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [
+            str(exe),
+            "leaderboard",
+            "serve",
+            "--data",
+            str(sample_root),
+            "--db",
+            f"sqlite:///{tmp_path / 'lb.db'}",
+            "--port",
+            str(port),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 90
         while True:

@@ -3,11 +3,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from lb_helpers import make_prediction
+
 from h2hmem.data import TaskType
 from h2hmem.leaderboard import export_submission, submission_row
 from h2hmem.leaderboard._format import image_field, split_from_name
-
-from lb_helpers import make_prediction
 
 
 def test_export_writes_official_rows(mixed_run: Path, sample_dataset, sample_root: Path):
@@ -17,7 +17,14 @@ def test_export_writes_official_rows(mixed_run: Path, sample_dataset, sample_roo
     dy = json.loads(files[0].read_text(encoding="utf-8"))["predictions"]
     mp = json.loads(files[1].read_text(encoding="utf-8"))["predictions"]
     assert len(dy) == 289 and len(mp) == 152  # the sample's question counts per split
-    assert set(dy[0]) == {"question_id", "question_text", "question_image", "system_answer", "original_answer", "category"}
+    assert set(dy[0]) == {
+        "question_id",
+        "question_text",
+        "question_image",
+        "system_answer",
+        "original_answer",
+        "category",
+    }
     # dataset order: dialogue5 before dialogue10, session2 before session10
     ids = [r["question_id"] for r in dy]
     assert ids.index("dyadic/dialogue5/session0/q0") < ids.index("dyadic/dialogue10/session0/q0")

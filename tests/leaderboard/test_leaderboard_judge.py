@@ -9,15 +9,16 @@ import time
 
 import pytest
 from fastapi.testclient import TestClient
+from lb_helpers import csrf_of, login, make_prediction, mixed_predictions, upload, write_run
 
 from h2hmem.leaderboard import LeaderboardSettings, create_admin, create_app, export_submission, open_database
 from h2hmem.llm import RetryPolicy, load_chat_model
 from h2hmem.testing import MockOpenAIServer
 
-from lb_helpers import csrf_of, login, make_prediction, mixed_predictions, upload, write_run
-
 UNSURE = "I am not sure, maybe the teapot?"
-ITEM = re.compile(r"\[(q\d+)\]\nQuestion: .*?\nReference answer: (.*?)\nAssistant's answer: (.*?)(?=\n\n\[q\d+\]\n|\Z)", re.S)
+ITEM = re.compile(
+    r"\[(q\d+)\]\nQuestion: .*?\nReference answer: (.*?)\nAssistant's answer: (.*?)(?=\n\n\[q\d+\]\n|\Z)", re.S
+)
 
 
 def grader(body: dict) -> str:
@@ -47,8 +48,12 @@ def test_judge_scores_after_approval(tmp_path, sample_root, sample_dataset):
     with open_database(db_url)() as db:
         create_admin(db, "admin", "correct horse battery")
     with MockOpenAIServer(responder=grader) as srv:
-        judge = load_chat_model("openai:mock-judge", base_url=srv.base_url, api_key="test",
-                                retry=RetryPolicy(max_retries=1, initial_backoff_s=0.01, max_backoff_s=0.01))
+        judge = load_chat_model(
+            "openai:mock-judge",
+            base_url=srv.base_url,
+            api_key="test",
+            retry=RetryPolicy(max_retries=1, initial_backoff_s=0.01, max_backoff_s=0.01),
+        )
         app = create_app(LeaderboardSettings(data_root=sample_root, db_url=db_url, judge_chat=judge))
         with TestClient(app) as client:
             upload(client, files)

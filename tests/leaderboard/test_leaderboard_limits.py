@@ -12,12 +12,11 @@ import threading
 import time
 
 import pytest
+from lb_helpers import csrf_of, make_client
 from sqlalchemy import func, select
 
 from h2hmem.leaderboard._app import body_limit
 from h2hmem.leaderboard._db import ClientEvent, Entry, EntryFile
-
-from lb_helpers import csrf_of, make_client
 
 MAX_FILE = 50_000
 
@@ -28,10 +27,12 @@ def _counts(app) -> tuple[int, int, int]:
 
 
 def _multipart(csrf: str, size: int, boundary: str = "b0undary") -> tuple[bytes, str]:
-    head = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"csrf_token\"\r\n\r\n{csrf}\r\n"
-            f"--{boundary}\r\nContent-Disposition: form-data; name=\"method\"\r\n\r\nBig\r\n"
-            f"--{boundary}\r\nContent-Disposition: form-data; name=\"file_dyadic\"; filename=\"prediction_dyadic.json\"\r\n"
-            "Content-Type: application/json\r\n\r\n").encode()
+    head = (
+        f'--{boundary}\r\nContent-Disposition: form-data; name="csrf_token"\r\n\r\n{csrf}\r\n'
+        f'--{boundary}\r\nContent-Disposition: form-data; name="method"\r\n\r\nBig\r\n'
+        f'--{boundary}\r\nContent-Disposition: form-data; name="file_dyadic"; filename="prediction_dyadic.json"\r\n'
+        "Content-Type: application/json\r\n\r\n"
+    ).encode()
     return head + b"x" * size + f"\r\n--{boundary}--\r\n".encode(), f"multipart/form-data; boundary={boundary}"
 
 
@@ -47,7 +48,7 @@ def test_chunked_upload_over_the_limit_is_413(tmp_path, sample_root, caplog):
 
     def chunks():  # no length known up front: httpx sends Transfer-Encoding: chunked
         for i in range(0, len(body), 16_384):
-            yield body[i:i + 16_384]
+            yield body[i : i + 16_384]
 
     with caplog.at_level(logging.DEBUG):
         r = client.post("/submit", content=chunks(), headers={"Content-Type": ctype})
@@ -80,8 +81,11 @@ def live_server(tmp_path, sample_root):
     uvicorn = pytest.importorskip("uvicorn")
     from h2hmem.leaderboard import LeaderboardSettings, create_app
 
-    app = create_app(LeaderboardSettings(data_root=sample_root, db_url=f"sqlite:///{tmp_path / 'lb.db'}",
-                                         secret="t", max_file_bytes=MAX_FILE))
+    app = create_app(
+        LeaderboardSettings(
+            data_root=sample_root, db_url=f"sqlite:///{tmp_path / 'lb.db'}", secret="t", max_file_bytes=MAX_FILE
+        )
+    )
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -110,13 +114,17 @@ def test_chunked_upload_to_a_real_server(live_server, caplog):
     before, tmp_before = _counts(app), _tmp_listing()
     caplog.set_level(logging.INFO)
     with socket.create_connection(("127.0.0.1", port), timeout=20) as sock:
-        sock.sendall((f"POST /submit HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: {ctype}\r\n"
-                      f"Cookie: h2hmem_session={cookie}\r\nTransfer-Encoding: chunked\r\n\r\n").encode())
+        sock.sendall(
+            (
+                f"POST /submit HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: {ctype}\r\n"
+                f"Cookie: h2hmem_session={cookie}\r\nTransfer-Encoding: chunked\r\n\r\n"
+            ).encode()
+        )
 
         def send_body():
             try:
                 for i in range(0, len(body), 8192):
-                    part = body[i:i + 8192]
+                    part = body[i : i + 8192]
                     sock.sendall(f"{len(part):x}\r\n".encode() + part + b"\r\n")
                 sock.sendall(b"0\r\n\r\n")
             except OSError:

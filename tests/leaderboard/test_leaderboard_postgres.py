@@ -6,10 +6,9 @@ import os
 
 import pytest
 from fastapi.testclient import TestClient
+from lb_helpers import csrf_of, expected_f1, login, mixed_predictions, upload, write_run
 
 from h2hmem.leaderboard import LeaderboardSettings, create_admin, create_app, export_submission, open_database
-
-from lb_helpers import csrf_of, expected_f1, login, mixed_predictions, upload, write_run
 
 PG_URL = os.environ.get("H2HMEM_TEST_POSTGRES_URL", "postgresql+psycopg://h2hmem:h2hmem@127.0.0.1:5432/h2hmem_test")
 
@@ -21,11 +20,14 @@ def pg_url() -> str:
 
     u = make_url(PG_URL)
     try:
-        psycopg.connect(host=u.host, port=u.port or 5432, user=u.username, password=u.password, dbname=u.database,
-                        connect_timeout=3).close()
+        psycopg.connect(
+            host=u.host, port=u.port or 5432, user=u.username, password=u.password, dbname=u.database, connect_timeout=3
+        ).close()
     except psycopg.OperationalError as e:
-        pytest.skip(f"no PostgreSQL server for the leaderboard tests at {u.render_as_string(hide_password=True)} "
-                    f"(run `bash scripts/start-services.sh`): {str(e).strip().splitlines()[0]}")
+        pytest.skip(
+            f"no PostgreSQL server for the leaderboard tests at {u.render_as_string(hide_password=True)} "
+            f"(run `bash scripts/start-services.sh`): {str(e).strip().splitlines()[0]}"
+        )
     from h2hmem.leaderboard._db import Base, make_engine
 
     engine = make_engine(PG_URL)
@@ -47,13 +49,19 @@ def test_upload_approve_rank_on_postgres(pg_url, tmp_path, sample_root, sample_d
     assert r.status_code == 200 and "pending review" in r.text
     assert client.get("/api/entries").json() == {"entries": []}
     login(client)
-    assert client.post("/admin/entries/1/approve", data={"csrf_token": csrf_of(client, "/")}, follow_redirects=False).status_code == 303
+    assert (
+        client.post(
+            "/admin/entries/1/approve", data={"csrf_token": csrf_of(client, "/")}, follow_redirects=False
+        ).status_code
+        == 303
+    )
     entry = client.get("/api/entries/1").json()
     assert entry["method"] == "pg method"
     assert entry["scores"]["all"]["f1"] == pytest.approx(expected_f1(sample_dataset, preds), abs=1e-12)
     # the uploaded bytes are stored in the database, byte for byte
-    from h2hmem.leaderboard._db import EntryFile
     from sqlalchemy import select
+
+    from h2hmem.leaderboard._db import EntryFile
 
     with open_database(pg_url)() as db:
         stored = {f.split: f.content for f in db.scalars(select(EntryFile))}
@@ -72,8 +80,12 @@ def test_missing_columns_are_added_on_postgres(pg_url, tmp_path, sample_root, fi
     engine = make_engine(pg_url)
     with engine.begin() as conn:
         conn.execute(text("DROP TABLE lb_admin_sessions"))
-        conn.execute(text("ALTER TABLE lb_entries DROP COLUMN email, DROP COLUMN receipt_hash, DROP COLUMN content_hash, "
-                          "DROP COLUMN duplicate_of, DROP COLUMN score_status"))
+        conn.execute(
+            text(
+                "ALTER TABLE lb_entries DROP COLUMN email, DROP COLUMN receipt_hash, DROP COLUMN content_hash, "
+                "DROP COLUMN duplicate_of, DROP COLUMN score_status"
+            )
+        )
     engine.dispose()
     engine = make_engine(pg_url)
     cols = {c["name"] for c in inspect(engine).get_columns("lb_entries")}

@@ -13,9 +13,20 @@ from h2hmem.leaderboard._views import ranking
 
 def _r(qid: str, task: str, f1: float, answered: bool = True, judge: float | None = None) -> QuestionResult:
     t = TaskType[task]
-    return QuestionResult(question_id=qid, split=qid.split("/")[0], task_type=t.abbr, main_category=t.main_category.value,
-                          system_answer="an answer" if answered else "", answered=answered, precision=f1, recall=f1,
-                          f1=f1, bleu1=f1, exact_match=0.0, judge_score=judge)
+    return QuestionResult(
+        question_id=qid,
+        split=qid.split("/")[0],
+        task_type=t.abbr,
+        main_category=t.main_category.value,
+        system_answer="an answer" if answered else "",
+        answered=answered,
+        precision=f1,
+        recall=f1,
+        f1=f1,
+        bleu1=f1,
+        exact_match=0.0,
+        judge_score=judge,
+    )
 
 
 RESULTS = [
@@ -30,7 +41,7 @@ def test_summarise_by_hand():
     s = summarise(RESULTS, n_boot=200)
     a = s["all"]
     assert a["n"] == 4 and a["answered"] == 3 and a["coverage"] == 0.75
-    assert a["f1"] == pytest.approx((1 + 0.5 + 0 + 0.25) / 4)          # micro: 0.4375
+    assert a["f1"] == pytest.approx((1 + 0.5 + 0 + 0.25) / 4)  # micro: 0.4375
     assert a["f1_macro"] == pytest.approx(((1 + 0.5) / 2 + 0 + 0.25) / 3)  # UPR .75, CD 0, TR .25
     assert a["judge"] == pytest.approx((1 + 0 + 0.5) / 3) and a["judged"] == 3 and a["judge_coverage"] == 0.75
     lo, hi = a["f1_ci"]
@@ -40,16 +51,35 @@ def test_summarise_by_hand():
     assert s["main:Memory Recall"]["f1"] == pytest.approx(0.75) and s["main:Memory Recall"]["n"] == 2
     assert s["main:Memory Application"]["coverage"] == 0.0
     assert s["sub:TR"]["judge"] == pytest.approx(0.5)
-    assert list(s) == ["all", "split:dyadic", "split:multi-party", "main:Memory Recall", "main:Memory Reasoning",
-                       "main:Memory Application", "sub:UPR", "sub:TR", "sub:CD"]
+    assert list(s) == [
+        "all",
+        "split:dyadic",
+        "split:multi-party",
+        "main:Memory Recall",
+        "main:Memory Reasoning",
+        "main:Memory Application",
+        "sub:UPR",
+        "sub:TR",
+        "sub:CD",
+    ]
     unjudged = summarise([r.model_copy(update={"judge_score": None}) for r in RESULTS], n_boot=0)
     assert unjudged["all"]["judge"] is None and unjudged["all"]["judged"] == 0 and unjudged["all"]["f1_ci"] is None
 
 
 def _q(qid: str, text: str, gold: str, images: tuple[ImageRef, ...] = (), task: TaskType = TaskType.UPR) -> Question:
     split, dialogue, session, q = qid.split("/")
-    return Question(id=qid, split=split, dialogue=dialogue, session=session, index=int(q[1:]), text=text, images=images,
-                    gold=gold, task_type=task, main_category=task.main_category)
+    return Question(
+        id=qid,
+        split=split,
+        dialogue=dialogue,
+        session=session,
+        index=int(q[1:]),
+        text=text,
+        images=images,
+        gold=gold,
+        task_type=task,
+        main_category=task.main_category,
+    )
 
 
 def _dataset(*qs: Question) -> Dataset:
@@ -68,28 +98,59 @@ def test_same_text_questions_are_told_apart_by_image_then_gold():
         _q("dyadic/dialogue1/session1/q1", "What did Ann buy?", "A lamp"),
         _q("dyadic/dialogue1/session2/q0", "What did Ann buy?", "A rug", images=(img,)),
     )
-    rep = check_submission([_file(
-        {"question_text": "what did  Ann buy?", "question_image": "1.png", "original_answer": "whatever"},  # image decides
-        {"question_text": "What did Ann buy?", "original_answer": "A lamp"},    # gold copy decides between q0/q1
-        {"question_text": "What did Ann buy?", "original_answer": "A kettle"},
-    )], ds)
+    rep = check_submission(
+        [
+            _file(
+                {
+                    "question_text": "what did  Ann buy?",
+                    "question_image": "1.png",
+                    "original_answer": "whatever",
+                },  # image decides
+                {"question_text": "What did Ann buy?", "original_answer": "A lamp"},  # gold copy decides between q0/q1
+                {"question_text": "What did Ann buy?", "original_answer": "A kettle"},
+            )
+        ],
+        ds,
+    )
     assert rep.ok, [str(p) for p in rep.problems]
-    assert [m.question_id for m in rep.matched] == ["dyadic/dialogue1/session2/q0", "dyadic/dialogue1/session1/q1",
-                                                    "dyadic/dialogue1/session1/q0"]
+    assert [m.question_id for m in rep.matched] == [
+        "dyadic/dialogue1/session2/q0",
+        "dyadic/dialogue1/session1/q1",
+        "dyadic/dialogue1/session1/q0",
+    ]
     rep = check_submission([_file({"question_text": "What did Ann buy?", "original_answer": "A sofa"})], ds)
     assert [p.code for p in rep.errors] == ["ambiguous"]
     assert "add question_id" in rep.errors[0].message
 
 
 def test_identical_questions_are_assigned_in_order_and_image_mismatch_warns():
-    ds = _dataset(_q("dyadic/dialogue1/session1/q0", "Who came?", "Bo"), _q("dyadic/dialogue1/session1/q1", "Who came?", "Bo"),
-                  _q("dyadic/dialogue1/session1/q2", "Where?", "Home", images=(ImageRef(session="session1", file="2.png"),)))
-    rep = check_submission([_file({"question_text": "Who came?"}, {"question_text": "Who came?"}, {"question_text": "Who came?"},
-                                  {"question_text": "Where?", "question_image": "3.png", "original_answer": "Home"})], ds)
-    assert [m.question_id for m in rep.matched] == ["dyadic/dialogue1/session1/q0", "dyadic/dialogue1/session1/q1",
-                                                    "dyadic/dialogue1/session1/q2"]
-    assert [(p.code, p.row) for p in rep.problems] == [("gold-mismatch", 0), ("gold-mismatch", 1), ("duplicate", 2),
-                                                       ("image-mismatch", 3)]
+    ds = _dataset(
+        _q("dyadic/dialogue1/session1/q0", "Who came?", "Bo"),
+        _q("dyadic/dialogue1/session1/q1", "Who came?", "Bo"),
+        _q("dyadic/dialogue1/session1/q2", "Where?", "Home", images=(ImageRef(session="session1", file="2.png"),)),
+    )
+    rep = check_submission(
+        [
+            _file(
+                {"question_text": "Who came?"},
+                {"question_text": "Who came?"},
+                {"question_text": "Who came?"},
+                {"question_text": "Where?", "question_image": "3.png", "original_answer": "Home"},
+            )
+        ],
+        ds,
+    )
+    assert [m.question_id for m in rep.matched] == [
+        "dyadic/dialogue1/session1/q0",
+        "dyadic/dialogue1/session1/q1",
+        "dyadic/dialogue1/session1/q2",
+    ]
+    assert [(p.code, p.row) for p in rep.problems] == [
+        ("gold-mismatch", 0),
+        ("gold-mismatch", 1),
+        ("duplicate", 2),
+        ("image-mismatch", 3),
+    ]
 
 
 def test_password_hashes():

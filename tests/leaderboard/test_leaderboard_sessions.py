@@ -6,14 +6,13 @@ from __future__ import annotations
 import datetime as dt
 
 from fastapi.testclient import TestClient
+from lb_helpers import ADMIN_PW, csrf_of, login, make_client, upload
 from sqlalchemy import func, select
 from typer.testing import CliRunner
 
 from h2hmem.cli import app as cli
 from h2hmem.leaderboard import create_admin
 from h2hmem.leaderboard._db import Admin, AdminSession, Entry
-
-from lb_helpers import ADMIN_PW, csrf_of, login, make_client, upload
 
 COOKIE = "h2hmem_session"
 OTHER_PW = "another long password"
@@ -102,11 +101,15 @@ def test_changing_the_password_on_the_web_ends_all_sessions(tmp_path, sample_roo
     login(client), login(laptop)
     old = [(c.cookies[COOKIE], csrf_of(c, "/admin")) for c in (client, laptop)]
     tok = csrf_of(client, "/admin/password")
-    r = client.post("/admin/password", data={"csrf_token": tok, "current": "wrong", "new": "n" * 12, "repeat": "n" * 12})
+    r = client.post(
+        "/admin/password", data={"csrf_token": tok, "current": "wrong", "new": "n" * 12, "repeat": "n" * 12}
+    )
     assert r.status_code == 400 and "The current password is wrong." in r.text
     r = client.post("/admin/password", data={"csrf_token": tok, "current": ADMIN_PW, "new": "short", "repeat": "short"})
     assert r.status_code == 400 and "The new password must have at least 10 characters." in r.text
-    r = client.post("/admin/password", data={"csrf_token": tok, "current": ADMIN_PW, "new": "n" * 12, "repeat": "n" * 12})
+    r = client.post(
+        "/admin/password", data={"csrf_token": tok, "current": ADMIN_PW, "new": "n" * 12, "repeat": "n" * 12}
+    )
     assert r.status_code == 200 and "Password changed: every session was ended; log in again." in r.text
     for cookie, csrf in old:
         _assert_refused(_clone(client, cookie), csrf)

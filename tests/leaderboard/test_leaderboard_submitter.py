@@ -8,12 +8,11 @@ import sqlite3
 import threading
 import time
 
+from lb_helpers import csrf_of, login, make_client, status_path, upload
 from sqlalchemy import inspect
 
 from h2hmem.leaderboard import UploadedFile, check_submission, predictions_hash, score_submission
 from h2hmem.leaderboard._db import make_engine
-
-from lb_helpers import csrf_of, login, make_client, status_path, upload
 
 
 class GatedScorer:
@@ -58,7 +57,7 @@ def test_status_link_follows_every_state(tmp_path, sample_root, files):
     s = _wait_state(client, first, "scored")
     assert s["scores"]["all"]["n"] == 441 and "email" not in s
     page = client.get(first).text
-    assert 'data-state="scored"' in page and f'{s["scores"]["all"]["f1"]:.3f}' in page and "refresh" not in page
+    assert 'data-state="scored"' in page and f"{s['scores']['all']['f1']:.3f}" in page and "refresh" not in page
     login(client)
     tok = csrf_of(client, "/admin")
     client.post("/admin/entries/1/approve", data={"csrf_token": tok})
@@ -120,8 +119,13 @@ def test_identical_submissions_are_flagged_and_marked(tmp_path, sample_root, fil
 
 def test_predictions_hash_ignores_form_not_answers(files, sample_dataset):
     def digest(dy: bytes, mp: bytes) -> str:
-        rep = check_submission([UploadedFile(name="prediction_dyadic.json", content=dy),
-                                UploadedFile(name="prediction_multiparty.json", content=mp)], sample_dataset)
+        rep = check_submission(
+            [
+                UploadedFile(name="prediction_dyadic.json", content=dy),
+                UploadedFile(name="prediction_multiparty.json", content=mp),
+            ],
+            sample_dataset,
+        )
         assert rep.ok
         return predictions_hash(rep)
 
@@ -147,8 +151,18 @@ def test_email_is_kept_for_admins_only(tmp_path, sample_root, files):
     login(client)
     assert "secret.person@example.org" in client.get("/admin/entries/1").text
     client.post("/admin/entries/1/approve", data={"csrf_token": csrf_of(client, "/admin")})
-    for p in ("/", "/entries/1", "/entries/1/questions", "/entries/1/questions.csv", "/leaderboard.csv",
-              "/leaderboard.json", "/api/entries", "/api/entries/1", path, path.replace("/status/", "/api/status/")):
+    for p in (
+        "/",
+        "/entries/1",
+        "/entries/1/questions",
+        "/entries/1/questions.csv",
+        "/leaderboard.csv",
+        "/leaderboard.json",
+        "/api/entries",
+        "/api/entries/1",
+        path,
+        path.replace("/status/", "/api/status/"),
+    ):
         assert "secret.person" not in client.get(p).text, p
 
 
@@ -163,9 +177,11 @@ def test_a_database_of_the_previous_version_is_upgraded(tmp_path, sample_root, f
     path = tmp_path / "old.db"
     con = sqlite3.connect(path)
     con.execute(OLD_ENTRIES)
-    con.execute("INSERT INTO lb_entries VALUES (1, 'Old method', '', '', 'approved', '', '2025-01-02 03:04:05', "
-                "'2025-01-03 00:00:00', 'alice', ?, '{}', NULL, 'none', '')",
-                (json.dumps({"all": {"f1": 0.4567, "n": 441, "coverage": 1.0}}),))
+    con.execute(
+        "INSERT INTO lb_entries VALUES (1, 'Old method', '', '', 'approved', '', '2025-01-02 03:04:05', "
+        "'2025-01-03 00:00:00', 'alice', ?, '{}', NULL, 'none', '')",
+        (json.dumps({"all": {"f1": 0.4567, "n": 441, "coverage": 1.0}}),),
+    )
     con.commit()
     con.close()
     url = f"sqlite:///{path}"

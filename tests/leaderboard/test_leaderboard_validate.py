@@ -27,8 +27,10 @@ def test_exported_files_validate_cleanly(mixed_run, sample_root):
     assert r.ok and r.problems == []
     assert r.rows == 441 and len(r.matched) == 441 and r.missing == []
     assert r.expected == {"dyadic": 289, "multi-party": 152}
-    assert r.files == {str(mixed_run / "submission" / "prediction_dyadic.json"): "dyadic",
-                       str(mixed_run / "submission" / "prediction_multiparty.json"): "multi-party"}
+    assert r.files == {
+        str(mixed_run / "submission" / "prediction_dyadic.json"): "dyadic",
+        str(mixed_run / "submission" / "prediction_multiparty.json"): "multi-party",
+    }
 
 
 def test_official_rows_without_ids_match_by_text_and_image(mixed_run, sample_root, tmp_path):
@@ -43,7 +45,11 @@ def test_official_rows_without_ids_match_by_text_and_image(mixed_run, sample_roo
     r = validate_submission(out, sample_root)
     assert r.ok and len(r.matched) == 441
     # the join recovers the exact ids the exporter wrote
-    exported = {(f.name.replace("multiparty", "multi_party"), i): row["question_id"] for f in files for i, row in enumerate(_rows(f))}
+    exported = {
+        (f.name.replace("multiparty", "multi_party"), i): row["question_id"]
+        for f in files
+        for i, row in enumerate(_rows(f))
+    }
     for m in r.matched:
         assert exported[(Path(m.file).name, m.row)] == m.question_id
 
@@ -92,12 +98,19 @@ def test_gold_and_category_disagreements_are_warnings(mixed_run, sample_root, tm
     f = _write(tmp_path / "prediction_multiparty.json", rows)
     r = validate_submission([f], sample_root)
     assert r.ok and len(r.matched) == 152
-    assert r.counts()["warning"] == {"gold-mismatch": 1, "unknown-category": 1, "category-mismatch": 1, "missing-file": 1}
+    assert r.counts()["warning"] == {
+        "gold-mismatch": 1,
+        "unknown-category": 1,
+        "category-mismatch": 1,
+        "missing-file": 1,
+    }
 
 
 def test_bad_files(sample_root, tmp_path, sample_dataset):
     r = check_submission([UploadedFile("prediction_dyadic.json", b"{not json")], sample_dataset)
-    assert [(e.code, e.message) for e in r.errors] == [("invalid-json", "invalid JSON at line 1 column 2: Expecting property name enclosed in double quotes")]
+    assert [(e.code, e.message) for e in r.errors] == [
+        ("invalid-json", "invalid JSON at line 1 column 2: Expecting property name enclosed in double quotes")
+    ]
     r = check_submission([UploadedFile("prediction_dyadic.json", b'{"rows": []}')], sample_dataset)
     assert [(e.code, e.field, e.message) for e in r.errors] == [("invalid-field", "predictions", "Field required")]
     r = check_submission([UploadedFile("preds.json", b'{"predictions": []}')], sample_dataset)
@@ -109,7 +122,9 @@ def test_bad_files(sample_root, tmp_path, sample_dataset):
     assert [e.code for e in r.errors] == ["too-many-rows"]
     r = check_submission([UploadedFile("prediction_dyadic.json", b"\xff\xfe")], sample_dataset)
     assert r.errors[0].code == "not-utf8"
-    r = check_submission([UploadedFile("prediction_dyadic.json", b'{"predictions": []}')], sample_dataset, require_both=True)
+    r = check_submission(
+        [UploadedFile("prediction_dyadic.json", b'{"predictions": []}')], sample_dataset, require_both=True
+    )
     assert [e.code for e in r.errors] == ["missing-file"] and "multi-party" in r.errors[0].message
 
 
@@ -120,7 +135,11 @@ def test_ids_are_checked(mixed_run, sample_root, tmp_path):
     rows[2]["question_text"] = "A different question?"
     f = _write(tmp_path / "prediction_dyadic.json", rows)
     r = validate_submission([f], sample_root)
-    assert [(e.row, e.code) for e in r.errors] == [(0, "unknown-question-id"), (1, "wrong-split"), (2, "id-text-mismatch")]
+    assert [(e.row, e.code) for e in r.errors] == [
+        (0, "unknown-question-id"),
+        (1, "wrong-split"),
+        (2, "id-text-mismatch"),
+    ]
 
 
 def test_split_option(mixed_run, sample_root, tmp_path):

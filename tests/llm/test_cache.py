@@ -5,7 +5,6 @@ import multiprocessing as mp
 import sqlite3
 from pathlib import Path
 
-
 from h2hmem.llm import CacheEntry, Message, RequestCache, default_cache_path, load_chat_model
 from h2hmem.testing import MockOpenAIServer
 
@@ -61,7 +60,7 @@ async def test_truncated_db_moved_aside_and_call_still_works(tmp_path, caplog):
     cache._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     cache.close()
     size = path.stat().st_size
-    with open(path, "r+b") as f:
+    with open(path, "r+b") as f:  # noqa: ASYNC230 — test setup before the server starts
         f.truncate(size // 2)
     with MockOpenAIServer() as srv, caplog.at_level(logging.WARNING):
         model = load_chat_model("openai:m", base_url=srv.base_url, cache=path)

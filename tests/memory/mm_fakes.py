@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
@@ -21,8 +21,13 @@ class RecordingChat:
 
     spec = "fake:recording"
 
-    def __init__(self, reply: Callable[[list[Message], GenerationConfig, str], str] | None = None, *,
-                 supports_images: bool = True, context_tokens: int = 100_000):
+    def __init__(
+        self,
+        reply: Callable[[list[Message], GenerationConfig, str], str] | None = None,
+        *,
+        supports_images: bool = True,
+        context_tokens: int = 100_000,
+    ):
         self.reply = reply or (lambda m, c, s: "fake answer")
         self.supports_images = supports_images
         self.context_tokens = context_tokens
@@ -35,8 +40,9 @@ class RecordingChat:
         config = config or GenerationConfig()
         self.calls.append((messages, config, stage))
         text = self.reply(messages, config, stage)
-        return ChatResult(text=text, model=self.spec, usage=Usage(prompt_tokens=1, completion_tokens=1, calls=1),
-                          latency_s=0.0)
+        return ChatResult(
+            text=text, model=self.spec, usage=Usage(prompt_tokens=1, completion_tokens=1, calls=1), latency_s=0.0
+        )
 
     def stage_calls(self, stage: str) -> list[list[Message]]:
         return [m for m, _, s in self.calls if s == stage]
@@ -73,8 +79,9 @@ class AngleEncoder:
         return np.stack(out) if out else np.zeros((0, 2), np.float32)
 
 
-def make_session(name: str, date: dt.date | None, turns: list[tuple[str, str, str | None]],
-                 image_dir: Path | None = None) -> Session:
+def make_session(
+    name: str, date: dt.date | None, turns: list[tuple[str, str, str | None]], image_dir: Path | None = None
+) -> Session:
     """``turns``: (speaker, text, image file or None). Image files are looked up in
     ``image_dir/<session>/`` (path None when absent)."""
     out = []
@@ -84,13 +91,28 @@ def make_session(name: str, date: dt.date | None, turns: list[tuple[str, str, st
             p = image_dir / name / file if image_dir else None
             ref = ImageRef(session=name, file=file, path=p if p is not None and p.is_file() else None)
         out.append(Turn(index=i, speaker=speaker, text=text, image=ref))
-    return Session(name=name, number=int(name.removeprefix("session")), date=date,
-                   raw_date=date.isoformat() if date else None, turns=tuple(out))
+    return Session(
+        name=name,
+        number=int(name.removeprefix("session")),
+        date=date,
+        raw_date=date.isoformat() if date else None,
+        turns=tuple(out),
+    )
 
 
 def make_question(text: str, images: tuple[ImageRef, ...] = (), task: TaskType = TaskType.UPR) -> Question:
-    return Question(id="dyadic/dialogue1/session1/q0", split="dyadic", dialogue="dialogue1", session="session1",
-                    index=0, text=text, images=images, gold="gold", task_type=task, main_category=task.main_category)
+    return Question(
+        id="dyadic/dialogue1/session1/q0",
+        split="dyadic",
+        dialogue="dialogue1",
+        session="session1",
+        index=0,
+        text=text,
+        images=images,
+        gold="gold",
+        task_type=task,
+        main_category=task.main_category,
+    )
 
 
 def image_names(parts: list) -> list[str]:

@@ -33,5 +33,10 @@ def questions(d: Dialogue, n: int = 2):
 
 
 def context(d: Dialogue, chat, tmp_path, embedder=None) -> MemoryContext:
-    return MemoryContext(preset="harmonized", dialogue_id=d.id, chat=chat, state_dir=tmp_path / "state" / d.split / d.name,
-                         embedder_factory=(lambda: embedder) if embedder is not None else None)
+    return MemoryContext(
+        preset="harmonized",
+        dialogue_id=d.id,
+        chat=chat,
+        state_dir=tmp_path / "state" / d.split / d.name,
+        embedder_factory=(lambda: embedder) if embedder is not None else None,
+    )

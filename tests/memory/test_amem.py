@@ -9,12 +9,12 @@ import math
 
 import numpy as np
 import pytest
+from mm_fakes import HashEmbedder, RecordingChat, TableEmbedder, make_question, make_session
 
 from h2hmem.memory import MemoryContext, resolve_method
 from h2hmem.memory._amem import AMemMemory
 from h2hmem.memory._amem_notes import Note, parse_analysis, parse_evolution, parse_json_object
 from h2hmem.memory._amem_retrieve import BM25Scorer, hybrid_scores, minmax, top_k
-from mm_fakes import HashEmbedder, RecordingChat, TableEmbedder, make_question, make_session
 
 D = dt.date(2024, 3, 1)
 CAPS = {"session1/a.png": "a red bicycle"}
@@ -45,11 +45,14 @@ async def test_retrieve_fuses_bm25_and_cosine(tmp_path):
         return np.array([c, math.sqrt(1 - c * c), 0.0], np.float32)
 
     docs = ["apple banana", "banana cherry", "cherry date"]
-    emb = TableEmbedder({docs[0]: v(0.1), docs[1]: v(0.5), docs[2]: v(0.9), "apple banana zebra": np.array([1.0, 0, 0])})
+    emb = TableEmbedder(
+        {docs[0]: v(0.1), docs[1]: v(0.5), docs[2]: v(0.9), "apple banana zebra": np.array([1.0, 0, 0])}
+    )
     ctx = MemoryContext(preset="harmonized", dialogue_id="d", chat=RecordingChat(), embedder_factory=lambda: emb)
     mem = AMemMemory(ctx, top_k=3)
-    mem.store.notes = [Note(id=f"session1/t{i}", session="session1", turn=i, date="2024-03-01", content=d)
-                       for i, d in enumerate(docs)]
+    mem.store.notes = [
+        Note(id=f"session1/t{i}", session="session1", turn=i, date="2024-03-01", content=d) for i, d in enumerate(docs)
+    ]
     hits = await mem.retrieve("apple banana zebra")
     assert [n.turn for n, _ in hits] == [0, 2, 1]
     assert [s for _, s in hits] == pytest.approx([0.55, 0.45, 0.5 * 0.188001 / 0.580333 + 0.25], abs=1e-5)
@@ -60,13 +63,19 @@ async def test_retrieve_fuses_bm25_and_cosine(tmp_path):
 
 def test_parsing_is_tolerant():
     assert parse_json_object('```json\n{"a": True}\n```') == {"a": True}
-    assert parse_json_object("Sure! {\"x\": 1} hope this helps") == {"x": 1}
+    assert parse_json_object('Sure! {"x": 1} hope this helps') == {"x": 1}
     assert parse_json_object("no json here") is None and parse_json_object("[1, 2]") is None
-    assert parse_analysis('{"keywords": "bike, red", "context": "A bike.", "tags": ["sport", 3]}') == \
-        (["bike", "red"], ["sport", "3"], "A bike.")
+    assert parse_analysis('{"keywords": "bike, red", "context": "A bike.", "tags": ["sport", 3]}') == (
+        ["bike", "red"],
+        ["sport", "3"],
+        "A bike.",
+    )
     assert parse_analysis('{"answer": "mock"}') is None
-    e = parse_evolution('{"should_evolve": "true", "actions": ["strengthen"], "suggested_connections": [1, 7, "0", "x"],'
-                        ' "tags_to_update": ["t"], "new_context_neighborhood": ["c0", "c1", "c2"]}', 2)
+    e = parse_evolution(
+        '{"should_evolve": "true", "actions": ["strengthen"], "suggested_connections": [1, 7, "0", "x"],'
+        ' "tags_to_update": ["t"], "new_context_neighborhood": ["c0", "c1", "c2"]}',
+        2,
+    )
     assert e.should_evolve and e.strengthen and not e.update_neighbor
     assert e.connections == [1, 0] and e.neighbour_contexts == ["c0", "c1"]
     assert parse_evolution('{"actions": []}', 2) is None
@@ -86,22 +95,43 @@ def writer_reply(messages, config, stage):
         words = [w for w in turn.split(": ", 2)[-1].split() if w.isalpha()]
         return json.dumps({"keywords": words[:3], "context": f"About {words[0]}.", "tags": ["chat"]})
     new_text = prompt.split("content: ", 1)[1].split("\n", 1)[0]
-    return json.dumps({"should_evolve": True, "actions": ["strengthen", "update_neighbor"],
-                       "suggested_connections": [0], "tags_to_update": ["chat", "linked"],
-                       "new_context_neighborhood": [f"Updated by: {new_text}"], "new_tags_neighborhood": [["chat", "updated"]]})
+    return json.dumps(
+        {
+            "should_evolve": True,
+            "actions": ["strengthen", "update_neighbor"],
+            "suggested_connections": [0],
+            "tags_to_update": ["chat", "linked"],
+            "new_context_neighborhood": [f"Updated by: {new_text}"],
+            "new_tags_neighborhood": [["chat", "updated"]],
+        }
+    )
 
 
 def sessions():
-    s1 = make_session("session1", D, [("Ann", "look at my bike", "a.png"), ("Bob", "garbage reply please", None),
-                                      ("Ann", "it is red and fast", None)])
-    s2 = make_session("session2", D + dt.timedelta(days=3), [("Bob", "the bike broke down", None),
-                                                             ("Ann", "bad luck indeed", None)])
+    s1 = make_session(
+        "session1",
+        D,
+        [
+            ("Ann", "look at my bike", "a.png"),
+            ("Bob", "garbage reply please", None),
+            ("Ann", "it is red and fast", None),
+        ],
+    )
+    s2 = make_session(
+        "session2", D + dt.timedelta(days=3), [("Bob", "the bike broke down", None), ("Ann", "bad luck indeed", None)]
+    )
     return s1, s2
 
 
 def make(tmp_path, chat, **kw) -> AMemMemory:
-    ctx = MemoryContext(preset="harmonized", dialogue_id="dyadic/dialogue1", chat=chat, captions=lambda ref: CAPS.get(ref.key),
-                        state_dir=tmp_path / "state", embedder_factory=HashEmbedder)
+    ctx = MemoryContext(
+        preset="harmonized",
+        dialogue_id="dyadic/dialogue1",
+        chat=chat,
+        captions=lambda ref: CAPS.get(ref.key),
+        state_dir=tmp_path / "state",
+        embedder_factory=HashEmbedder,
+    )
     return AMemMemory(ctx, **kw)
 
 
@@ -119,8 +149,10 @@ async def test_construction_evolution_and_bad_json(tmp_path):
     assert len(build) == 5 + 4  # one analysis per turn, one evolution per turn after the first
     assert all(c.temperature == 0.3 and c.json_mode for _, c in build)
     notes = mem.store.notes
-    assert notes[0].content == "[Ann]: 2024-03-01: look at my bike [image: a.png in session1] " \
-                               "[image_description: a red bicycle]"
+    assert (
+        notes[0].content == "[Ann]: 2024-03-01: look at my bike [image: a.png in session1] "
+        "[image_description: a red bicycle]"
+    )
     # the garbage reply gave a fallback note (no keywords); evolution later set its tags
     assert notes[1].fallback and notes[1].keywords == [] and notes[1].tags in (["chat", "linked"], ["chat", "updated"])
     assert mem.store.stats.analysis_failures == 1
@@ -151,8 +183,12 @@ async def test_answer_evidence_and_links(tmp_path):
     ans2 = await linked.answer(make_question("what happened to the bike?"))
     assert ans2.evidence[:2] == ans.evidence
     hit_ids = {f"{e.session}/t{e.turn}" for e in ans.evidence}
-    expected = [l for e in ans.evidence for l in mem.store.notes[[n.id for n in mem.store.notes].index(
-        f"{e.session}/t{e.turn}")].links if l not in hit_ids]
+    expected = [
+        l
+        for e in ans.evidence
+        for l in mem.store.notes[[n.id for n in mem.store.notes].index(f"{e.session}/t{e.turn}")].links
+        if l not in hit_ids
+    ]
     assert [f"{e.session}/t{e.turn}" for e in ans2.evidence[2:]] == list(dict.fromkeys(expected))
     assert all(e.score is None for e in ans2.evidence[2:])
 
@@ -225,7 +261,13 @@ async def test_over_http_bad_json_and_request_cache(tmp_path):
         model = load_chat_model("openai:mock", base_url=srv.base_url, cache=tmp_path / "cache.sqlite")
 
         def build(state):
-            ctx = MemoryContext(preset="harmonized", dialogue_id="d", chat=model, state_dir=tmp_path / state, embedder_factory=HashEmbedder)
+            ctx = MemoryContext(
+                preset="harmonized",
+                dialogue_id="d",
+                chat=model,
+                state_dir=tmp_path / state,
+                embedder_factory=HashEmbedder,
+            )
             return AMemMemory(ctx)
 
         mem = build("run1")

@@ -5,10 +5,10 @@ second instance reuses the saved notes, answers carry evidence."""
 from __future__ import annotations
 
 import pytest
+from sample_run import context, questions, sample_dialogue, smollm2_or_skip
 
 from h2hmem.embed import load_embedder
 from h2hmem.memory._amem import AMemMemory
-from sample_run import context, questions, sample_dialogue, smollm2_or_skip
 
 pytestmark = pytest.mark.slow
 TURNS = 1

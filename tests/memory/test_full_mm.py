@@ -8,15 +8,15 @@ import sys
 from pathlib import Path
 
 import pytest
+from mm_fakes import RecordingChat, image_names, make_question, make_session, user_parts
 
 from h2hmem.data import ImageRef
 from h2hmem.llm import ImagePart, TextPart
 from h2hmem.memory import MemoryContext, resolve_method
 from h2hmem.memory._full_mm import FullMMMemory
-from mm_fakes import RecordingChat, image_names, make_question, make_session, user_parts
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "embed"))
-from tiny_clip import write_image  # noqa: E402
+from tiny_clip import write_image
 
 CAPS = {"session1/a.png": "cap a", "session1/b.png": "cap b", "session2/c.png": "cap c", "session2/q.png": "cap q"}
 OVERHEAD = 1024 + 256  # answer budget + prompt overhead taken from the context window
@@ -27,15 +27,21 @@ def sessions(tmp_path):
     img = tmp_path / "img"
     for s, f in (("session1", "a.png"), ("session1", "b.png"), ("session2", "c.png"), ("session2", "q.png")):
         write_image(img / s / f, (120, 30, 200))
-    s1 = make_session("session1", dt.date(2024, 3, 1), [("Ann", "hello there", "a.png"), ("Bob", "nice", None),
-                                                        ("Ann", "look", "b.png")], img)
+    s1 = make_session(
+        "session1",
+        dt.date(2024, 3, 1),
+        [("Ann", "hello there", "a.png"), ("Bob", "nice", None), ("Ann", "look", "b.png")],
+        img,
+    )
     s2 = make_session("session2", dt.date(2024, 3, 2), [("Bob", "new day", "c.png"), ("Ann", "ok", None)], img)
     q = make_question("what?", images=(ImageRef(session="session2", file="q.png", path=img / "session2" / "q.png"),))
     return s1, s2, q
 
 
 def ctx_for(chat) -> MemoryContext:
-    return MemoryContext(preset="harmonized", dialogue_id="dyadic/dialogue1", chat=chat, captions=lambda ref: CAPS.get(ref.key))
+    return MemoryContext(
+        preset="harmonized", dialogue_id="dyadic/dialogue1", chat=chat, captions=lambda ref: CAPS.get(ref.key)
+    )
 
 
 async def run(mem, s1, s2, q):
@@ -56,8 +62,10 @@ async def test_interleaved_and_most_recent_images(sessions):
     # question image first; 2 slots left → the two most recent turn images (b, c); a → caption text
     assert image_names(parts) == ["q.png in session2", "b.png in session1", "c.png in session2"]
     assert isinstance(parts[1], ImagePart)
-    assert parts[2].text == ("Memory:\n## session1 (2024-03-01)\n[2024-03-01] Ann: hello there [Image a.png in "
-                             "session1: cap a]\n[2024-03-01] Bob: nice\n[2024-03-01] Ann: look <image b.png in session1>")
+    assert parts[2].text == (
+        "Memory:\n## session1 (2024-03-01)\n[2024-03-01] Ann: hello there [Image a.png in "
+        "session1: cap a]\n[2024-03-01] Bob: nice\n[2024-03-01] Ann: look <image b.png in session1>"
+    )
     assert parts[3].name == "b.png in session1"
     assert parts[4].text == "## session2 (2024-03-02)\n[2024-03-02] Bob: new day <image c.png in session2>"
     assert parts[5].name == "c.png in session2"
@@ -72,8 +80,9 @@ async def test_interleaved_and_most_recent_images(sessions):
 async def test_text_budget_keeps_most_recent_turns(sessions):
     s1, s2, q = sessions
     # line costs: 4, 11 (a as caption), 4, 8, 4, 9, 4 → a budget of 25 keeps the last four lines
-    ans = await run(FullMMMemory(ctx_for(RecordingChat()), context_tokens=OVERHEAD + 25, max_images=3, image_tokens=0),
-                    s1, s2, q)
+    ans = await run(
+        FullMMMemory(ctx_for(RecordingChat()), context_tokens=OVERHEAD + 25, max_images=3, image_tokens=0), s1, s2, q
+    )
     assert ans.details["budget_tokens"] == 25 and ans.details["context_tokens"] == 25
     assert ans.details["dropped_lines"] == 3 and ans.details["dropped_turns"] == 2 and ans.details["truncated"]
     assert ans.details["images_attached"] == 3 and ans.details["dropped_images"] == 1
@@ -97,7 +106,10 @@ async def test_no_image_budget_means_captions_only(sessions):
     parts = user_parts(chat.calls[0][0])
     assert image_names(parts) == []
     text = parts[0].text
-    assert "[Image c.png in session2: cap c]" in text and "Image attached to the question: [Image q.png in session2: cap q]" in text
+    assert (
+        "[Image c.png in session2: cap c]" in text
+        and "Image attached to the question: [Image q.png in session2: cap q]" in text
+    )
     assert ans.details["images_attached"] == 0 and ans.details["dropped_images"] == 3
     assert isinstance(parts[0], TextPart)
 
@@ -111,7 +123,11 @@ def test_describe():
 async def test_missing_image_file_costs_its_caption_even_for_a_vlm(tmp_path):
     s = make_session("session1", dt.date(2024, 3, 1), [("Ann", "see", "gone.png")])  # no file on disk
     assert s.turns[0].image.path is None
-    ans = await run(FullMMMemory(ctx_for(RecordingChat()), image_tokens=500), s,
-                    make_session("session2", dt.date(2024, 3, 2), []), make_question("what?"))
+    ans = await run(
+        FullMMMemory(ctx_for(RecordingChat()), image_tokens=500),
+        s,
+        make_session("session2", dt.date(2024, 3, 2), []),
+        make_question("what?"),
+    )
     # header 4 + line '[2024-03-01] Ann: see <image gone.png in session1>' 7 + 1 + '[Image gone.png in session1]' 4 + 1
     assert ans.details["context_tokens"] == 4 + 8 + 5

@@ -4,9 +4,9 @@ names (the sample has no image files; SmolLM2 reads no pixels)."""
 from __future__ import annotations
 
 import pytest
+from sample_run import context, questions, sample_dialogue, smollm2_or_skip
 
 from h2hmem.memory._full_mm import FullMMMemory
-from sample_run import context, questions, sample_dialogue, smollm2_or_skip
 
 pytestmark = pytest.mark.slow
 

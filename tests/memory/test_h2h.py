@@ -7,6 +7,7 @@ import datetime as dt
 import json
 
 import pytest
+from mm_fakes import HashEmbedder, RecordingChat, make_question, make_session
 
 from h2hmem.data import TaskType, load_dataset
 from h2hmem.leaderboard import export_submission
@@ -15,27 +16,35 @@ from h2hmem.memory._h2h import H2HMemory
 from h2hmem.metrics import evaluate_run
 from h2hmem.report import build_report
 from h2hmem.run import RunConfig, read_predictions, run_benchmark
-from mm_fakes import HashEmbedder, RecordingChat, make_question, make_session
 
-S1 = make_session("session1", dt.date(2024, 3, 1), [
-    ("Ajie", "@Dr. Wu my pan coating is peeling off again", None),
-    ("Dr. Wu", "@Ajie replace it, peeling coating is unhealthy", None),
-    ("Kiki", "look at my pizza", "img3.jpg"),
-    ("Lin Sen", "that crust has a lovely golden char", None),
-    ("Kiki", "the weather is nice today", None),
-])
-S2 = make_session("session2", dt.date(2024, 3, 9), [
-    ("Ajie", "I bought a new pan at last", None),
-    ("Dr. Wu", "good, and keep the heat low", None),
-    ("Kiki", "my pizza oven arrived", None),
-])
+S1 = make_session(
+    "session1",
+    dt.date(2024, 3, 1),
+    [
+        ("Ajie", "@Dr. Wu my pan coating is peeling off again", None),
+        ("Dr. Wu", "@Ajie replace it, peeling coating is unhealthy", None),
+        ("Kiki", "look at my pizza", "img3.jpg"),
+        ("Lin Sen", "that crust has a lovely golden char", None),
+        ("Kiki", "the weather is nice today", None),
+    ],
+)
+S2 = make_session(
+    "session2",
+    dt.date(2024, 3, 9),
+    [
+        ("Ajie", "I bought a new pan at last", None),
+        ("Dr. Wu", "good, and keep the heat low", None),
+        ("Kiki", "my pizza oven arrived", None),
+    ],
+)
 
 
 def _memory(**params) -> tuple[H2HMemory, RecordingChat]:
     chat = RecordingChat()
     emb = HashEmbedder()
-    mem = H2HMemory(MemoryContext(dialogue_id="multi-party/dialogue1", chat=chat, embedder_factory=lambda: emb),
-                    **params)
+    mem = H2HMemory(
+        MemoryContext(dialogue_id="multi-party/dialogue1", chat=chat, embedder_factory=lambda: emb), **params
+    )
     for s in (S1, S2):
         asyncio.run(mem.observe(s))
     return mem, chat
@@ -103,8 +112,15 @@ class _Chat:
 
 @pytest.mark.parametrize("protocol", ["full", "online"])
 def test_end_to_end_answers_metrics_report_export_and_resume(sample_root, tmp_path, protocol):
-    cfg = RunConfig(data_root=sample_root, split="multi-party", method="h2h", protocol=protocol,
-                    out_dir=tmp_path / "runs", use_cache=False, limit=40)
+    cfg = RunConfig(
+        data_root=sample_root,
+        split="multi-party",
+        method="h2h",
+        protocol=protocol,
+        out_dir=tmp_path / "runs",
+        use_cache=False,
+        limit=40,
+    )
     chat = _Chat()
     s = run_benchmark(cfg, chat_model=chat, embedder=HashEmbedder(), progress=False)
     assert s.answered_now == 40 and s.failed == 0 and chat.calls == 40
@@ -130,8 +146,15 @@ def test_retrieval_only_never_calls_the_answer_model(sample_root, tmp_path):
         async def chat(self, messages, config=None, *, stage="answer"):
             raise AssertionError("the answer model was called")
 
-    cfg = RunConfig(data_root=sample_root, split="multi-party", method="h2h", out_dir=tmp_path / "runs",
-                    use_cache=False, limit=30, retrieval_only=True)
+    cfg = RunConfig(
+        data_root=sample_root,
+        split="multi-party",
+        method="h2h",
+        out_dir=tmp_path / "runs",
+        use_cache=False,
+        limit=30,
+        retrieval_only=True,
+    )
     s = run_benchmark(cfg, chat_model=NoAnswer(), embedder=HashEmbedder(), progress=False)
     assert s.failed == 0 and "retrieval" in s.run_dir.name
     preds = read_predictions(s.run_dir)

@@ -24,8 +24,8 @@ def test_name_variants_and_mentions():
     d = _people("Lin Sen", "Kiki", "Dr. Wu", "Ajie", "Su Qian", "Su Mingche")
     assert name_key("Dr. Wu") == "drwu"
     assert d.lookup("A Jie") == "Ajie" and d.lookup("dr wu") == "Dr. Wu"
-    assert d.lookup("Wu") == "Dr. Wu"            # the name after a title identifies the speaker
-    assert d.lookup("Su") is None                # shared by Su Qian and Su Mingche: nobody
+    assert d.lookup("Wu") == "Dr. Wu"  # the name after a title identifies the speaker
+    assert d.lookup("Su") is None  # shared by Su Qian and Su Mingche: nobody
     assert d.lookup("Qian") == "Su Qian" and d.lookup("Sen") is None  # parts of four letters or more
     assert d.mentions("@Lin Sen Absolutely! @Dr. Wu, is it okay? @Kiki") == ["Lin Sen", "Dr. Wu", "Kiki"]
     assert d.mentions("mail me @ home") == []
@@ -41,29 +41,38 @@ def test_time_anchors():
     assert time_refs("sessions 2 to 4").sessions == {2, 3, 4}
     assert time_refs("the latest session").relative == {"last"}
     assert not time_refs("How many cats?").any
-    sessions = [("session1", 1, dt.date(2024, 3, 1)), ("session2", 2, dt.date(2024, 5, 20)),
-                ("session5", 5, dt.date(2025, 6, 5))]
+    sessions = [
+        ("session1", 1, dt.date(2024, 3, 1)),
+        ("session2", 2, dt.date(2024, 5, 20)),
+        ("session5", 5, dt.date(2025, 6, 5)),
+    ]
     assert matching_sessions(r, sessions) == {"session1", "session2", "session5"}
     assert matching_sessions(time_refs("on May 20, 2023"), sessions) == set()  # the year must agree when given
     assert matching_sessions(time_refs("in the first session"), sessions) == {"session1"}
 
 
 def test_query_cleaning_and_sub_queries():
-    q = ("Based on the 'buffer process' mentioned in the conversation, locate the corresponding image. "
-         "Provide the session number and image file name.")
+    q = (
+        "Based on the 'buffer process' mentioned in the conversation, locate the corresponding image. "
+        "Provide the session number and image file name."
+    )
     assert search_text(q) == "Based on the 'buffer process' mentioned locate the corresponding image."
     cd = "He said the top note is lemon. Does this contradict the content of the conversation? Answer yes or no."
     assert search_text(cd) == "He said the top note is lemon."
-    tr = ("Please arrange the following events in chronological order: A. Xia orders dessert; "
-          "B. Xia designs a ritual; C. Xia feels empty.")
+    tr = (
+        "Please arrange the following events in chronological order: A. Xia orders dessert; "
+        "B. Xia designs a ritual; C. Xia feels empty."
+    )
     assert sub_queries(tr) == ["Xia orders dessert", "Xia designs a ritual", "Xia feels empty"]
     assert sub_queries("What is A. Smith's job?") == []
 
 
 def test_fusion_helpers():
-    np.testing.assert_allclose(session_prior(np.array([0.9, 0.1, 0.5, 0.4]), ["a", "a", "b", "b"], 1),
-                               [0.9, 0.9, 0.5, 0.5])
-    np.testing.assert_allclose(session_prior(np.array([0.9, 0.1, 0.5, 0.4]), ["a", "a", "b", "b"], 2),
-                               [0.5, 0.5, 0.45, 0.45])
+    np.testing.assert_allclose(
+        session_prior(np.array([0.9, 0.1, 0.5, 0.4]), ["a", "a", "b", "b"], 1), [0.9, 0.9, 0.5, 0.5]
+    )
+    np.testing.assert_allclose(
+        session_prior(np.array([0.9, 0.1, 0.5, 0.4]), ["a", "a", "b", "b"], 2), [0.5, 0.5, 0.45, 0.45]
+    )
     assert _round_robin([[1, 2, 3], [4, 1, 5]]) == [1, 4, 2, 3, 5]
     assert _cap_per_session([0, 1, 2, 3, 4], ["a", "a", "a", "b", "c"], 2, 3) == [0, 1, 3, 2, 4]

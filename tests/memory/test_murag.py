@@ -10,19 +10,23 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from mm_fakes import AngleEncoder, RecordingChat, image_names, make_question, make_session, user_parts
 
 from h2hmem.data import ImageRef
 from h2hmem.llm import ImagePart, TextPart
 from h2hmem.memory import MemoryContext, resolve_method
 from h2hmem.memory._murag import MuRAGMemory
-from mm_fakes import AngleEncoder, RecordingChat, image_names, make_question, make_session, user_parts
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "embed"))
-from tiny_clip import build_tiny_clip, write_image  # noqa: E402
+from tiny_clip import build_tiny_clip, write_image
 
 D = dt.date(2024, 3, 1)
-CAPTIONS = {"session1/a.png": "caption a", "session1/b.png": "caption b", "session1/c.png": "caption c",
-            "session1/q.png": "caption q"}
+CAPTIONS = {
+    "session1/a.png": "caption a",
+    "session1/b.png": "caption b",
+    "session1/c.png": "caption c",
+    "session1/q.png": "caption q",
+}
 
 
 def lookup(ref: ImageRef) -> str | None:
@@ -34,15 +38,26 @@ def setup(tmp_path):
     img = tmp_path / "img"
     for f in ("a.png", "b.png", "q.png"):  # c.png is missing on disk
         write_image(img / "session1" / f, (10, 200, 10))
-    session = make_session("session1", D, [("Ann", "cat <deg=0>", "a.png"), ("Bob", "dog <deg=90>", None),
-                                           ("Ann", "car <deg=25>", "b.png"), ("Bob", "sky <deg=60>", "c.png")], img)
+    session = make_session(
+        "session1",
+        D,
+        [
+            ("Ann", "cat <deg=0>", "a.png"),
+            ("Bob", "dog <deg=90>", None),
+            ("Ann", "car <deg=25>", "b.png"),
+            ("Bob", "sky <deg=60>", "c.png"),
+        ],
+        img,
+    )
     q_ref = ImageRef(session="session1", file="q.png", path=img / "session1" / "q.png")
     question = make_question("what cat? <deg=10>", images=(q_ref,))
     return session, question, tmp_path
 
 
 def ctx_for(tmp_path, chat) -> MemoryContext:
-    return MemoryContext(preset="harmonized", dialogue_id="dyadic/dialogue1", chat=chat, captions=lookup, state_dir=tmp_path / "state")
+    return MemoryContext(
+        preset="harmonized", dialogue_id="dyadic/dialogue1", chat=chat, captions=lookup, state_dir=tmp_path / "state"
+    )
 
 
 def test_registered():
@@ -70,7 +85,9 @@ async def test_ranking_context_and_evidence(setup):
     assert isinstance(parts[1], ImagePart) and parts[1].name == "q.png in session1"
     assert parts[2].text.endswith("Memory:\n(session1, turn 0) [2024-03-01] Ann: cat <deg=0> <image a.png in session1>")
     assert parts[4].text == "(session1, turn 2) [2024-03-01] Ann: car <deg=25> <image b.png in session1>"
-    assert parts[6].text.startswith("(session1, turn 3) [2024-03-01] Bob: sky <deg=60> [Image c.png in session1: caption c]")
+    assert parts[6].text.startswith(
+        "(session1, turn 3) [2024-03-01] Bob: sky <deg=60> [Image c.png in session1: caption c]"
+    )
     assert ans.details["images_attached"] == 3 and ans.details["dropped_images"] == 1
     assert chat.calls[0][1].temperature == 0.1
 
@@ -119,8 +136,17 @@ async def test_tiny_clip_image_path(tmp_path):
     colours = [(250, 0, 0), (0, 250, 0), (0, 0, 250)]
     for k, c in enumerate(colours):
         write_image(img / "session1" / f"{k}.png", c)
-    session = make_session("session1", D, [("Ann", "the red cat", "0.png"), ("Bob", "the green", "1.png"),
-                                           ("Ann", "the blue", "2.png"), ("Bob", "no picture", None)], img)
+    session = make_session(
+        "session1",
+        D,
+        [
+            ("Ann", "the red cat", "0.png"),
+            ("Bob", "the green", "1.png"),
+            ("Ann", "the blue", "2.png"),
+            ("Bob", "no picture", None),
+        ],
+        img,
+    )
     chat = RecordingChat()
     q = make_question("the red cat", images=(session.turns[0].image,))
     mem = MuRAGMemory(ctx_for(tmp_path, chat), encoder=f"clip:{clip}", device="cpu", top_k=3)
@@ -129,8 +155,9 @@ async def test_tiny_clip_image_path(tmp_path):
     ans = await mem.answer(q)
     # scores are the cosines of the fused query with the fused units, by definition
     enc = mem.encoder
-    units = await enc.encode([(MuRAGMemory.unit_text(session, t), t.image.path if t.image else None)
-                              for t in session.turns])
+    units = await enc.encode(
+        [(MuRAGMemory.unit_text(session, t), t.image.path if t.image else None) for t in session.turns]
+    )
     qv = (await enc.encode([("the red cat", session.turns[0].image.path)]))[0]
     cos = units @ qv
     order = list(np.argsort(-cos, kind="stable")[:3])

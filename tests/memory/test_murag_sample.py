@@ -4,10 +4,10 @@ fallback is used and recorded; answers carry ranked turn evidence."""
 from __future__ import annotations
 
 import pytest
+from sample_run import context, questions, sample_dialogue, smollm2_or_skip
 
 from h2hmem.embed import load_embedder
 from h2hmem.memory._murag import MuRAGMemory
-from sample_run import context, questions, sample_dialogue, smollm2_or_skip
 
 pytestmark = pytest.mark.slow
 

@@ -9,13 +9,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from mm_fakes import AngleEncoder, RecordingChat, image_names, make_question, make_session, user_parts
 
 from h2hmem.memory import MemoryContext, resolve_method
 from h2hmem.memory._ngm import NGMMemory
-from mm_fakes import AngleEncoder, RecordingChat, image_names, make_question, make_session, user_parts
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "embed"))
-from tiny_clip import build_tiny_clip, write_image  # noqa: E402
+from tiny_clip import build_tiny_clip, write_image
 
 D = dt.date(2024, 3, 1)
 
@@ -53,8 +53,14 @@ async def test_recall_matches_hand_computed_graph(tmp_path):
 
 async def test_dfs_variant_and_undated_session(tmp_path):
     s1 = make_session("session1", None, [("A", f"t <deg={a}>", None) for a in (0, 90, 10, 40, 85)])
-    mem = NGMMemory(ctx_for(tmp_path, RecordingChat()), encoder=AngleEncoder(), recall="dfs", seeds=1,
-                    max_nodes=5, dfs_min_cosine=0.5)
+    mem = NGMMemory(
+        ctx_for(tmp_path, RecordingChat()),
+        encoder=AngleEncoder(),
+        recall="dfs",
+        seeds=1,
+        max_nodes=5,
+        dfs_min_cosine=0.5,
+    )
     await mem.observe(s1)
     assert mem.graph.times == [0.0, 60.0, 120.0, 180.0, 240.0]  # undated first session starts at 0
     ans = await mem.answer(make_question("q <deg=0>"))
@@ -71,8 +77,17 @@ async def test_tiny_clip_image_path(tmp_path):
     img = tmp_path / "img"
     for k, c in enumerate([(250, 0, 0), (0, 250, 0), (0, 0, 250)]):
         write_image(img / "session1" / f"{k}.png", c)
-    session = make_session("session1", D, [("Ann", "the red cat", "0.png"), ("Bob", "the green", "1.png"),
-                                           ("Ann", "the blue", "2.png"), ("Bob", "no picture", None)], img)
+    session = make_session(
+        "session1",
+        D,
+        [
+            ("Ann", "the red cat", "0.png"),
+            ("Bob", "the green", "1.png"),
+            ("Ann", "the blue", "2.png"),
+            ("Bob", "no picture", None),
+        ],
+        img,
+    )
     chat = RecordingChat()
     mem = NGMMemory(ctx_for(tmp_path, chat), encoder=f"clip:{clip}", device="cpu", max_nodes=3)
     await mem.observe(session)

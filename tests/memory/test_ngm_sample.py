@@ -7,10 +7,10 @@ import datetime as dt
 import math
 
 import pytest
+from sample_run import context, questions, sample_dialogue, smollm2_or_skip
 
 from h2hmem.embed import load_embedder
 from h2hmem.memory._ngm import NGMMemory
-from sample_run import context, questions, sample_dialogue, smollm2_or_skip
 
 pytestmark = pytest.mark.slow
 

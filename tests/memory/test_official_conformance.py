@@ -17,14 +17,13 @@ import json
 from pathlib import Path
 
 import pytest
+from mm_fakes import HashEmbedder
+from paper_sample import load_dialogue, with_images
 
 from h2hmem.llm import load_chat_model
 from h2hmem.memory import MemoryContext
 from h2hmem.memory._registry import resolve_method
 from h2hmem.testing import MockOpenAIServer
-
-from mm_fakes import HashEmbedder
-from paper_sample import load_dialogue, with_images
 
 FIXTURES = Path(__file__).parent / "fixtures" / "official"
 
@@ -39,16 +38,21 @@ def _wire(body: dict) -> dict:
         elif isinstance(content, list):
             content = [p["text"] if p["type"] == "text" else "<image>" for p in content]
         messages.append({"role": m["role"], "content": content})
-    return {"messages": messages, "temperature": body.get("temperature"), "max_tokens": body.get("max_tokens"),
-            "top_p": body.get("top_p")}
+    return {
+        "messages": messages,
+        "temperature": body.get("temperature"),
+        "max_tokens": body.get("max_tokens"),
+        "top_p": body.get("top_p"),
+    }
 
 
 def _question(d, session: str, index: int):
     return next(q for q in d.questions if q.session == session and q.index == index)
 
 
-@pytest.mark.parametrize("fixture, method", [("full_text", "full-text"), ("naive_rag", "naive-rag"),
-                                             ("full_mm", "full-mm")])
+@pytest.mark.parametrize(
+    "fixture, method", [("full_text", "full-text"), ("naive_rag", "naive-rag"), ("full_mm", "full-mm")]
+)
 async def test_paper_sends_the_official_requests(fixture, method, sample_root, tmp_path):
     path = FIXTURES / f"{fixture}.json"
     if not path.is_file():
@@ -59,8 +63,13 @@ async def test_paper_sends_the_official_requests(fixture, method, sample_root, t
     embedder = HashEmbedder()
     with MockOpenAIServer(responder=lambda body: reply["text"]) as srv:
         chat = load_chat_model("openai:mock-vlm", base_url=srv.base_url, max_retries=0)
-        ctx = MemoryContext(dialogue_id=d.id, chat=chat, preset="paper", embedder_factory=lambda: embedder,
-                            captions=lambda ref: fx["caption"].format(file=ref.file, session=ref.session))
+        ctx = MemoryContext(
+            dialogue_id=d.id,
+            chat=chat,
+            preset="paper",
+            embedder_factory=lambda: embedder,
+            captions=lambda ref: fx["caption"].format(file=ref.file, session=ref.session),
+        )
         memory = resolve_method(method)(ctx)
         for s in d.sessions:
             await memory.observe(s)
@@ -94,8 +103,17 @@ def _official_request(fixture, d, question, hits, captions):
         return murag_request(hits, question, captions, max_context_tokens=4096, max_images=5)[0], ANSWER_CONFIG
     if fixture == "ngm":
         return ngm_request(hits, question, captions)[0], ANSWER_CONFIG
-    notes = [Note(id=f"{s.name}/t{t.index}", session=s.name, turn=t.index, date=s.raw_date or "",
-                  content=official_note_content(s, t, captions), time=f"{s.raw_date}_{t.index + 1:03d}") for s, t in hits]
+    notes = [
+        Note(
+            id=f"{s.name}/t{t.index}",
+            session=s.name,
+            turn=t.index,
+            date=s.raw_date or "",
+            content=official_note_content(s, t, captions),
+            time=f"{s.raw_date}_{t.index + 1:03d}",
+        )
+        for s, t in hits
+    ]
     messages, _ = official_messages(question, notes, captions, attach_image=True, sees_images=True)
     return messages, ANSWER_CONFIG.model_copy(update={"max_tokens": 2000})
 

@@ -4,6 +4,8 @@ head truncation at 4,096 cl100k tokens, the question image as an image part, the
 from __future__ import annotations
 
 import pytest
+from mm_fakes import HashEmbedder, RecordingChat
+from paper_sample import load_dialogue, with_images
 
 from h2hmem.data import load_dataset
 from h2hmem.llm import ImagePart, TextPart
@@ -12,9 +14,6 @@ from h2hmem.memory import MemoryContext, resolve_options
 from h2hmem.memory._full_text import OPTIONS as FULL_TEXT_OPTIONS
 from h2hmem.memory._registry import resolve_method
 from h2hmem.memory._reply import read_json_reply
-
-from mm_fakes import HashEmbedder, RecordingChat
-from paper_sample import load_dialogue, with_images
 
 NOTE_PREFIX = "[Note: Due to context length limitations, the original conversation memory has been truncated"
 
@@ -27,8 +26,13 @@ def _dialogue5(sample_root):
 async def _ask(method, d, question, preset, chat=None, **params):
     chat = chat or RecordingChat()
     embedder = HashEmbedder()
-    ctx = MemoryContext(dialogue_id=d.id, chat=chat, captions=lambda ref: f"caption of {ref.file}",
-                        embedder_factory=lambda: embedder, preset=preset)
+    ctx = MemoryContext(
+        dialogue_id=d.id,
+        chat=chat,
+        captions=lambda ref: f"caption of {ref.file}",
+        embedder_factory=lambda: embedder,
+        preset=preset,
+    )
     memory = resolve_method(method)(ctx, **params)
     for s in d.sessions:
         await memory.observe(s)
@@ -54,12 +58,17 @@ async def test_paper_full_text_keeps_the_head_within_4096_tokens(sample_root):
     answer, messages, config = await _ask("full-text", d, d.questions[0], "paper")
     prompt = _text(messages)
     assert [m.role for m in messages] == ["user"] and config.top_p == 0.9 and config.temperature == 0.1
-    context = prompt.split("Complete conversation memory (contains multiple sessions):\n", 1)[1].split(f"\n{NOTE_PREFIX}")[0]
+    context = prompt.split("Complete conversation memory (contains multiple sessions):\n", 1)[1].split(
+        f"\n{NOTE_PREFIX}"
+    )[0]
     assert count_tokens(context) <= 4096 and answer.details["context_tokens"] == 4096
     assert context.startswith("Total sessions: 8\nTotal dialogue turns: 154\n\n[Session Information]\n")
     assert f"  Turn 1 - {first.speaker}: [Image: caption of 1.png] 2024-03-20:{first.text}" in context
     assert _last_turn_text(d) not in prompt  # the latest sessions were cut (official pitfall 6, kept by paper)
-    assert f"{NOTE_PREFIX} from approximately {answer.details['original_context_tokens']} tokens to 4096 tokens.]" in prompt
+    assert (
+        f"{NOTE_PREFIX} from approximately {answer.details['original_context_tokens']} tokens to 4096 tokens.]"
+        in prompt
+    )
     assert answer.details["original_context_tokens"] > 12000 and answer.details["truncated"]
 
 
@@ -106,13 +115,17 @@ async def test_text_only_model_gets_the_question_image_caption(method, sample_ro
 async def test_paper_naive_rag_scores_system_answer(sample_root):
     d = _dialogue5(sample_root)
     reply = '{\n    "reasoning_process": "Session 2 says so.",\n    "system_answer": "Almond"\n}'
-    answer, messages, config = await _ask("naive-rag", d, d.questions[0], "paper",
-                                          chat=RecordingChat(lambda m, c, s: reply))
+    answer, messages, config = await _ask(
+        "naive-rag", d, d.questions[0], "paper", chat=RecordingChat(lambda m, c, s: reply)
+    )
     prompt = _text(messages)
     assert answer.text == "Almond" and answer.details["reply_read"] == "json"
     assert answer.details["reasoning_process"] == "Session 2 says so."
     assert prompt.startswith("You are a memory testing system using Naive RAG")
-    assert "[Naive RAG Retrieval Results (BERT Embedding)]\nSimilarity calculation method: bert_embedding_cosine\n" in prompt
+    assert (
+        "[Naive RAG Retrieval Results (BERT Embedding)]\nSimilarity calculation method: bert_embedding_cosine\n"
+        in prompt
+    )
     assert '"system_answer": "Your final answer"' in prompt and config.top_p == 0.9
 
 
@@ -141,8 +154,9 @@ def test_options_resolve_from_the_preset():
 async def test_paper_amem_attaches_the_question_image(sample_root, tmp_path):
     d = load_dialogue(with_images(sample_root, tmp_path))
     q = next(q for q in d.questions if q.images)
-    answer, messages, config = await _ask("a-mem", d, q, "paper",
-                                          chat=RecordingChat(lambda m, c, s: '{"answer": "a lock"}'))
+    answer, messages, config = await _ask(
+        "a-mem", d, q, "paper", chat=RecordingChat(lambda m, c, s: '{"answer": "a lock"}')
+    )
     assert [m.role for m in messages] == ["system", "user"] and messages[0].content == "You are a helpful AI assistant."
     parts = messages[1].content
     assert [type(p) for p in parts] == [ImagePart, TextPart] and parts[0].path == q.images[0].path  # image first
@@ -185,22 +199,36 @@ async def test_paper_amem_construction_uses_the_official_prompts():
             return "ok"
         if text.startswith("Generate a structured analysis"):
             return '{"keywords": ["cat"], "context": "Pets", "tags": ["animals"]}'
-        return _json.dumps({"should_evolve": True, "actions": ["strengthen", "update_neighbor"],
-                            "suggested_connections": ["0"], "tags_to_update": ["pets"],
-                            "new_context_neighborhood": ["About Miso"], "new_tags_neighborhood": [["cats"]]})
+        return _json.dumps(
+            {
+                "should_evolve": True,
+                "actions": ["strengthen", "update_neighbor"],
+                "suggested_connections": ["0"],
+                "tags_to_update": ["pets"],
+                "new_context_neighborhood": ["About Miso"],
+                "new_tags_neighborhood": [["cats"]],
+            }
+        )
 
     chat = RecordingChat(reply)
     ctx = MemoryContext(dialogue_id="dyadic/dialogue1", chat=chat, embedder_factory=HashEmbedder, preset="paper")
     memory = resolve_method("a-mem")(ctx)
-    await memory.observe(make_session("session1", dt.date(2024, 3, 20), [("Kiki", "I adopted a cat named Miso.", None),
-                                                                         ("Tom", "Miso is a lovely name.", None)]))
+    await memory.observe(
+        make_session(
+            "session1",
+            dt.date(2024, 3, 20),
+            [("Kiki", "I adopted a cat named Miso.", None), ("Tom", "Miso is a lovely name.", None)],
+        )
+    )
     builds = [(m, c) for m, c, s in chat.calls if s == "memory_build"]
     (a_msgs, a_cfg), (_, _), (e_msgs, e_cfg) = builds  # analysis, analysis, evolution of the second note
     assert [m.role for m in a_msgs] == ["system", "user"] and a_msgs[0].content == "You are a helpful assistant."
     assert a_msgs[1].content.endswith("Content for analysis:\n[Kiki]: 2024-03-20:I adopted a cat named Miso.")
     assert a_cfg.temperature == 0.3 and a_cfg.max_tokens == 2000 and _json.loads(a_cfg.json_schema)["strict"] is True
-    assert ("memory index:0\ttalk start time:2024-03-20_001\tmemory content: [Kiki]: 2024-03-20:I adopted a cat "
-            "named Miso.\tmemory context: Pets\tmemory keywords: ['cat']\tmemory tags: ['animals']\n") in e_msgs[1].content
+    assert (
+        "memory index:0\ttalk start time:2024-03-20_001\tmemory content: [Kiki]: 2024-03-20:I adopted a cat "
+        "named Miso.\tmemory context: Pets\tmemory keywords: ['cat']\tmemory tags: ['animals']\n"
+    ) in e_msgs[1].content
     assert "The number of neighbors is 1." in e_msgs[1].content and "should_evolve" in e_cfg.json_schema
     first, second = memory.store.notes
     assert second.links == [first.id] and second.tags == ["pets"]  # "0" = memory index 0

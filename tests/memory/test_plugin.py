@@ -5,15 +5,22 @@ from __future__ import annotations
 
 import datetime as dt
 import sys
-import tomllib
 from importlib.metadata import EntryPoint
 from pathlib import Path
 
 import pytest
-
-from h2hmem.memory import ENTRY_POINT_GROUP, MemoryContext, MemorySystem, UnknownMethodError, available_methods, resolve_method
-from h2hmem.memory import _registry
+import tomllib
 from mm_fakes import RecordingChat, make_question, make_session
+
+from h2hmem.memory import (
+    ENTRY_POINT_GROUP,
+    MemoryContext,
+    MemorySystem,
+    UnknownMethodError,
+    _registry,
+    available_methods,
+    resolve_method,
+)
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "recency_memory"
 
@@ -29,6 +36,7 @@ def plugin_path(monkeypatch):
 def entry_points_with(*eps: EntryPoint):
     def fake(group: str | None = None, **kw):
         return [ep for ep in eps if group is None or ep.group == group]
+
     return fake
 
 
@@ -77,8 +85,15 @@ def test_plugin_through_the_runner(plugin_path, sample_root, tmp_path):
     from h2hmem.run import RunConfig, read_predictions, run_benchmark
 
     chat = RecordingChat(lambda m, c, s: "Yes")
-    config = RunConfig(data_root=sample_root, split="multi-party", method="recency_memory:RecencyMemory",
-                       method_params={"window": 10}, out_dir=tmp_path, limit=2, use_cache=False)
+    config = RunConfig(
+        data_root=sample_root,
+        split="multi-party",
+        method="recency_memory:RecencyMemory",
+        method_params={"window": 10},
+        out_dir=tmp_path,
+        limit=2,
+        use_cache=False,
+    )
     summary = run_benchmark(config, chat_model=chat, progress=False)
     assert summary.answered_now == 2 and summary.failed == 0
     preds = list(read_predictions(summary.run_dir / "predictions.jsonl"))

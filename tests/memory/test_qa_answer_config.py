@@ -8,12 +8,11 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
+from mm_fakes import HashEmbedder, RecordingChat, make_question, make_session
 
 from h2hmem.llm import GenerationConfig
 from h2hmem.memory import MemoryContext
 from h2hmem.memory._registry import resolve_method
-
-from mm_fakes import HashEmbedder, RecordingChat, make_question, make_session
 
 CUSTOM = GenerationConfig(temperature=0.0, max_tokens=7)
 
@@ -22,12 +21,22 @@ CUSTOM = GenerationConfig(temperature=0.0, max_tokens=7)
 async def test_answer_call_uses_the_run_answer_config(method, tmp_path):
     chat = RecordingChat()
     embedder = HashEmbedder()
-    ctx = MemoryContext(dialogue_id="dyadic/dialogue1", chat=chat, state_dir=tmp_path / "state",
-                        embedder_factory=lambda: embedder, answer_config=CUSTOM, preset="harmonized")
+    ctx = MemoryContext(
+        dialogue_id="dyadic/dialogue1",
+        chat=chat,
+        state_dir=tmp_path / "state",
+        embedder_factory=lambda: embedder,
+        answer_config=CUSTOM,
+        preset="harmonized",
+    )
     memory = resolve_method(method)(ctx)
-    await memory.observe(make_session("session1", dt.date(2024, 3, 20),
-                                      [("Kiki", "I adopted a cat named Miso.", None),
-                                       ("Tom", "Miso is a lovely name.", None)]))
+    await memory.observe(
+        make_session(
+            "session1",
+            dt.date(2024, 3, 20),
+            [("Kiki", "I adopted a cat named Miso.", None), ("Tom", "Miso is a lovely name.", None)],
+        )
+    )
     await memory.answer(make_question("What is the name of Kiki's cat?"))
     answer_configs = [config for _, config, stage in chat.calls if stage == "answer"]
     assert answer_configs == [CUSTOM]

@@ -24,6 +24,10 @@ async def test_budget_above_the_images_plus_question_image(sessions):  # noqa: F
     chat = RecordingChat()
     # question image + 3 turn images = 4 < budget 5 → all four
     ans = await run(FullMMMemory(ctx_for(chat), max_images=5, image_tokens=5), s1, s2, q)
-    assert image_names(user_parts(chat.calls[0][0])) == ["q.png in session2", "a.png in session1",
-                                                         "b.png in session1", "c.png in session2"]
+    assert image_names(user_parts(chat.calls[0][0])) == [
+        "q.png in session2",
+        "a.png in session1",
+        "b.png in session1",
+        "c.png in session2",
+    ]
     assert ans.details["images_attached"] == 4 and ans.details["dropped_images"] == 0

@@ -10,11 +10,11 @@ import importlib.util
 import time
 
 import pytest
-
-from h2hmem.memory._naive_rag import NaiveRAGMemory
-from h2hmem.memory._amem import AMemMemory
-from h2hmem.metrics import lexical_scores
 from sample_run import context, sample_dialogue
+
+from h2hmem.memory._amem import AMemMemory
+from h2hmem.memory._naive_rag import NaiveRAGMemory
+from h2hmem.metrics import lexical_scores
 
 pytestmark = pytest.mark.slow
 QWEN = "local:qwen2.5-coder-1.5b"
@@ -63,7 +63,7 @@ async def test_answers_five_questions(qwen, sample_root, tmp_path):
         t0 = time.perf_counter()
         ans = await mem.answer(q)
         results.append((q, ans, time.perf_counter() - t0))
-    for q, ans, _ in results:
+    for _q, ans, _ in results:
         assert ans.text.strip() and "<|im_end|>" not in ans.text and "<|im_start|>" not in ans.text
         assert ans.evidence and ans.usage.calls == 1 and ans.usage.prompt_tokens > 100
     # the stop rule: a short answer ends by itself, far below the budget (SmolLM2 rambles to it)
@@ -94,13 +94,26 @@ async def test_judges_as_a_local_judge(qwen):
     from h2hmem.run import Prediction
 
     def pred(i, answer):
-        return Prediction(question_id=f"multi-party/dialogue1/session1/q{i}", split="multi-party", dialogue="dialogue1",
-                          session="session1", task_type="UPR", main_category="Memory Recall", difficulty="easy",
-                          question="What is the name of Alice's cat?", gold="Almond", answer=answer, latency_s=0.0)
+        return Prediction(
+            question_id=f"multi-party/dialogue1/session1/q{i}",
+            split="multi-party",
+            dialogue="dialogue1",
+            session="session1",
+            task_type="UPR",
+            main_category="Memory Recall",
+            difficulty="easy",
+            question="What is the name of Alice's cat?",
+            gold="Almond",
+            answer=answer,
+            latency_s=0.0,
+        )
 
     # our rubric (preset harmonized): under the official prompt the 1.5B model gave the wrong answer 0.75
-    right, wrong = await judge_predictions([pred(0, "Her cat is called Almond."), pred(1, "Alice has no pets.")], qwen,
-                                           options=JudgeOptions(preset="harmonized"))
+    right, wrong = await judge_predictions(
+        [pred(0, "Her cat is called Almond."), pred(1, "Alice has no pets.")],
+        qwen,
+        options=JudgeOptions(preset="harmonized"),
+    )
     assert right.score is not None and wrong.score is not None, (right.error, wrong.error)
     assert right.score >= 0.75 and wrong.score <= 0.25 and right.calls == 1  # both items in one session call
     assert right.label == wrong.label == NOT_COMPARABLE and right.judge_model == QWEN

@@ -12,12 +12,30 @@ ITEM = re.compile(r"\[(q\d+)\]\nQuestion: (.*)\n")
 OFFICIAL_ITEM = re.compile(r"Question ID: (.+)\nQuestion: (.*)\n")
 
 
-def pred(qid: str, question: str, answer: str | None = "an answer", *, error: str | None = None,
-         task_type: str = "UPR", method: str = "SecretMethodName") -> Prediction:
+def pred(
+    qid: str,
+    question: str,
+    answer: str | None = "an answer",
+    *,
+    error: str | None = None,
+    task_type: str = "UPR",
+    method: str = "SecretMethodName",
+) -> Prediction:
     split, dialogue, session, _ = qid.split("/")
-    return Prediction(question_id=qid, split=split, dialogue=dialogue, session=session, task_type=task_type,
-                      main_category="Memory Recall", difficulty="easy", question=question, gold="gold " + question,
-                      answer=answer, error=error, method=method)
+    return Prediction(
+        question_id=qid,
+        split=split,
+        dialogue=dialogue,
+        session=session,
+        task_type=task_type,
+        main_category="Memory Recall",
+        difficulty="easy",
+        question=question,
+        gold="gold " + question,
+        answer=answer,
+        error=error,
+        method=method,
+    )
 
 
 class ScriptedJudge:
@@ -44,7 +62,7 @@ class ScriptedJudge:
         wrap = (lambda out: json.dumps(out)) if official else (lambda out: json.dumps({"judgments": out}))
         if len(items) == 1:
             self.kinds.append("followup" if len(texts) > 2 else "single")
-            (lid, q), = items
+            ((lid, q),) = items
             queue = self.single.get(q, [1])
             score = queue.pop(0) if len(queue) > 1 else queue[0]
             if score == "broken":

@@ -12,8 +12,17 @@ from h2hmem.metrics import aggregate
 
 
 def _rec(split, tt, dialogue, f1, judge, *, failed=False, difficulty="easy"):
-    return {"question_id": f"{split}/{dialogue}/{tt}/{f1}", "split": split, "task_type": tt, "main_category": None,
-            "difficulty": difficulty, "dialogue": dialogue, "failed": failed, "f1": f1, "judge": judge}
+    return {
+        "question_id": f"{split}/{dialogue}/{tt}/{f1}",
+        "split": split,
+        "task_type": tt,
+        "main_category": None,
+        "difficulty": difficulty,
+        "dialogue": dialogue,
+        "failed": failed,
+        "f1": f1,
+        "judge": judge,
+    }
 
 
 RECORDS = [
@@ -71,8 +80,9 @@ def test_groups_are_keyed_and_ordered(agg):
 
 def test_ci_brackets_mean_and_is_seeded(agg):
     for split in ("dyadic", "multi-party", "all"):
-        cells = [agg["splits"][split]["overall"]] + [c for g in ("task_type", "main_category", "dialogue")
-                                                    for c in agg["splits"][split][g].values()]
+        cells = [agg["splits"][split]["overall"]] + [
+            c for g in ("task_type", "main_category", "dialogue") for c in agg["splits"][split][g].values()
+        ]
         for cell in cells:
             for m in cell["metrics"].values():
                 if m["mean"] is None:

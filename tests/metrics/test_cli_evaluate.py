@@ -18,12 +18,38 @@ def test_evaluate_prints_tables_and_writes_scores(run, monkeypatch, tmp_path):  
     d, qs = run
     monkeypatch.setenv("H2HMEM_CACHE_DIR", str(tmp_path / "cache"))
     with MockOpenAIServer(responder=judge_responder) as srv:
-        res = runner.invoke(app, ["evaluate", str(d), "--metrics", "lexical,evidence,judge", "--judge-base-url",
-                                  srv.base_url, "--bootstrap", "100", "--quiet", "--no-ci", "--preset", "harmonized"], env={"COLUMNS": "200"})
+        res = runner.invoke(
+            app,
+            [
+                "evaluate",
+                str(d),
+                "--metrics",
+                "lexical,evidence,judge",
+                "--judge-base-url",
+                srv.base_url,
+                "--bootstrap",
+                "100",
+                "--quiet",
+                "--no-ci",
+                "--preset",
+                "harmonized",
+            ],
+            env={"COLUMNS": "200"},
+        )
     assert res.exit_code == 0, res.output
-    for text in ("F1 (official, set-based)", "BLEU-1", "Exact match", "LLM judge score (openai:gpt-4o-mini, session mode)",
-                 "Evidence recall@5", "UPR  Unimodal Precise Recall", "Memory Application", "Weighted average (micro)",
-                 "Macro average", "multi-party", f"coverage {len(qs)}/{len(qs)} judged"):
+    for text in (
+        "F1 (official, set-based)",
+        "BLEU-1",
+        "Exact match",
+        "LLM judge score (openai:gpt-4o-mini, session mode)",
+        "Evidence recall@5",
+        "UPR  Unimodal Precise Recall",
+        "Memory Application",
+        "Weighted average (micro)",
+        "Macro average",
+        "multi-party",
+        f"coverage {len(qs)}/{len(qs)} judged",
+    ):
         assert text in res.output, text
     summary = json.loads((d / "scores" / "summary.json").read_text())
     # the sample's supporting-turn labels lie beside it (h2hmem-sample-labels): found by convention
@@ -50,4 +76,8 @@ def test_cli_default_judge_is_the_official_one():
     from h2hmem.cli._evaluate import evaluate_cmd
     from h2hmem.metrics import DEFAULT_JUDGE_SPEC
 
-    assert inspect.signature(evaluate_cmd).parameters["judge_model"].default.default == DEFAULT_JUDGE_SPEC == "openai:gpt-4o-mini"
+    assert (
+        inspect.signature(evaluate_cmd).parameters["judge_model"].default.default
+        == DEFAULT_JUDGE_SPEC
+        == "openai:gpt-4o-mini"
+    )

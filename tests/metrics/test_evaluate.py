@@ -15,13 +15,17 @@ from h2hmem.metrics import NOT_COMPARABLE, evaluate_run, normalize_answer, summa
 from h2hmem.run import Prediction
 from h2hmem.testing import MockOpenAIServer
 
-ITEM = re.compile(r"\[(q\d+)\]\nQuestion: .*?\nReference answer: (.*?)\nAssistant's answer: (.*?)(?=\n\n\[q\d+\]|\Z)", re.S)
+ITEM = re.compile(
+    r"\[(q\d+)\]\nQuestion: .*?\nReference answer: (.*?)\nAssistant's answer: (.*?)(?=\n\n\[q\d+\]|\Z)", re.S
+)
 
 
 def judge_responder(body):
     user = body["messages"][1]["content"]
-    out = [{"question_id": lid, "score": 1 if ans == ref else (0.5 if ans == "No" else 0), "reasoning": "r"}
-           for lid, ref, ans in ITEM.findall(user)]
+    out = [
+        {"question_id": lid, "score": 1 if ans == ref else (0.5 if ans == "No" else 0), "reasoning": "r"}
+        for lid, ref, ans in ITEM.findall(user)
+    ]
     return json.dumps({"judgments": out})
 
 
@@ -35,17 +39,29 @@ def run(tmp_path, sample_root):
     lines = []
     for i, q in enumerate(qs):
         ev = [] if q.is_cross_session else [Evidence(session=q.answer_sessions[0] if i % 2 == 0 else "session999")]
-        p = Prediction(question_id=q.id, split=q.split, dialogue=q.dialogue, session=q.session,
-                       task_type=q.task_type.abbr, main_category=q.main_category.value, difficulty=q.difficulty,
-                       question=q.text, gold="TAMPERED" if i == 1 else q.gold, answer=_answer(i, q),
-                       error="RuntimeError: boom" if i % 5 == 0 else None, evidence=ev, method="SecretMethod",
-                       details={"answer_sessions": list(q.answer_sessions)})
+        p = Prediction(
+            question_id=q.id,
+            split=q.split,
+            dialogue=q.dialogue,
+            session=q.session,
+            task_type=q.task_type.abbr,
+            main_category=q.main_category.value,
+            difficulty=q.difficulty,
+            question=q.text,
+            gold="TAMPERED" if i == 1 else q.gold,
+            answer=_answer(i, q),
+            error="RuntimeError: boom" if i % 5 == 0 else None,
+            evidence=ev,
+            method="SecretMethod",
+            details={"answer_sessions": list(q.answer_sessions)},
+        )
         lines.append(p.model_dump_json())
     d = tmp_path / "run"
     d.mkdir()
     (d / "predictions.jsonl").write_text("\n".join(lines) + "\n")
-    (d / "manifest.json").write_text(json.dumps({"method": "full_text", "model": "openai:x",
-                                                 "data_root": str(sample_root), "split": "all"}))
+    (d / "manifest.json").write_text(
+        json.dumps({"method": "full_text", "model": "openai:x", "data_root": str(sample_root), "split": "all"})
+    )
     return d, qs
 
 
@@ -55,8 +71,21 @@ def test_lexical_and_evidence(run):
     n = len(qs)
     lex = [json.loads(x) for x in (d / "scores" / "lexical.jsonl").read_text().splitlines()]
     assert len(lex) == n
-    assert set(lex[0]) == {"question_id", "split", "task_type", "main_category", "difficulty", "dialogue",
-                           "precision", "recall", "f1", "bleu1", "exact_match", "failed", "prediction_hash"}
+    assert set(lex[0]) == {
+        "question_id",
+        "split",
+        "task_type",
+        "main_category",
+        "difficulty",
+        "dialogue",
+        "precision",
+        "recall",
+        "f1",
+        "bleu1",
+        "exact_match",
+        "failed",
+        "prediction_hash",
+    }
     by = {r["question_id"]: r for r in lex}
     assert by[qs[0].id]["failed"] and by[qs[0].id]["f1"] == 0.0 and by[qs[0].id]["bleu1"] == 0.0
     # qs[1]: answer = gold; its record's gold was tampered but the dataset's gold is used
@@ -65,8 +94,16 @@ def test_lexical_and_evidence(run):
     assert summary["run"]["failed"] == sum(1 for i in range(n) if i % 5 == 0)
     assert summary["run"]["method"] == "full_text"
 
-    em_expected = sum(1 for i, q in enumerate(qs) if i % 5 == 1 or (i % 5 == 2 and normalize_answer(q.gold) == "no")
-                      or (i % 5 in (3, 4) and normalize_answer(q.gold) == "i dont know")) / n
+    em_expected = (
+        sum(
+            1
+            for i, q in enumerate(qs)
+            if i % 5 == 1
+            or (i % 5 == 2 and normalize_answer(q.gold) == "no")
+            or (i % 5 in (3, 4) and normalize_answer(q.gold) == "i dont know")
+        )
+        / n
+    )
     overall = summary["metrics"]["lexical"]["aggregate"]["splits"]["all"]["overall"]
     assert overall["n_total"] == n and overall["failed"] == summary["run"]["failed"]
     assert overall["metrics"]["exact_match"]["mean"] == pytest.approx(em_expected)
@@ -75,13 +112,21 @@ def test_lexical_and_evidence(run):
     assert dy + mp == n and dy == sum(q.split == "dyadic" for q in qs)
 
     ev = summary["metrics"]["evidence"]
-    absent = {(dl.split, dl.name, s.name) for dl in load_dataset(summary["run"]["data_root"]).dialogues
-              for s in dl.sessions if s.absent}
-    gone = [q for q in qs if not q.is_cross_session and all((q.split, q.dialogue, s) in absent for s in q.answer_sessions)]
+    absent = {
+        (dl.split, dl.name, s.name)
+        for dl in load_dataset(summary["run"]["data_root"]).dialogues
+        for s in dl.sessions
+        if s.absent
+    }
+    gone = [
+        q for q in qs if not q.is_cross_session and all((q.split, q.dialogue, s) in absent for s in q.answer_sessions)
+    ]
     included = [(i, q) for i, q in enumerate(qs) if not q.is_cross_session and q not in gone]
     assert gone  # the sample misses sessions: their questions are excluded with their own reason, not scored 0
-    assert ev["status"] == "ok" and ev["excluded"] == {"no_gold_session": sum(q.is_cross_session for q in qs),
-                                                       "gold_session_absent": len(gone)}
+    assert ev["status"] == "ok" and ev["excluded"] == {
+        "no_gold_session": sum(q.is_cross_session for q in qs),
+        "gold_session_absent": len(gone),
+    }
     hits = sum(1 for i, q in included if i % 2 == 0 and i % 5 != 0)
     cell = ev["aggregate"]["splits"]["all"]["overall"]["metrics"]["recall@5"]
     assert cell["n"] == len(included) and cell["mean"] == pytest.approx(hits / len(included))
@@ -98,8 +143,13 @@ def test_judge_is_cached_per_question_and_rejudged_when_the_answer_changes(run):
     sessions = {(q.split, q.dialogue, q.session) for i, q in enumerate(qs) if i % 5}
     assert first_calls == len(sessions)  # one call per session, failed answers need none
     j = summary["metrics"]["judge"]
-    assert j["coverage"] == {"judged": len(qs), "total": len(qs), "errors": 0,
-                             "failed_answers": sum(1 for i in range(len(qs)) if i % 5 == 0), "reasons": {}}
+    assert j["coverage"] == {
+        "judged": len(qs),
+        "total": len(qs),
+        "errors": 0,
+        "failed_answers": sum(1 for i in range(len(qs)) if i % 5 == 0),
+        "reasons": {},
+    }
     assert summary["label"] is None and j["model"] == "openai:gpt-4o-mini"
     expected = sum(1.0 if i % 5 == 1 else (0.5 if i % 5 == 2 else 0.0) for i in range(len(qs))) / len(qs)
     assert j["aggregate"]["splits"]["all"]["overall"]["metrics"]["score"]["mean"] == pytest.approx(expected)
@@ -119,8 +169,9 @@ def test_judge_is_cached_per_question_and_rejudged_when_the_answer_changes(run):
         model = load_chat_model("openai:gpt-4o-mini", base_url=srv.base_url, cache=None)
         third = evaluate_run(d, ["judge"], judge_model=model, n_boot=100, preset="harmonized")
         assert srv.calls == 1
-    assert third["metrics"]["judge"]["aggregate"]["splits"]["all"]["overall"]["metrics"]["score"]["mean"] == \
-        pytest.approx(expected + 1 / len(qs))
+    assert third["metrics"]["judge"]["aggregate"]["splits"]["all"]["overall"]["metrics"]["score"][
+        "mean"
+    ] == pytest.approx(expected + 1 / len(qs))
     lines = (d / "scores" / "judge.jsonl").read_text().splitlines()
     assert len(lines) == len(qs)  # compacted
 
@@ -130,21 +181,29 @@ class _LocalJudge:
     supports_images = False
 
     async def chat(self, messages, config=None, *, stage="answer"):
-        return ChatResult(text=judge_responder({"messages": [m.model_dump() for m in messages]}),
-                          model=self.spec, usage=Usage(), latency_s=0.0)
+        return ChatResult(
+            text=judge_responder({"messages": [m.model_dump() for m in messages]}),
+            model=self.spec,
+            usage=Usage(),
+            latency_s=0.0,
+        )
 
 
 def test_local_judge_labels_every_output_and_other_judge_is_refused(run):
     d, _ = run
-    summary = evaluate_run(d, ["lexical", "judge"], judge_model=_LocalJudge(), judge_mode="question", n_boot=50,
-                           preset="harmonized")
+    summary = evaluate_run(
+        d, ["lexical", "judge"], judge_model=_LocalJudge(), judge_mode="question", n_boot=50, preset="harmonized"
+    )
     assert summary["label"] == NOT_COMPARABLE and summary["metrics"]["judge"]["label"] == NOT_COMPARABLE
     recs = [json.loads(x) for x in (d / "scores" / "judge.jsonl").read_text().splitlines()]
     assert all(r["label"] == NOT_COMPARABLE and r["mode"] == "question" for r in recs)
     console = Console(record=True, width=200)
     for table in summary_tables(summary):
         console.print(table)
-    assert "LLM judge score (local:smollm2, question mode) — NOT COMPARABLE WITH PUBLISHED NUMBERS" in console.export_text()
+    assert (
+        "LLM judge score (local:smollm2, question mode) — NOT COMPARABLE WITH PUBLISHED NUMBERS"
+        in console.export_text()
+    )
     with MockOpenAIServer(responder=judge_responder) as srv:
         model = load_chat_model("openai:gpt-4o-mini", base_url=srv.base_url, cache=None)
         with pytest.raises(ValueError, match="holds judgments by 'local:smollm2'"):
@@ -162,7 +221,9 @@ def test_errors_and_fallback_to_prediction_copies(run, tmp_path):
     (d / "manifest.json").unlink()
     summary = evaluate_run(d, n_boot=0)
     assert summary["run"]["gold_source"] == "predictions" and summary["run"]["gold_mismatches"] == 0
-    lex = {json.loads(x)["question_id"]: json.loads(x) for x in (d / "scores" / "lexical.jsonl").read_text().splitlines()}
+    lex = {
+        json.loads(x)["question_id"]: json.loads(x) for x in (d / "scores" / "lexical.jsonl").read_text().splitlines()
+    }
     assert lex[qs[1].id]["exact_match"] == 0.0  # scored against the record's (tampered) gold
     assert summary["metrics"]["evidence"]["excluded"] == {"no_gold_session": sum(q.is_cross_session for q in qs)}
     assert summary["metrics"]["lexical"]["aggregate"]["splits"]["all"]["overall"]["metrics"]["f1"]["ci"] is None

@@ -39,9 +39,21 @@ def test_empty_evidence_and_errors():
 
 def _pred(qid, session, evidence=(), *, error=None, details=None):
     split, dialogue = qid.split("/")[:2]
-    return Prediction(question_id=qid, split=split, dialogue=dialogue, session=session, task_type="UPR",
-                      main_category="Memory Recall", difficulty="easy", question="q?", gold="g",
-                      answer=None if error else "a", evidence=list(evidence), error=error, details=details or {})
+    return Prediction(
+        question_id=qid,
+        split=split,
+        dialogue=dialogue,
+        session=session,
+        task_type="UPR",
+        main_category="Memory Recall",
+        difficulty="easy",
+        question="q?",
+        gold="g",
+        answer=None if error else "a",
+        evidence=list(evidence),
+        error=error,
+        details=details or {},
+    )
 
 
 def test_score_evidence_sources_exclusions_and_failures():

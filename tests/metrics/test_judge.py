@@ -25,17 +25,31 @@ async def _run(judge: ScriptedJudge, preds, *, mode="session", cache=None):
 
 async def test_omitted_out_of_range_and_broken_batches_end_fully_covered():
     preds = [
-        pred(f"{S1}/q0", "A0"), pred(f"{S1}/q1", "A1"), pred(f"{S1}/q2", "A2"),  # batch omits A1
-        pred(f"{S2}/q0", "B0"), pred(f"{S2}/q1", "B1"), pred(f"{S2}/q2", "B2"),  # 0.6 and 2 are off-level
-        pred(f"{S3}/q0", "C0"), pred(f"{S3}/q1", "C1"),  # broken JSON
+        pred(f"{S1}/q0", "A0"),
+        pred(f"{S1}/q1", "A1"),
+        pred(f"{S1}/q2", "A2"),  # batch omits A1
+        pred(f"{S2}/q0", "B0"),
+        pred(f"{S2}/q1", "B1"),
+        pred(f"{S2}/q2", "B2"),  # 0.6 and 2 are off-level
+        pred(f"{S3}/q0", "C0"),
+        pred(f"{S3}/q1", "C1"),  # broken JSON
     ]
-    judge = ScriptedJudge(batch={"A0": 0.75, "A1": "omit", "A2": 0.25, "B0": 0.6, "B1": 2, "B2": 0.5, "C0": "broken"},
-                          single={"A1": 0.5, "B0": 0.75, "B1": 0, "C0": 0.25, "C1": 1})
+    judge = ScriptedJudge(
+        batch={"A0": 0.75, "A1": "omit", "A2": 0.25, "B0": 0.6, "B1": 2, "B2": 0.5, "C0": "broken"},
+        single={"A1": 0.5, "B0": 0.75, "B1": 0, "C0": 0.25, "C1": 1},
+    )
     records, calls = await _run(judge, preds)
     scores = {r.question_id.split("/", 2)[2]: r.score for r in records}
-    assert scores == {"session1/q0": 0.75, "session1/q1": 0.5, "session1/q2": 0.25,
-                      "session2/q0": 0.75, "session2/q1": 0.0, "session2/q2": 0.5,
-                      "session4/q0": 0.25, "session4/q1": 1.0}
+    assert scores == {
+        "session1/q0": 0.75,
+        "session1/q1": 0.5,
+        "session1/q2": 0.25,
+        "session2/q0": 0.75,
+        "session2/q1": 0.0,
+        "session2/q2": 0.5,
+        "session4/q0": 0.25,
+        "session4/q1": 1.0,
+    }
     assert all(r.judged and r.error is None for r in records)  # 100% coverage
     assert [r.reasked for r in records] == [False, True, False, True, True, False, True, True]
     assert calls == 3 + 5  # three session batches + five single re-asks
@@ -85,8 +99,12 @@ async def test_cache_makes_rerun_free(tmp_path):
     preds = [pred(f"{S1}/q0", "A0"), pred(f"{S1}/q1", "A1")]
     cache = RequestCache(tmp_path / "c.sqlite")
     with MockOpenAIServer(responder=ScriptedJudge(batch={"A0": 0.5})) as srv:
-        first = await judge_predictions(preds, load_chat_model("openai:judge", base_url=srv.base_url, cache=cache), options=HARMONIZED)
-        again = await judge_predictions(preds, load_chat_model("openai:judge", base_url=srv.base_url, cache=cache), options=HARMONIZED)
+        first = await judge_predictions(
+            preds, load_chat_model("openai:judge", base_url=srv.base_url, cache=cache), options=HARMONIZED
+        )
+        again = await judge_predictions(
+            preds, load_chat_model("openai:judge", base_url=srv.base_url, cache=cache), options=HARMONIZED
+        )
         assert srv.calls == 1
     assert [r.score for r in again] == [0.5, 1.0] and all(r.cached for r in again) and not first[0].cached
     assert first[0].label is None and first[0].judge_model == "openai:judge"
@@ -98,9 +116,14 @@ class _FakeLocal:
 
     async def chat(self, messages, config=None, *, stage="answer"):
         from h2hmem.llm import ChatResult, Usage
+
         assert stage == "judge" and config.temperature == 0 and config.json_mode
-        return ChatResult(text='{"judgments": [{"question_id": "q1", "score": 1, "reasoning": "ok"}]}',
-                          model=self.spec, usage=Usage(), latency_s=0.0)
+        return ChatResult(
+            text='{"judgments": [{"question_id": "q1", "score": 1, "reasoning": "ok"}]}',
+            model=self.spec,
+            usage=Usage(),
+            latency_s=0.0,
+        )
 
 
 async def test_local_judge_is_labelled_not_comparable():
@@ -109,11 +132,13 @@ async def test_local_judge_is_labelled_not_comparable():
 
 
 def test_parse_judgments_forms():
-    assert parse_judgments('```json\n[{"question_id": "q1", "score": "0.25", "reasoning": "x"}]\n```', ["q1"]) == \
-        {"q1": (0.25, "x")}
+    assert parse_judgments('```json\n[{"question_id": "q1", "score": "0.25", "reasoning": "x"}]\n```', ["q1"]) == {
+        "q1": (0.25, "x")
+    }
     assert parse_judgments('{"question_id": "q1", "score": 1}', ["q1"]) == {"q1": (1.0, "")}
-    bad = parse_judgments('{"judgments": [{"question_id": "q1", "score": true}, {"question_id": "q9", "score": 1}]}',
-                          ["q1", "q2"])
+    bad = parse_judgments(
+        '{"judgments": [{"question_id": "q1", "score": true}, {"question_id": "q9", "score": 1}]}', ["q1", "q2"]
+    )
     assert "not a number" in bad["q1"] and "no judgment" in bad["q2"]
     assert "not valid JSON" in parse_judgments("Score: 1", ["q1"])["q1"]
 

@@ -13,7 +13,6 @@ from h2hmem.testing import MockOpenAIServer
 
 from .test_evaluate import judge_responder, run  # noqa: F401  (fixture)
 
-
 HARMONIZED = JudgeOptions(preset="harmonized")  # judge_responder speaks the harmonized format
 
 
@@ -21,8 +20,9 @@ def test_judge_estimate_matches_the_real_pass(run, tmp_path):  # noqa: F811
     d, qs = run
     sel = Selection(task_types=["UPR", "CD"])
     with MockOpenAIServer(responder=judge_responder) as srv:
-        est = estimate_judge(d, "openai:mock", base_url=srv.base_url, use_cache=False, selection=sel,
-                             options=HARMONIZED)
+        est = estimate_judge(
+            d, "openai:mock", base_url=srv.base_url, use_cache=False, selection=sel, options=HARMONIZED
+        )
         assert srv.calls == 0 and not (d / "scores").exists()
         model = load_chat_model("openai:mock", base_url=srv.base_url)
         summary = evaluate_run(d, ["judge"], judge_model=model, n_boot=0, selection=sel, preset="harmonized")
@@ -34,16 +34,31 @@ def test_judge_estimate_matches_the_real_pass(run, tmp_path):  # noqa: F811
         assert stage.calls == srv.calls == judged["usage"]["calls"]
         assert stage.prompt_tokens == judged["usage"]["prompt_tokens"]
         # judged questions are not counted again
-        again = estimate_judge(d, "openai:mock", base_url=srv.base_url, use_cache=False, selection=sel,
-                             options=HARMONIZED)
+        again = estimate_judge(
+            d, "openai:mock", base_url=srv.base_url, use_cache=False, selection=sel, options=HARMONIZED
+        )
         assert again.already_recorded == judged["coverage"]["judged"] and "judge" not in again.stages
 
 
 def test_evaluate_cli_dry_run_and_selection(run, tmp_path):  # noqa: F811
     d, _ = run
-    r = CliRunner().invoke(app, ["evaluate", str(d), "--metrics", "judge", "--dry-run", "--judge-model",
-                                 "openai:gpt-4o-mini", "--judge-base-url", "http://127.0.0.1:9/v1", "--no-cache",
-                                 "--difficulty", "hard"])
+    r = CliRunner().invoke(
+        app,
+        [
+            "evaluate",
+            str(d),
+            "--metrics",
+            "judge",
+            "--dry-run",
+            "--judge-model",
+            "openai:gpt-4o-mini",
+            "--judge-base-url",
+            "http://127.0.0.1:9/v1",
+            "--no-cache",
+            "--difficulty",
+            "hard",
+        ],
+    )
     assert r.exit_code == 0, r.output
     assert "dry run of the judge" in r.output and not (d / "scores").exists()
     r = CliRunner().invoke(app, ["evaluate", str(d), "--dry-run"])

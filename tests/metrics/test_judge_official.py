@@ -19,8 +19,14 @@ from pathlib import Path
 import pytest
 
 from h2hmem.llm import load_chat_model
-from h2hmem.metrics import (JudgeOptions, evaluate_run, judge_predictions, official_rubric, parse_official_reply,
-                            snap_score)
+from h2hmem.metrics import (
+    JudgeOptions,
+    evaluate_run,
+    judge_predictions,
+    official_rubric,
+    parse_official_reply,
+    snap_score,
+)
 from h2hmem.metrics._judge import _score as strict_level
 from h2hmem.run import Prediction
 from h2hmem.testing import MockOpenAIServer
@@ -33,10 +39,22 @@ SINGLE = '[{"question_id": "q4", "score": 0.2, "reasoning": "asked alone"}]'
 
 def _preds() -> list[Prediction]:
     meta = FIXTURE["results_file"]["metadata"]
-    return [Prediction(question_id=f"{SESSION}/{r['question_id']}", split="dyadic", dialogue="dialogue5",
-                       session="session1", task_type="UPR", main_category="Memory Recall", difficulty=r["difficulty"],
-                       question=r["question_text"], gold=r["original_answer"], answer=r["system_answer"],
-                       method=meta["memory_type"]) for r in FIXTURE["results_file"]["results"]]
+    return [
+        Prediction(
+            question_id=f"{SESSION}/{r['question_id']}",
+            split="dyadic",
+            dialogue="dialogue5",
+            session="session1",
+            task_type="UPR",
+            main_category="Memory Recall",
+            difficulty=r["difficulty"],
+            question=r["question_text"],
+            gold=r["original_answer"],
+            answer=r["system_answer"],
+            method=meta["memory_type"],
+        )
+        for r in FIXTURE["results_file"]["results"]
+    ]
 
 
 def _expected_body() -> dict:
@@ -92,8 +110,21 @@ def test_parse_matches_the_official_parser():
     assert parse_official_reply('[{"question_id": 7, "score": 1}, "junk", {"score": 1}]', ["7"]) == {"7": (1.0, "")}
 
 
-@pytest.mark.parametrize("value,level", [(0.125, 0.0), (0.126, 0.25), (0.6, 0.5), (0.625, 0.5), ("0.8", 0.75),
-                                         (True, 1.0), (2, 1.0), (-3, 0.0), (float("nan"), 0.0), (float("inf"), 0.0)])
+@pytest.mark.parametrize(
+    "value,level",
+    [
+        (0.125, 0.0),
+        (0.126, 0.25),
+        (0.6, 0.5),
+        (0.625, 0.5),
+        ("0.8", 0.75),
+        (True, 1.0),
+        (2, 1.0),
+        (-3, 0.0),
+        (float("nan"), 0.0),
+        (float("inf"), 0.0),
+    ],
+)
 def test_snapping_is_the_official_nearest_level(value, level):
     assert snap_score(value) == level
 
@@ -108,8 +139,10 @@ def test_official_layout_is_pinned_line_by_line():
     text = FIXTURE["request"]["messages"][0]["content"]
     head, _, rest = text.partition("\nDialogue: dialogue5\n")
     assert head == official_rubric() + "\n" and official_rubric().endswith("Here are the questions to evaluate:\n")
-    assert rest.startswith("Session: session1\nMemory System: FullTextMemorySystem\nVLM Model: gpt-4.1-nano\n\n"
-                           "--- Question 1 ---\nQuestion ID: q0\nQuestion: ")
+    assert rest.startswith(
+        "Session: session1\nMemory System: FullTextMemorySystem\nVLM Model: gpt-4.1-nano\n\n"
+        "--- Question 1 ---\nQuestion ID: q0\nQuestion: "
+    )
     assert text.endswith("\n\nPlease output the results in JSON array format as specified above.")
     # answers are stripped, question texts are not (official)
     assert "Assistant Answer: Production process\n" in text
@@ -123,7 +156,9 @@ _BLOCK = re.compile(r"Question ID: (.*)\nQuestion: .*\nGround Truth: (.*)\nAssis
 def paper_responder(body: dict) -> str:
     """1 when the answer equals the gold answer, else 0, as the official JSON array."""
     text = body["messages"][0]["content"]
-    return json.dumps([{"question_id": i, "score": 1 if a == g else 0, "reasoning": "r"} for i, g, a in _BLOCK.findall(text)])
+    return json.dumps(
+        [{"question_id": i, "score": 1 if a == g else 0, "reasoning": "r"} for i, g, a in _BLOCK.findall(text)]
+    )
 
 
 def test_evaluate_records_preset_and_options(tmp_path):
@@ -143,13 +178,18 @@ def test_evaluate_records_preset_and_options(tmp_path):
         again = evaluate_run(d, ["judge"], judge_model=model, n_boot=0)["metrics"]["judge"]
         assert srv.calls == 1 and again["aggregate"] == judge["aggregate"]  # same options: reused
         # another option value is another judgment: re-judged, and recorded as such
-        srv.responder = lambda body: json.dumps({"judgments": [{"question_id": f"q{i}", "score": 1, "reasoning": "r"}
-                                                               for i in range(1, len(preds) + 1)]})
-        other = evaluate_run(d, ["judge"], judge_model=model, n_boot=0, preset="harmonized",
-                             judge_options={"score_levels": "snap"})
+        srv.responder = lambda body: json.dumps(
+            {"judgments": [{"question_id": f"q{i}", "score": 1, "reasoning": "r"} for i in range(1, len(preds) + 1)]}
+        )
+        other = evaluate_run(
+            d, ["judge"], judge_model=model, n_boot=0, preset="harmonized", judge_options={"score_levels": "snap"}
+        )
         assert srv.calls == 2 and srv.requests[-1]["messages"][0]["role"] == "system"
-        assert other["metrics"]["judge"]["options"] == {"judge_format": "system_object", "score_levels": "snap",
-                                                        "batching": "session"}
+        assert other["metrics"]["judge"]["options"] == {
+            "judge_format": "system_object",
+            "score_levels": "snap",
+            "batching": "session",
+        }
     with pytest.raises(ValueError, match="unknown judge option"):
         evaluate_run(d, ["judge"], judge_model=model, judge_options={"levels": "snap"})
 
@@ -165,14 +205,27 @@ def test_cli_preset_and_option_flags(tmp_path, monkeypatch):
     (d / "predictions.jsonl").write_text("".join(p.model_dump_json() + "\n" for p in _preds()))
     runner = CliRunner()
     with MockOpenAIServer(responder=paper_responder) as srv:
-        base = ["evaluate", str(d), "--metrics", "judge", "--judge-base-url", srv.base_url, "--quiet", "--bootstrap", "0"]
+        base = [
+            "evaluate",
+            str(d),
+            "--metrics",
+            "judge",
+            "--judge-base-url",
+            srv.base_url,
+            "--quiet",
+            "--bootstrap",
+            "0",
+        ]
         res = runner.invoke(app, base + ["--score-levels", "strict"])
         assert res.exit_code == 0, res.output
         assert srv.requests[0]["messages"][0]["role"] == "user" and len(srv.requests[0]["messages"]) == 1
         assert "judge preset paper" in res.output
         summary = json.loads((d / "scores" / "summary.json").read_text())
-        assert summary["metrics"]["judge"]["options"] == {"judge_format": "user_array", "score_levels": "strict",
-                                                          "batching": "session"}
+        assert summary["metrics"]["judge"]["options"] == {
+            "judge_format": "user_array",
+            "score_levels": "strict",
+            "batching": "session",
+        }
         bad = runner.invoke(app, base + ["--preset", "published"])
         assert bad.exit_code == 2 and "--preset must be one of paper, harmonized" in bad.output
         bad = runner.invoke(app, base + ["--judge-format", "xml"])

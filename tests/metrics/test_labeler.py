@@ -16,10 +16,17 @@ def _lab(qid, status="labelled", turns=()):
 
 
 def test_agreement_by_hand():
-    ref = {"a": _lab("a", turns=[("s1", 1), ("s1", 2)]), "b": _lab("b", turns=[("s2", 0)]),
-           "c": _lab("c", "no_support_expected"), "d": _lab("d", turns=[("s3", 3)])}
-    pred = {"a": _lab("a", turns=[("s1", 1), ("s1", 5), ("s1", 6)]), "b": _lab("b", turns=[("s2", 0)]),
-            "c": _lab("c", "no_support_expected")}  # d not labelled by pred
+    ref = {
+        "a": _lab("a", turns=[("s1", 1), ("s1", 2)]),
+        "b": _lab("b", turns=[("s2", 0)]),
+        "c": _lab("c", "no_support_expected"),
+        "d": _lab("d", turns=[("s3", 3)]),
+    }
+    pred = {
+        "a": _lab("a", turns=[("s1", 1), ("s1", 5), ("s1", 6)]),
+        "b": _lab("b", turns=[("s2", 0)]),
+        "c": _lab("c", "no_support_expected"),
+    }  # d not labelled by pred
     ag = label_agreement(pred, ref)
     # overlap 1 (a) + 1 (b) = 2; predicted 3 + 1 = 4; reference 2 + 1 + 1 (d) = 4
     assert ag["precision"] == 0.5 and ag["recall"] == 0.5
@@ -31,8 +38,10 @@ def test_parse_labeling_drops_turns_outside_the_candidates():
         id = "dyadic/dialogue1/session1/q0"
 
     valid = {("session1", 0), ("session1", 1)}
-    reply = 'Sure: {"turns": [{"session": "session1", "turn": 1}, {"session": "session1", "turn": 1}, ' \
-            '{"session": "session7", "turn": 0}, {"turn": "x"}], "status": "labelled"}'
+    reply = (
+        'Sure: {"turns": [{"session": "session1", "turn": 1}, {"session": "session1", "turn": 1}, '
+        '{"session": "session7", "turn": 0}, {"turn": "x"}], "status": "labelled"}'
+    )
     lab = parse_labeling(reply, Q(), valid)
     assert lab.status == "labelled" and lab.turn_keys == [("session1", 1)] and "2 invalid" in lab.note
     assert parse_labeling('{"turns": [], "status": "labelled"}', Q(), valid).status == "unclear"

@@ -28,9 +28,19 @@ def test_zero_judge_concurrency_is_refused_by_the_option(tmp_path):
 
 
 def _run_dir(tmp_path, selected: int):
-    pred = {"question_id": "dyadic/dialogue1/session1/q0", "split": "dyadic", "dialogue": "dialogue1",
-            "session": "session1", "task_type": "UPR", "main_category": "Memory Recall", "difficulty": "easy",
-            "question": "Which city?", "gold": "Paris", "answer": "Paris", "method": "full-text"}
+    pred = {
+        "question_id": "dyadic/dialogue1/session1/q0",
+        "split": "dyadic",
+        "dialogue": "dialogue1",
+        "session": "session1",
+        "task_type": "UPR",
+        "main_category": "Memory Recall",
+        "difficulty": "easy",
+        "question": "Which city?",
+        "gold": "Paris",
+        "answer": "Paris",
+        "method": "full-text",
+    }
     (tmp_path / "predictions.jsonl").write_text(json.dumps(pred) + "\n")
     (tmp_path / "manifest.json").write_text(json.dumps({"method": "full-text", "counts": {"questions": selected}}))
     return tmp_path
@@ -39,8 +49,9 @@ def _run_dir(tmp_path, selected: int):
 def test_unfinished_run_is_flagged(tmp_path):
     res = runner.invoke(app, ["evaluate", str(_run_dir(tmp_path, 3)), "--bootstrap", "0", "--quiet"])
     assert res.exit_code == 0, res.output
-    assert ("warning: the run is unfinished: 1 of 3 questions have a recorded answer, and these scores cover "
-            "only those") in " ".join(res.output.split())
+    assert (
+        "warning: the run is unfinished: 1 of 3 questions have a recorded answer, and these scores cover only those"
+    ) in " ".join(res.output.split())
 
 
 def test_finished_run_has_no_warning(tmp_path):

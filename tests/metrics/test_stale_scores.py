@@ -77,7 +77,10 @@ def test_stale_judge_sequence(failed_run):
         warnings.simplefilter("ignore", DuplicatePredictionsWarning)
         run = load_run(d, n_boot=0)
     assert run.summary["metrics"]["judge"]["stale"] == {
-        "missing": n_failed, "dropped": n_failed, "reason": run.summary["metrics"]["judge"]["stale"]["reason"]}
+        "missing": n_failed,
+        "dropped": n_failed,
+        "reason": run.summary["metrics"]["judge"]["stale"]["reason"],
+    }
     assert primary_metric([run]).source == "lexical" and any("STALE" in note for note in run.notes)
 
     # evaluate without the judge: the changed answers' judgments are dropped, the section is stale
@@ -90,8 +93,9 @@ def test_stale_judge_sequence(failed_run):
     assert j["coverage"]["total"] == n
     lex = [json.loads(x) for x in (d / "scores" / "lexical.jsonl").read_text().splitlines()]
     assert not any(r["failed"] for r in lex) and len(lex) == n
-    res = CliRunner().invoke(app, ["evaluate", str(d), "--metrics", "lexical", "--quiet", "--bootstrap", "0"],
-                             env={"COLUMNS": "200"})
+    res = CliRunner().invoke(
+        app, ["evaluate", str(d), "--metrics", "lexical", "--quiet", "--bootstrap", "0"], env={"COLUMNS": "200"}
+    )
     assert res.exit_code == 0 and "STALE" in res.output and "the judge scores are stale" in res.output
 
     # evaluate with the judge: only the fixed answers are judged again, nothing is stale
@@ -101,8 +105,13 @@ def test_stale_judge_sequence(failed_run):
             third = evaluate_run(d, ["lexical", "judge"], judge_model=_judge(srv), n_boot=0)
         asked = [json.dumps(r) for r in srv.requests]
     j = third["metrics"]["judge"]
-    assert j["stale"] is None and j["coverage"] == {"judged": n, "total": n, "errors": 0, "failed_answers": 0,
-                                                   "reasons": {}}
+    assert j["stale"] is None and j["coverage"] == {
+        "judged": n,
+        "total": n,
+        "errors": 0,
+        "failed_answers": 0,
+        "reasons": {},
+    }
     # re-judged: exactly the fixed answers were sent to the judge, the others were kept
     fixed = [q.text for q in load_dataset(cfg.data_root).questions if FAIL_ON in q.text.lower()]
     sent = [t for t in fixed if any(json.dumps(t)[1:-1] in body for body in asked)]
@@ -116,15 +125,30 @@ def test_unparseable_judge_exits_1_naming_the_reason(failed_run, monkeypatch, tm
     cfg, n, n_failed = failed_run
     monkeypatch.setenv("H2HMEM_CACHE_DIR", str(tmp_path / "cache"))
     with MockOpenAIServer(responder=lambda body: "I think they are all fine.") as srv:
-        res = CliRunner().invoke(app, ["evaluate", str(cfg.run_dir), "--metrics", "judge", "--judge-base-url",
-                                       srv.base_url, "--quiet", "--bootstrap", "0", "--no-cache"],
-                                 env={"COLUMNS": "300"})
+        res = CliRunner().invoke(
+            app,
+            [
+                "evaluate",
+                str(cfg.run_dir),
+                "--metrics",
+                "judge",
+                "--judge-base-url",
+                srv.base_url,
+                "--quiet",
+                "--bootstrap",
+                "0",
+                "--no-cache",
+            ],
+            env={"COLUMNS": "300"},
+        )
     assert res.exit_code == 1, res.output
     closing = [line for line in res.output.splitlines() if line.startswith("judge:")]
     unjudged = n - n_failed  # failed answers are scored 0 without a call: not a reason to fail
-    assert closing == [f"judge: {unjudged} of {n} questions unjudged (reply not valid JSON: {unjudged}); see "
-                       "scores/judge.jsonl (error), then run the same `h2hmem evaluate --metrics judge` again to "
-                       "judge only those"]
+    assert closing == [
+        f"judge: {unjudged} of {n} questions unjudged (reply not valid JSON: {unjudged}); see "
+        "scores/judge.jsonl (error), then run the same `h2hmem evaluate --metrics judge` again to "
+        "judge only those"
+    ]
     summary = json.loads((cfg.run_dir / "scores" / "summary.json").read_text())
     assert summary["metrics"]["judge"]["coverage"]["reasons"] == {"reply not valid JSON": unjudged}
 
@@ -133,7 +157,20 @@ def test_judge_with_only_failed_answers_unscored_exits_0(failed_run, monkeypatch
     cfg, n, n_failed = failed_run
     monkeypatch.setenv("H2HMEM_CACHE_DIR", str(tmp_path / "cache"))
     with MockOpenAIServer(responder=ScriptedJudge()) as srv:
-        res = CliRunner().invoke(app, ["evaluate", str(cfg.run_dir), "--metrics", "judge", "--judge-base-url",
-                                       srv.base_url, "--quiet", "--bootstrap", "0", "--no-cache"])
+        res = CliRunner().invoke(
+            app,
+            [
+                "evaluate",
+                str(cfg.run_dir),
+                "--metrics",
+                "judge",
+                "--judge-base-url",
+                srv.base_url,
+                "--quiet",
+                "--bootstrap",
+                "0",
+                "--no-cache",
+            ],
+        )
     assert res.exit_code == 0, res.output
     assert f"{n_failed} failed answers scored 0" in res.output

@@ -12,11 +12,36 @@ from hypothesis import strategies as st
 from nltk.tokenize import word_tokenize
 from nltk.tokenize.punkt import PunktSentenceTokenizer
 
-from h2hmem.metrics import TokenizerUnavailableError, content_tokens, english_stopwords, normalize_answer, tokenize
-from h2hmem.metrics import _tokenize
+from h2hmem.metrics import (
+    TokenizerUnavailableError,
+    _tokenize,
+    content_tokens,
+    english_stopwords,
+    normalize_answer,
+    tokenize,
+)
 
-CONTRACTIONS_2025 = {"they've", "i'll", "i'd", "they'll", "he's", "i'm", "he'd", "it'd", "i've", "it'll",
-                     "she'd", "they'd", "we'd", "we're", "we'll", "we've", "he'll", "they're", "she'll"}
+CONTRACTIONS_2025 = {
+    "they've",
+    "i'll",
+    "i'd",
+    "they'll",
+    "he's",
+    "i'm",
+    "he'd",
+    "it'd",
+    "i've",
+    "it'll",
+    "she'd",
+    "they'd",
+    "we'd",
+    "we're",
+    "we'll",
+    "we've",
+    "he'll",
+    "they're",
+    "she'll",
+}
 
 
 def test_stopword_list_is_nltk_current_english_list():
@@ -65,19 +90,54 @@ def test_normalize_answer():
     assert normalize_answer("No.") == normalize_answer("no")
 
 
-_WORDS = ["i", "don't", "Can't", "sleep.", "Mr.", "e.g.", "it's", "they're", "paris", "'quoted'",
-          '"hi"', "(x)", "a,b", "3.5", "...", "--", "well;", "yes!", "no?", "it’s", "“so”", "–", "$5",
-          "rock'n'roll", "o'clock", "gonna", "U.S.", "end."]
+_WORDS = [
+    "i",
+    "don't",
+    "Can't",
+    "sleep.",
+    "Mr.",
+    "e.g.",
+    "it's",
+    "they're",
+    "paris",
+    "'quoted'",
+    '"hi"',
+    "(x)",
+    "a,b",
+    "3.5",
+    "...",
+    "--",
+    "well;",
+    "yes!",
+    "no?",
+    "it’s",
+    "“so”",
+    "–",
+    "$5",
+    "rock'n'roll",
+    "o'clock",
+    "gonna",
+    "U.S.",
+    "end.",
+]
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.sampled_from(_WORDS) | st.text(alphabet=string.ascii_letters + string.punctuation + " .\n", max_size=12),
-                max_size=25))
+@given(
+    st.lists(
+        st.sampled_from(_WORDS) | st.text(alphabet=string.ascii_letters + string.punctuation + " .\n", max_size=12),
+        max_size=25,
+    )
+)
 def test_tokenize_equals_punkt_then_word_tokenize(parts):
     text = " ".join(parts)
     norm = " ".join(text.lower().split())
-    expected = [t for s in PunktSentenceTokenizer().tokenize(norm) for t in word_tokenize(s, preserve_line=True)
-                if t and not all(c in string.punctuation for c in t)]
+    expected = [
+        t
+        for s in PunktSentenceTokenizer().tokenize(norm)
+        for t in word_tokenize(s, preserve_line=True)
+        if t and not all(c in string.punctuation for c in t)
+    ]
     assert tokenize(text) == expected
 
 
@@ -115,6 +175,10 @@ def test_tokenize_equals_reference_pipeline_on_real_sample(sample_root):
     punkt = PunktSentenceTokenizer()
     for text in texts:
         norm = " ".join(text.lower().split())
-        expected = [t for s in punkt.tokenize(norm) for t in word_tokenize(s, preserve_line=True)
-                    if t and not all(c in string.punctuation for c in t)]
+        expected = [
+            t
+            for s in punkt.tokenize(norm)
+            for t in word_tokenize(s, preserve_line=True)
+            if t and not all(c in string.punctuation for c in t)
+        ]
         assert tokenize(text) == expected, text

@@ -9,8 +9,16 @@ from pathlib import Path
 import pytest
 
 from h2hmem.memory import Evidence
-from h2hmem.metrics import (EvidenceLabel, evaluate_run, find_evidence_labels, load_evidence_labels,
-                            score_evidence, score_turn_evidence, turn_metric_names, turn_scores)
+from h2hmem.metrics import (
+    EvidenceLabel,
+    evaluate_run,
+    find_evidence_labels,
+    load_evidence_labels,
+    score_evidence,
+    score_turn_evidence,
+    turn_metric_names,
+    turn_scores,
+)
 from h2hmem.run import Prediction
 
 A, B, C, D = ("session1", 0), ("session1", 1), ("session2", 0), ("session2", 3)
@@ -46,10 +54,21 @@ def test_perfect_and_empty_rankings():
 
 def _pred(qid, evidence=(), *, error=None, task="UPR"):
     split, dialogue, session = qid.split("/")[:3]
-    return Prediction(question_id=qid, split=split, dialogue=dialogue, session=session, task_type=task,
-                      main_category="Memory Recall", difficulty="easy", question="q?", gold="g",
-                      answer=None if error else "a", evidence=list(evidence), error=error,
-                      details={"answer_sessions": [session]})
+    return Prediction(
+        question_id=qid,
+        split=split,
+        dialogue=dialogue,
+        session=session,
+        task_type=task,
+        main_category="Memory Recall",
+        difficulty="easy",
+        question="q?",
+        gold="g",
+        answer=None if error else "a",
+        evidence=list(evidence),
+        error=error,
+        details={"answer_sessions": [session]},
+    )
 
 
 def _label(qid, status="labelled", turns=()):
@@ -65,16 +84,21 @@ def test_score_turn_evidence_exclusions_duplicates_sessions_and_failures():
     preds = [
         # a whole-session unit and a repeated turn are skipped: ranking = [A, B]
         _pred(q[0], [Evidence(session="session1"), *_ev(A, A, B)]),
-        _pred(q[1], _ev(A)),                       # no label at all
-        _pred(q[2], _ev(A)),                       # Answer Refusal: no support expected
-        _pred(q[3], _ev(A)),                       # evidence missing
-        _pred(q[4], error="boom"),                 # failed: 0, not excluded
-        _pred(q[5], _ev(A)),                       # labelled but no turns listed
+        _pred(q[1], _ev(A)),  # no label at all
+        _pred(q[2], _ev(A)),  # Answer Refusal: no support expected
+        _pred(q[3], _ev(A)),  # evidence missing
+        _pred(q[4], error="boom"),  # failed: 0, not excluded
+        _pred(q[5], _ev(A)),  # labelled but no turns listed
         _pred(q[6], _ev(C, D)),
     ]
-    labels = {q[0]: _label(q[0], turns=[B]), q[2]: _label(q[2], "no_support_expected"),
-              q[3]: _label(q[3], "evidence_missing", [D]), q[4]: _label(q[4], turns=[A]),
-              q[5]: _label(q[5]), q[6]: _label(q[6], turns=[D, A])}
+    labels = {
+        q[0]: _label(q[0], turns=[B]),
+        q[2]: _label(q[2], "no_support_expected"),
+        q[3]: _label(q[3], "evidence_missing", [D]),
+        q[4]: _label(q[4], turns=[A]),
+        q[5]: _label(q[5]),
+        q[6]: _label(q[6], turns=[D, A]),
+    }
     recs, info = score_turn_evidence(preds, labels)
     assert info["status"] == "ok" and info["labelled"] == 3
     assert info["excluded"] == {"no_label": 1, "no_support_expected": 1, "evidence_missing": 1, "no_label_turns": 1}
@@ -112,8 +136,16 @@ def test_load_and_find_labels(tmp_path):
     root = tmp_path / "data"
     root.mkdir()
     assert find_evidence_labels(root) is None
-    _write_labels(tmp_path / "data-labels", [{"question_id": "dyadic/dialogue1/session1/q0", "status": "labelled",
-                                              "turns": [{"session": "session1", "turn": 2, "quote": "x"}]}])
+    _write_labels(
+        tmp_path / "data-labels",
+        [
+            {
+                "question_id": "dyadic/dialogue1/session1/q0",
+                "status": "labelled",
+                "turns": [{"session": "session1", "turn": 2, "quote": "x"}],
+            }
+        ],
+    )
     assert find_evidence_labels(root) == (tmp_path / "data-labels").resolve()
     _write_labels(root / "evidence-labels", [{"question_id": "dyadic/dialogue1/session1/q0", "status": "unclear"}])
     assert find_evidence_labels(root) == (root / "evidence-labels").resolve()  # inside the root wins
@@ -143,11 +175,14 @@ def test_evaluate_run_writes_turn_metrics_and_aggregates(tmp_path):
     q = [f"dyadic/dialogue1/session1/q{i}" for i in range(3)]
     preds = [_pred(q[0], _ev(B, A)), _pred(q[1], _ev(A), task="CD"), _pred(q[2], _ev(C))]
     (run / "predictions.jsonl").write_text("".join(p.model_dump_json() + "\n" for p in preds))
-    _write_labels(tmp_path / "labels", [
-        {"question_id": q[0], "status": "labelled", "turns": [{"session": "session1", "turn": 0}]},
-        {"question_id": q[1], "status": "labelled", "turns": [{"session": "session1", "turn": 0}]},
-        {"question_id": q[2], "status": "no_support_expected", "turns": []},
-    ])
+    _write_labels(
+        tmp_path / "labels",
+        [
+            {"question_id": q[0], "status": "labelled", "turns": [{"session": "session1", "turn": 0}]},
+            {"question_id": q[1], "status": "labelled", "turns": [{"session": "session1", "turn": 0}]},
+            {"question_id": q[2], "status": "no_support_expected", "turns": []},
+        ],
+    )
     summary = evaluate_run(run, ("evidence",), n_boot=0, evidence_labels=tmp_path / "labels")
     tv = summary["metrics"]["turn_evidence"]
     assert tv["status"] == "ok" and tv["labelled"] == 2 and tv["excluded"] == {"no_support_expected": 1}

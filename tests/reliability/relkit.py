@@ -26,14 +26,28 @@ REPO = Path(__file__).resolve().parents[2]
 H2HMEM = Path(sys.executable).parent / "h2hmem"
 """The console script of the virtualenv running the tests."""
 
-SUB_TYPES = ["Unimodal Precise Recall", "Cross-modal Related Retrieval", "Knowledge Resolution",
-             "Temporal Reasoning", "Multimodal Causal Reasoning", "Reference & Evolution Tracking",
-             "Test-Time Learning", "Conflict Detection", "Answer Refusal"]
-MAIN_OF = {"Unimodal Precise Recall": "Memory Recall", "Cross-modal Related Retrieval": "Memory Recall",
-           "Knowledge Resolution": "Memory Recall", "Temporal Reasoning": "Memory Reasoning",
-           "Multimodal Causal Reasoning": "Memory Reasoning", "Reference & Evolution Tracking": "Memory Reasoning",
-           "Test-Time Learning": "Memory Application", "Conflict Detection": "Memory Application",
-           "Answer Refusal": "Memory Application"}
+SUB_TYPES = [
+    "Unimodal Precise Recall",
+    "Cross-modal Related Retrieval",
+    "Knowledge Resolution",
+    "Temporal Reasoning",
+    "Multimodal Causal Reasoning",
+    "Reference & Evolution Tracking",
+    "Test-Time Learning",
+    "Conflict Detection",
+    "Answer Refusal",
+]
+MAIN_OF = {
+    "Unimodal Precise Recall": "Memory Recall",
+    "Cross-modal Related Retrieval": "Memory Recall",
+    "Knowledge Resolution": "Memory Recall",
+    "Temporal Reasoning": "Memory Reasoning",
+    "Multimodal Causal Reasoning": "Memory Reasoning",
+    "Reference & Evolution Tracking": "Memory Reasoning",
+    "Test-Time Learning": "Memory Application",
+    "Conflict Detection": "Memory Application",
+    "Answer Refusal": "Memory Application",
+}
 
 
 def png_bytes(color: tuple[int, int, int] = (200, 30, 30), size: int = 8) -> bytes:
@@ -49,10 +63,15 @@ def write_json(path: Path, data: Any) -> None:
 
 def question(text: str, answer: str, session: str, n: int, image: str = "") -> dict[str, Any]:
     sub = SUB_TYPES[n % len(SUB_TYPES)]
-    return {"question": {"text": text, "image": image}, "original_answer": answer,
-            "answer_session": [session], "answer_dialogue": "", "question_type":
-            {"main_type": MAIN_OF[sub], "sub_type": sub}, "difficulty": ("easy", "medium", "hard")[n % 3],
-            "validated": True}
+    return {
+        "question": {"text": text, "image": image},
+        "original_answer": answer,
+        "answer_session": [session],
+        "answer_dialogue": "",
+        "question_type": {"main_type": MAIN_OF[sub], "sub_type": sub},
+        "difficulty": ("easy", "medium", "hard")[n % 3],
+        "validated": True,
+    }
 
 
 @dataclass
@@ -64,8 +83,9 @@ class Synth:
         return self.root / split / f"dialogue{dialogue}" / "scenes" / f"session{session}"
 
 
-def make_dataset(root: Path, *, dialogues: int = 2, sessions: int = 3, questions_per_session: int = 3,
-                 multi_party: bool = True) -> Synth:
+def make_dataset(
+    root: Path, *, dialogues: int = 2, sessions: int = 3, questions_per_session: int = 3, multi_party: bool = True
+) -> Synth:
     """Write a valid dataset under ``root``: dyadic ``dialogue1..N`` (and one multi-party dialogue),
     ``session1..K`` with 4 turns each (turn 1 shares ``1.png``, a solid
     8×8 PNG of colour ``(40·k mod 256, 80, 60·d mod 256)``), ``questions_per_session`` questions per
@@ -88,22 +108,48 @@ def make_dataset(root: Path, *, dialogues: int = 2, sessions: int = 3, questions
                 turns = []
                 for t in range(4):
                     spk = speakers[t % len(speakers)]
-                    turns.append({"role": spk, "content": {
-                        "text": f"{spk} says fact {d}-{k}-{t}: the {['red', 'blue', 'green', 'gold'][t]} "
+                    turns.append(
+                        {
+                            "role": spk,
+                            "content": {
+                                "text": f"{spk} says fact {d}-{k}-{t}: the {['red', 'blue', 'green', 'gold'][t]} "
                                 f"kite cost {10 * k + t} dollars.",
-                        "image": "1.png" if t == 1 else ""}})
-                write_json(sdir / "session.json", {"session_id": f"topic_{k}", "session_title": f"Session {k}",
-                                                   "timeline_date": f"2024-0{min(k, 9)}-1{d % 10}",
-                                                   "dialogue": turns})
-                qs = [question(f"In session {k} of dialogue {d}, what did speaker say about item {i}?",
-                               f"{10 * k + i} dollars", f"session{k}", i + k)
-                      for i in range(questions_per_session)]
+                                "image": "1.png" if t == 1 else "",
+                            },
+                        }
+                    )
+                write_json(
+                    sdir / "session.json",
+                    {
+                        "session_id": f"topic_{k}",
+                        "session_title": f"Session {k}",
+                        "timeline_date": f"2024-0{min(k, 9)}-1{d % 10}",
+                        "dialogue": turns,
+                    },
+                )
+                qs = [
+                    question(
+                        f"In session {k} of dialogue {d}, what did speaker say about item {i}?",
+                        f"{10 * k + i} dollars",
+                        f"session{k}",
+                        i + k,
+                    )
+                    for i in range(questions_per_session)
+                ]
                 write_json(sdir / "questions.json", {"metadata": {}, "session_info": {}, "questions": qs})
                 dialogue_ids += [f"{split}/dialogue{d}/session{k}/q{i}" for i in range(len(qs))]
-            s0 = [question(f"Across sessions of dialogue {d}, how did the kite prices change?", "They rose.",
-                           "session0", 3),
-                  question(f"Which colour was the kite in this picture (dialogue {d})?", "blue", "session0", 1,
-                           image="session1/1.png")]
+            s0 = [
+                question(
+                    f"Across sessions of dialogue {d}, how did the kite prices change?", "They rose.", "session0", 3
+                ),
+                question(
+                    f"Which colour was the kite in this picture (dialogue {d})?",
+                    "blue",
+                    "session0",
+                    1,
+                    image="session1/1.png",
+                ),
+            ]
             write_json(scenes / "session0" / "questions.json", {"metadata": {}, "session_info": {}, "questions": s0})
             # dataset order: by dialogue, then session number (session0 first), then index
             ids += [f"{split}/dialogue{d}/session0/q{i}" for i in range(len(s0))] + dialogue_ids
@@ -111,6 +157,7 @@ def make_dataset(root: Path, *, dialogues: int = 2, sessions: int = 3, questions
 
 
 # ----- running the CLI ---------------------------------------------------------------------------
+
 
 @dataclass
 class CliResult:
@@ -137,8 +184,9 @@ def cli(*args: str | Path, env: dict[str, str] | None = None) -> CliResult:
 def cli_subprocess(*args: str | Path, timeout: float = 120, env: dict[str, str] | None = None) -> CliResult:
     """Run the installed console script ``h2hmem *args`` as a child process."""
     full_env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1", **(env or {})}
-    p = subprocess.run([str(H2HMEM), *map(str, args)], capture_output=True, text=True, timeout=timeout,
-                       env=full_env, cwd=REPO)
+    p = subprocess.run(
+        [str(H2HMEM), *map(str, args)], capture_output=True, text=True, timeout=timeout, env=full_env, cwd=REPO
+    )
     return CliResult(code=p.returncode, output=p.stdout + p.stderr)
 
 
@@ -164,8 +212,12 @@ def judge_aware(body: dict) -> str:
     system = next((m.get("content") for m in body.get("messages", []) if m.get("role") == "system"), "") or ""
     first = body.get("messages", [{}])[0].get("content")
     if isinstance(first, str) and first.startswith("You are an impartial judge") and system == "":
-        return json.dumps([{"question_id": lid, "score": 1 if ans.strip() == ref.strip() else 0, "reasoning": "compared"}
-                           for lid, ref, ans in _OFFICIAL_ITEM.findall(first)])
+        return json.dumps(
+            [
+                {"question_id": lid, "score": 1 if ans.strip() == ref.strip() else 0, "reasoning": "compared"}
+                for lid, ref, ans in _OFFICIAL_ITEM.findall(first)
+            ]
+        )
     if "You grade answers" not in system:
         return default_responder(body)
     user = body["messages"][-1]["content"]
@@ -188,9 +240,18 @@ def judged_run(data, tmp_path) -> Path:
     run.mkdir(parents=True)
     lines = []
     for q in load_dataset(data.root).questions:
-        fields = dict(question_id=q.id, split=q.split, dialogue=q.dialogue, session=q.session,
-                      task_type=q.task_type.abbr, main_category=q.main_category.value, difficulty=q.difficulty,
-                      question=q.text, gold=q.gold, method="hand")
+        fields = dict(
+            question_id=q.id,
+            split=q.split,
+            dialogue=q.dialogue,
+            session=q.session,
+            task_type=q.task_type.abbr,
+            main_category=q.main_category.value,
+            difficulty=q.difficulty,
+            question=q.text,
+            gold=q.gold,
+            method="hand",
+        )
         if q.id == "dyadic/dialogue2/session1/q0":
             lines.append(Prediction(**fields, error="ServerError: scripted"))
         else:
@@ -201,6 +262,7 @@ def judged_run(data, tmp_path) -> Path:
 
 def expected_judge_mean(data) -> float:
     """Right (1) for even indexes, wrong (0) for odd, the failed one 0: over all questions."""
-    right = sum(1 for q in data.question_ids if int(q.rsplit("q", 1)[1]) % 2 == 0
-                and q != "dyadic/dialogue2/session1/q0")
+    right = sum(
+        1 for q in data.question_ids if int(q.rsplit("q", 1)[1]) % 2 == 0 and q != "dyadic/dialogue2/session1/q0"
+    )
     return right / len(data.question_ids)

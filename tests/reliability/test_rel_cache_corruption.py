@@ -12,11 +12,10 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from relkit import H2HMEM, cli_subprocess, make_dataset
 
 from h2hmem.run import read_predictions
 from h2hmem.testing import MockOpenAIServer
-
-from relkit import H2HMEM, cli_subprocess, make_dataset
 
 pytestmark = pytest.mark.skipif(not H2HMEM.exists(), reason=f"console script {H2HMEM} not installed")
 
@@ -44,8 +43,24 @@ def warm(tmp_path_factory, server):
 
 
 def _run(root: Path, cache: Path, out: Path, run_id: str, srv):
-    return cli_subprocess("run", "--data", root, "--method", "full-text", "--model", "openai:mock", "--base-url",
-                          srv.base_url, "--cache-path", cache, "--out", out, "--run-id", run_id, "--quiet")
+    return cli_subprocess(
+        "run",
+        "--data",
+        root,
+        "--method",
+        "full-text",
+        "--model",
+        "openai:mock",
+        "--base-url",
+        srv.base_url,
+        "--cache-path",
+        cache,
+        "--out",
+        out,
+        "--run-id",
+        run_id,
+        "--quiet",
+    )
 
 
 def _garbage(p: Path) -> None:
@@ -71,8 +86,11 @@ def _header_only(p: Path) -> None:
     p.write_bytes(p.read_bytes()[:100])
 
 
-@pytest.mark.parametrize("damage", [_garbage, _truncated, _scribbled, _header_only],
-                         ids=["not-sqlite", "truncated", "scribbled-pages", "header-only"])
+@pytest.mark.parametrize(
+    "damage",
+    [_garbage, _truncated, _scribbled, _header_only],
+    ids=["not-sqlite", "truncated", "scribbled-pages", "header-only"],
+)
 def test_corrupt_cache_is_moved_aside_and_the_run_goes_on(tmp_path, warm, server, damage):
     data, good = warm
     cache = tmp_path / "cache.sqlite"

@@ -18,11 +18,10 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from relkit import H2HMEM, jsonl_ids, make_dataset
 
 from h2hmem.run import Prediction, read_predictions
 from h2hmem.testing import MockOpenAIServer
-
-from relkit import H2HMEM, jsonl_ids, make_dataset
 
 pytestmark = pytest.mark.skipif(not H2HMEM.exists(), reason=f"console script {H2HMEM} not installed")
 
@@ -49,7 +48,7 @@ def _expected_repair(path: Path) -> int:
     data = path.read_bytes() if path.exists() else b""
     if not data or data.endswith(b"\n"):
         return 0
-    tail = data[data.rfind(b"\n") + 1:]
+    tail = data[data.rfind(b"\n") + 1 :]
     try:
         Prediction.model_validate_json(tail)
         return 0
@@ -65,16 +64,39 @@ def test_sigkill_at_random_moments_then_resume_loses_and_duplicates_nothing(tmp_
     run_dir = tmp_path / "runs" / "crash"
     preds = run_dir / "predictions.jsonl"
     # each kill: how many more lines to wait for, then a random extra delay, then whether to tear
-    plan = [("after-growth", 0, 0.0, False), ("after-growth", rng.randint(1, 4), 0.0, True),
-            ("random", 0, rng.uniform(0.05, 0.4), False), ("random", rng.randint(0, 3), rng.uniform(0.05, 0.4), True),
-            ("after-growth", rng.randint(0, 2), 0.0, True), ("random", 0, rng.uniform(0.05, 0.4), False)]
+    plan = [
+        ("after-growth", 0, 0.0, False),
+        ("after-growth", rng.randint(1, 4), 0.0, True),
+        ("random", 0, rng.uniform(0.05, 0.4), False),
+        ("random", rng.randint(0, 3), rng.uniform(0.05, 0.4), True),
+        ("after-growth", rng.randint(0, 2), 0.0, True),
+        ("random", 0, rng.uniform(0.05, 0.4), False),
+    ]
     expected_repairs: list[int] = []
     started = time.monotonic()
     with MockOpenAIServer(latency_s=0.15) as srv:
-        cmd = [str(H2HMEM), "run", "--data", str(synth.root), "--method", "full-text", "--model", "openai:mock",
-               "--base-url", srv.base_url, "--cache-path", str(tmp_path / "cache.sqlite"), "--out",
-               str(tmp_path / "runs"), "--run-id", "crash", "--concurrency", "2", "--quiet"]
-        for i, (kind, extra, delay, tear) in enumerate(plan):
+        cmd = [
+            str(H2HMEM),
+            "run",
+            "--data",
+            str(synth.root),
+            "--method",
+            "full-text",
+            "--model",
+            "openai:mock",
+            "--base-url",
+            srv.base_url,
+            "--cache-path",
+            str(tmp_path / "cache.sqlite"),
+            "--out",
+            str(tmp_path / "runs"),
+            "--run-id",
+            "crash",
+            "--concurrency",
+            "2",
+            "--quiet",
+        ]
+        for i, (_kind, extra, delay, tear) in enumerate(plan):
             torn = _expected_repair(preds)
             if torn:
                 expected_repairs.append(torn)
@@ -127,9 +149,26 @@ def test_interrupt_finalises_the_manifest_and_says_how_to_resume(tmp_path, sig):
     run_dir = tmp_path / "runs" / "stop"
     preds = run_dir / "predictions.jsonl"
     with MockOpenAIServer(latency_s=0.15) as srv:
-        cmd = [str(H2HMEM), "run", "--data", str(synth.root), "--method", "full-text", "--model", "openai:mock",
-               "--base-url", srv.base_url, "--no-cache", "--out", str(tmp_path / "runs"), "--run-id", "stop",
-               "--concurrency", "2", "--quiet"]
+        cmd = [
+            str(H2HMEM),
+            "run",
+            "--data",
+            str(synth.root),
+            "--method",
+            "full-text",
+            "--model",
+            "openai:mock",
+            "--base-url",
+            srv.base_url,
+            "--no-cache",
+            "--out",
+            str(tmp_path / "runs"),
+            "--run-id",
+            "stop",
+            "--concurrency",
+            "2",
+            "--quiet",
+        ]
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         assert _wait_for_growth(proc, preds, 0, 2, deadline_s=30)
         proc.send_signal(sig)

@@ -13,10 +13,9 @@ import time
 from pathlib import Path
 
 import pytest
+from relkit import H2HMEM, cli, judge_aware, judged_run, make_dataset
 
 from h2hmem.testing import Fault, MockOpenAIServer, Rule
-
-from relkit import H2HMEM, cli, judge_aware, judged_run, make_dataset
 
 pytestmark = pytest.mark.skipif(not H2HMEM.exists(), reason=f"console script {H2HMEM} not installed")
 
@@ -44,10 +43,23 @@ def test_caption_killed_midway_keeps_its_captions_and_redoes_only_the_rest(tmp_p
     caps = tmp_path / "caps"
     env_cache = {"H2HMEM_CACHE_DIR": str(tmp_path / "cache")}
     with MockOpenAIServer(latency_s=0.25) as srv:
-        args = ["caption", str(data.root), "--model", "openai:mock", "--base-url", srv.base_url, "--captions-dir",
-                str(caps), "--concurrency", "2", "--no-cache", "--quiet"]
-        proc = subprocess.Popen([str(H2HMEM), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                env={**os.environ, **env_cache})
+        args = [
+            "caption",
+            str(data.root),
+            "--model",
+            "openai:mock",
+            "--base-url",
+            srv.base_url,
+            "--captions-dir",
+            str(caps),
+            "--concurrency",
+            "2",
+            "--no-cache",
+            "--quiet",
+        ]
+        proc = subprocess.Popen(
+            [str(H2HMEM), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, **env_cache}
+        )
         _kill_when(proc, lambda: len(_caption_files(caps)) >= 2)
         before = {p: p.read_bytes() for p in _caption_files(caps)}
         assert 2 <= len(before) < images
@@ -67,9 +79,24 @@ def test_judge_killed_midway_keeps_its_judgments_and_judges_only_the_rest(tmp_pa
     run = judged_run(data, tmp_path)
     judge_file = run / "scores" / "judge.jsonl"
     with MockOpenAIServer(latency_s=0.3, responder=judge_aware) as srv:
-        args = ["evaluate", str(run), "--metrics", "judge", "--judge-model", "openai:mock", "--judge-base-url",
-                srv.base_url, "--data", str(data.root), "--no-cache", "--bootstrap", "0", "--quiet",
-                "--concurrency", "1"]
+        args = [
+            "evaluate",
+            str(run),
+            "--metrics",
+            "judge",
+            "--judge-model",
+            "openai:mock",
+            "--judge-base-url",
+            srv.base_url,
+            "--data",
+            str(data.root),
+            "--no-cache",
+            "--bootstrap",
+            "0",
+            "--quiet",
+            "--concurrency",
+            "1",
+        ]
         proc = subprocess.Popen([str(H2HMEM), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         _kill_when(proc, lambda: judge_file.exists() and judge_file.read_bytes().count(b"\n") >= 3)
         done = {json.loads(l)["question_id"] for l in judge_file.read_text().splitlines() if l.strip()}
@@ -78,12 +105,18 @@ def test_judge_killed_midway_keeps_its_judgments_and_judges_only_the_rest(tmp_pa
         srv.reset_stats()
         res = cli(*args)
     assert res.code == 0 and "Traceback" not in res.output, res.output
-    judged_again = {qid for body in srv.requests for qid in data.question_ids
-                    if _question_text(data, qid) in json.dumps(body)}
+    judged_again = {
+        qid for body in srv.requests for qid in data.question_ids if _question_text(data, qid) in json.dumps(body)
+    }
     assert not judged_again & done  # nothing judged before the kill is asked again
     summary = json.loads((run / "scores" / "summary.json").read_text())
-    assert summary["metrics"]["judge"]["coverage"] == {"judged": n, "total": n, "errors": 0, "failed_answers": 1,
-                                                         "reasons": {}}
+    assert summary["metrics"]["judge"]["coverage"] == {
+        "judged": n,
+        "total": n,
+        "errors": 0,
+        "failed_answers": 1,
+        "reasons": {},
+    }
     lines = [json.loads(l)["question_id"] for l in judge_file.read_text().splitlines() if l.strip()]
     assert sorted(lines) == sorted(data.question_ids)  # compacted: one judgment per question
 
@@ -97,8 +130,18 @@ def _question_text(data, qid: str) -> str:
 def test_caption_cli_shows_the_whole_failure_reason(tmp_path):
     data = make_dataset(tmp_path / "data", dialogues=1, sessions=1, questions_per_session=1, multi_party=False)
     with MockOpenAIServer(script=[Rule(Fault.finish("content_filter"))]) as srv:
-        res = cli("caption", data.root, "--model", "openai:mock", "--base-url", srv.base_url, "--captions-dir",
-                  tmp_path / "caps", "--quiet", env={"H2HMEM_CACHE_DIR": str(tmp_path / "cache")})
+        res = cli(
+            "caption",
+            data.root,
+            "--model",
+            "openai:mock",
+            "--base-url",
+            srv.base_url,
+            "--captions-dir",
+            tmp_path / "caps",
+            "--quiet",
+            env={"H2HMEM_CACHE_DIR": str(tmp_path / "cache")},
+        )
     assert res.code == 1
     assert "[request: model 'mock'" in res.output, res.output
 
@@ -111,9 +154,27 @@ def test_amem_build_killed_midway_resumes_from_its_saved_notes(tmp_path):
     turns = 2 * 3 * 4
     notes = tmp_path / "runs" / "amem" / "state"
     with MockOpenAIServer(latency_s=0.05) as srv:
-        cmd = [str(H2HMEM), "run", "--data", str(data.root), "--method", "a-mem", "--model", "openai:mock",
-               "--base-url", srv.base_url, "--embedder", "openai:mock", "--cache-path", str(tmp_path / "c.sqlite"),
-               "--out", str(tmp_path / "runs"), "--run-id", "amem", "--quiet"]
+        cmd = [
+            str(H2HMEM),
+            "run",
+            "--data",
+            str(data.root),
+            "--method",
+            "a-mem",
+            "--model",
+            "openai:mock",
+            "--base-url",
+            srv.base_url,
+            "--embedder",
+            "openai:mock",
+            "--cache-path",
+            str(tmp_path / "c.sqlite"),
+            "--out",
+            str(tmp_path / "runs"),
+            "--run-id",
+            "amem",
+            "--quiet",
+        ]
         env = {**os.environ, "OPENAI_BASE_URL": srv.base_url}  # the embedder's endpoint
         note_files = lambda: list(notes.rglob("amem_notes.json")) if notes.exists() else []  # noqa: E731
 
@@ -128,7 +189,7 @@ def test_amem_build_killed_midway_resumes_from_its_saved_notes(tmp_path):
 
         for threshold in (3, 12):
             proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-            _kill_when(proc, lambda: saved_notes() >= threshold, deadline_s=60)
+            _kill_when(proc, lambda: saved_notes() >= threshold, deadline_s=60)  # noqa: B023 — used at once
             assert saved_notes() < turns
         final = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
     assert final.returncode == 0, final.stdout + final.stderr
@@ -136,7 +197,12 @@ def test_amem_build_killed_midway_resumes_from_its_saved_notes(tmp_path):
     assert sorted(p["question_id"] for p in preds) == sorted(data.question_ids)
     assert not any(p["error"] for p in preds)
     assert saved_notes() == turns
-    analysed = [b for b in srv.requests if str(b.get("messages", [{}])[-1].get("content", "")).startswith(
-        ("Analyse one conversation turn", "Generate a structured analysis"))]  # either preset
+    analysed = [
+        b
+        for b in srv.requests
+        if str(b.get("messages", [{}])[-1].get("content", "")).startswith(
+            ("Analyse one conversation turn", "Generate a structured analysis")
+        )
+    ]  # either preset
     # each turn once, plus at most the turns in flight at the two kills (one per dialogue being built)
     assert turns <= len(analysed) <= turns + 2 * 2

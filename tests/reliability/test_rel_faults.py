@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 from PIL import Image
+from relkit import cli, expected_judge_mean, judge_aware, judged_run, make_dataset
 
 from h2hmem.caption import caption_dataset
 from h2hmem.embed import load_embedder
@@ -28,8 +29,6 @@ from h2hmem.llm import RetryPolicy, load_chat_model
 from h2hmem.metrics import evaluate_run
 from h2hmem.run import RunConfig, read_predictions, run_benchmark
 from h2hmem.testing import Fault, MockOpenAIServer, Rule, default_responder
-
-from relkit import cli, expected_judge_mean, judge_aware, judged_run, make_dataset
 
 MAX_RETRIES = 3
 FAST = RetryPolicy(max_retries=MAX_RETRIES, initial_backoff_s=0.01, max_backoff_s=0.05, max_retry_after_s=2.0)
@@ -49,15 +48,27 @@ TRANSIENT = {
     "empty-choices": Fault.empty_choices(),
     "missing-choices": Fault.missing_choices(),
 }
-ERROR_CLASS = {"429-retry-after": "RateLimitError", "429-no-retry-after": "RateLimitError", "500": "ServerError",
-               "502": "ServerError", "503": "ServerError", "connection-reset": "ConnectionFailure",
-               "read-timeout": "ModelTimeoutError", "truncated-json": "BadResponseError",
-               "truncated-body": "ConnectionFailure", "empty-choices": "BadResponseError",
-               "missing-choices": "BadResponseError"}
+ERROR_CLASS = {
+    "429-retry-after": "RateLimitError",
+    "429-no-retry-after": "RateLimitError",
+    "500": "ServerError",
+    "502": "ServerError",
+    "503": "ServerError",
+    "connection-reset": "ConnectionFailure",
+    "read-timeout": "ModelTimeoutError",
+    "truncated-json": "BadResponseError",
+    "truncated-body": "ConnectionFailure",
+    "empty-choices": "BadResponseError",
+    "missing-choices": "BadResponseError",
+}
 PERSISTENT_SUBSET = ["503", "connection-reset", "truncated-json", "missing-choices"]
 """Never-clearing faults for the stages other than answer (which gets every kind)."""
-JUDGE_ERROR_TEXT = {"503": "HTTP 503", "connection-reset": "reset", "truncated-json": "not valid JSON",
-                    "missing-choices": "no 'choices'"}
+JUDGE_ERROR_TEXT = {
+    "503": "HTTP 503",
+    "connection-reset": "reset",
+    "truncated-json": "not valid JSON",
+    "missing-choices": "no 'choices'",
+}
 """The judge records the model error's message (not its class name)."""
 
 # the marker of one question: its text appears only in that question's answer request
@@ -85,13 +96,20 @@ def data(tmp_path):
 
 
 def _model(srv, cache: Path | None = None):
-    return load_chat_model("openai:mock", base_url=srv.base_url, cache=cache, retry=FAST, timeout_s=CALL_TIMEOUT_S,
-                           concurrency=4)
+    return load_chat_model(
+        "openai:mock", base_url=srv.base_url, cache=cache, retry=FAST, timeout_s=CALL_TIMEOUT_S, concurrency=4
+    )
 
 
 def _config(data, tmp_path, **kw) -> RunConfig:
-    base = dict(data_root=data.root, method="full-text", out_dir=tmp_path / "runs", run_id="faults",
-                use_cache=False, concurrency=4)
+    base = dict(
+        data_root=data.root,
+        method="full-text",
+        out_dir=tmp_path / "runs",
+        run_id="faults",
+        use_cache=False,
+        concurrency=4,
+    )
     return RunConfig(**{**base, **kw})
 
 
@@ -100,6 +118,7 @@ def _requests_with(srv, text: str) -> list[dict]:
 
 
 # ----- answer stage ----------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("name", list(TRANSIENT))
 def test_answer_stage_absorbs_a_fault_that_clears(srv, data, tmp_path, name):
@@ -173,11 +192,33 @@ def test_cli_run_lists_failures_and_retry_failed_redoes_only_them(srv, data, tmp
     """Through ``h2hmem run``: one question hit by a content filter (not retried), another by two
     503s with ``Retry-After: 0`` (retried); then ``--retry-failed`` asks the server exactly once."""
     other = "In session 1 of dialogue 2, what did speaker say about item 0?"
-    srv.set_script([Rule(Fault.finish("content_filter"), when=TARGET_TEXT, path="chat"),
-                    Rule(Fault.http(503, retry_after=0), when=other, times=2, path="chat")])
-    args = ["run", "--data", data.root, "--method", "full-text", "--model", "openai:mock", "--base-url",
-            srv.base_url, "--no-cache", "--out", tmp_path / "runs", "--run-id", "cli", "--quiet",
-            "--max-retries", "2", "--timeout", "5"]
+    srv.set_script(
+        [
+            Rule(Fault.finish("content_filter"), when=TARGET_TEXT, path="chat"),
+            Rule(Fault.http(503, retry_after=0), when=other, times=2, path="chat"),
+        ]
+    )
+    args = [
+        "run",
+        "--data",
+        data.root,
+        "--method",
+        "full-text",
+        "--model",
+        "openai:mock",
+        "--base-url",
+        srv.base_url,
+        "--no-cache",
+        "--out",
+        tmp_path / "runs",
+        "--run-id",
+        "cli",
+        "--quiet",
+        "--max-retries",
+        "2",
+        "--timeout",
+        "5",
+    ]
     res = cli(*args)
     assert res.code == 1 and "Traceback" not in res.output, res.output  # failures recorded: exit 1
     assert "1 failed" in res.output and f"{TARGET_ID}: ContentFilterError" in res.output
@@ -224,8 +265,9 @@ def _analysis_of(turn: str):
 def test_memory_build_absorbs_a_fault_that_clears(srv, data, tmp_path, name):
     fault = TRANSIENT[name]
     srv.set_script([Rule(fault, when=_analysis_of(BUILD_TURN), times=2, path="chat")])
-    summary = run_benchmark(_amem_config(data, tmp_path), chat_model=_model(srv), embedder=_embedder(srv),
-                            progress=False)
+    summary = run_benchmark(
+        _amem_config(data, tmp_path), chat_model=_model(srv), embedder=_embedder(srv), progress=False
+    )
     assert srv.faults.count(fault) == 2
     assert summary.failed == 0 and summary.answered_now == len(data.question_ids)
 
@@ -238,12 +280,14 @@ def test_memory_build_failure_fails_that_dialogue_and_retry_resumes_it(srv, data
     summary = run_benchmark(cfg, chat_model=_model(srv), embedder=_embedder(srv), progress=False)
     d1 = sorted(q for q in data.question_ids if q.startswith("dyadic/dialogue1/"))
     assert sorted(summary.failed_questions) == d1  # dialogue 2 is unaffected
-    assert all(e.startswith("memory build failed") and ERROR_CLASS[name] in e
-               for e in summary.failed_questions.values())
+    assert all(
+        e.startswith("memory build failed") and ERROR_CLASS[name] in e for e in summary.failed_questions.values()
+    )
     srv.set_script(None)
     srv.reset_stats()
-    again = run_benchmark(cfg.model_copy(update={"retry_failed": True}), chat_model=_model(srv),
-                          embedder=_embedder(srv), progress=False)
+    again = run_benchmark(
+        cfg.model_copy(update={"retry_failed": True}), chat_model=_model(srv), embedder=_embedder(srv), progress=False
+    )
     assert again.answered_now == len(d1) and again.failed == 0
     assert len(read_predictions(cfg.run_dir)) == len(data.question_ids)
     # the 5 notes written before the failure (session1's 4 turns, session2's turn 0) were kept:
@@ -253,6 +297,7 @@ def test_memory_build_failure_fails_that_dialogue_and_retry_resumes_it(srv, data
 
 
 # ----- caption stage ---------------------------------------------------------------------------
+
 
 def _image_colour(body: dict) -> tuple[int, int, int] | None:
     for msg in body.get("messages", []):
@@ -267,6 +312,7 @@ def _is_image(colour: tuple[int, int, int]):
     def match(body: dict) -> bool:
         got = _image_colour(body)
         return got is not None and all(abs(a - b) <= 6 for a, b in zip(got, colour))
+
     return match
 
 
@@ -301,6 +347,7 @@ def test_caption_failure_is_listed_and_rerun_redoes_only_it(srv, data, tmp_path,
 
 # ----- judge stage -----------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("name", list(TRANSIENT))
 def test_judge_stage_absorbs_a_fault_that_clears(srv, data, tmp_path, name):
     fault = TRANSIENT[name]
@@ -309,8 +356,13 @@ def test_judge_stage_absorbs_a_fault_that_clears(srv, data, tmp_path, name):
     summary = evaluate_run(run, ["judge"], data_root=data.root, judge_model=_model(srv), n_boot=50)
     judge = summary["metrics"]["judge"]
     assert srv.faults.count(fault) == 2
-    assert judge["coverage"] == {"judged": len(data.question_ids), "total": len(data.question_ids), "errors": 0,
-                                 "failed_answers": 1, "reasons": {}}
+    assert judge["coverage"] == {
+        "judged": len(data.question_ids),
+        "total": len(data.question_ids),
+        "errors": 0,
+        "failed_answers": 1,
+        "reasons": {},
+    }
     overall = judge["aggregate"]
     assert _mean_of(overall) == pytest.approx(expected_judge_mean(data))
 
@@ -328,10 +380,16 @@ def test_judge_failure_is_counted_in_coverage_and_rerun_judges_only_it(srv, data
     summary = evaluate_run(run, ["judge"], data_root=data.root, judge_model=_model(srv), n_boot=50)
     cov = summary["metrics"]["judge"]["coverage"]
     reasons = cov.pop("reasons")
-    assert cov == {"judged": len(data.question_ids) - 1, "total": len(data.question_ids), "errors": 1,
-                   "failed_answers": 1}
+    assert cov == {
+        "judged": len(data.question_ids) - 1,
+        "total": len(data.question_ids),
+        "errors": 1,
+        "failed_answers": 1,
+    }
     assert sum(reasons.values()) == 1
-    recs = {json.loads(l)["question_id"]: json.loads(l) for l in (run / "scores" / "judge.jsonl").read_text().splitlines()}
+    recs = {
+        json.loads(l)["question_id"]: json.loads(l) for l in (run / "scores" / "judge.jsonl").read_text().splitlines()
+    }
     assert len(recs) == len(data.question_ids)
     assert recs[TARGET_ID]["score"] is None and JUDGE_ERROR_TEXT[name] in recs[TARGET_ID]["error"]
     assert recs["dyadic/dialogue2/session1/q0"]["score"] == 0 and recs["dyadic/dialogue2/session1/q0"]["failed"]
@@ -346,14 +404,28 @@ def test_judge_failure_is_counted_in_coverage_and_rerun_judges_only_it(srv, data
 
 # ----- the caption and evaluate commands ---------------------------------------------------------
 
+
 def test_cli_caption_lists_the_failed_image_and_rerun_redoes_only_it(srv, data, tmp_path):
     """``h2hmem caption``: a content filter on one image (not retried), two 503s with
     ``Retry-After: 0`` on another (retried); exit 1 naming the failed image; the rerun asks once."""
     other = (40 * 1 % 256, 80, 60 * 2 % 256)  # dialogue 2, session 1
-    srv.set_script([Rule(Fault.finish("content_filter"), when=_is_image(TARGET_COLOUR), path="chat"),
-                    Rule(Fault.http(503, retry_after=0), when=_is_image(other), times=2, path="chat")])
-    args = ["caption", data.root, "--model", "openai:mock", "--base-url", srv.base_url, "--captions-dir",
-            tmp_path / "caps", "--quiet"]
+    srv.set_script(
+        [
+            Rule(Fault.finish("content_filter"), when=_is_image(TARGET_COLOUR), path="chat"),
+            Rule(Fault.http(503, retry_after=0), when=_is_image(other), times=2, path="chat"),
+        ]
+    )
+    args = [
+        "caption",
+        data.root,
+        "--model",
+        "openai:mock",
+        "--base-url",
+        srv.base_url,
+        "--captions-dir",
+        tmp_path / "caps",
+        "--quiet",
+    ]
     env = {"H2HMEM_CACHE_DIR": str(tmp_path / "cache")}  # the request cache stays in tmp_path
     res = cli(*args, env=env)
     assert "Traceback" not in res.output, res.output
@@ -373,8 +445,22 @@ def test_cli_evaluate_judge_reports_coverage_and_rerun_judges_only_the_gap(srv, 
     evaluate judges only it."""
     run = judged_run(data, tmp_path)
     srv.set_script([Rule(Fault.finish("content_filter"), when=TARGET_TEXT, path="chat")])
-    args = ["evaluate", run, "--metrics", "judge", "--judge-model", "openai:mock", "--judge-base-url",
-            srv.base_url, "--data", data.root, "--no-cache", "--bootstrap", "0", "--quiet"]
+    args = [
+        "evaluate",
+        run,
+        "--metrics",
+        "judge",
+        "--judge-model",
+        "openai:mock",
+        "--judge-base-url",
+        srv.base_url,
+        "--data",
+        data.root,
+        "--no-cache",
+        "--bootstrap",
+        "0",
+        "--quiet",
+    ]
     res = cli(*args)
     # exit 1 (as `run` with failed questions), one closing line counting why
     assert res.code == 1 and "Traceback" not in res.output, res.output
@@ -395,6 +481,7 @@ def test_cli_evaluate_judge_reports_coverage_and_rerun_judges_only_the_gap(srv, 
 
 # ----- replies that are not valid Unicode ----------------------------------------------------------
 
+
 def test_reply_with_a_lone_surrogate_is_recorded_not_fatal(srv, data, tmp_path):
     """JSON may carry ``"\\udce9"`` (a lone surrogate: not Unicode). Without a cache such a reply used
     to stop the whole run when the prediction was written; now the model layer replaces it with U+FFFD
@@ -405,8 +492,9 @@ def test_reply_with_a_lone_surrogate_is_recorded_not_fatal(srv, data, tmp_path):
     finally:
         srv.responder = judge_aware
     assert summary.failed == 0 and summary.answered_now == len(data.question_ids)
-    line = next(l for l in (summary.run_dir / "predictions.jsonl").read_text(encoding="utf-8").splitlines()
-                if TARGET_ID in l)
+    line = next(
+        l for l in (summary.run_dir / "predictions.jsonl").read_text(encoding="utf-8").splitlines() if TARGET_ID in l
+    )
     rec = json.loads(line)
     assert rec["answer"] == "caf\ufffd answer"
     assert {p.question_id for p in read_predictions(summary.run_dir)} == set(data.question_ids)
@@ -415,8 +503,9 @@ def test_reply_with_a_lone_surrogate_is_recorded_not_fatal(srv, data, tmp_path):
 def test_reply_with_a_lone_surrogate_is_kept_with_a_cache(srv, data, tmp_path):
     srv.responder = lambda body: "caf\udce9 answer" if TARGET_TEXT in json.dumps(body) else default_responder(body)
     try:
-        summary = run_benchmark(_config(data, tmp_path), chat_model=_model(srv, cache=tmp_path / "c.sqlite"),
-                                progress=False)
+        summary = run_benchmark(
+            _config(data, tmp_path), chat_model=_model(srv, cache=tmp_path / "c.sqlite"), progress=False
+        )
     finally:
         srv.responder = judge_aware
     assert summary.failed == 0, summary.failed_questions

@@ -14,32 +14,57 @@ Invariants checked on every example:
 from __future__ import annotations
 
 import json
-import random
 import re
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+from relkit import SUB_TYPES, cli, make_dataset
 
 from h2hmem.data import DatasetError, IssueLog, load_dataset
 
-from relkit import SUB_TYPES, cli, make_dataset
-
-PROFILE = settings(max_examples=60, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                          HealthCheck.function_scoped_fixture])
+PROFILE = settings(
+    max_examples=60,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 
 # ----- strategies --------------------------------------------------------------------------------
 
-scalars = (st.none() | st.booleans() | st.integers(min_value=-2**70, max_value=2**70)
-           | st.floats(allow_nan=True, allow_infinity=True) | st.text(max_size=12))
-json_values = st.recursive(scalars, lambda kids: st.lists(kids, max_size=3)
-                           | st.dictionaries(st.text(max_size=6), kids, max_size=3), max_leaves=12)
+scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(max_size=12)
+)
+json_values = st.recursive(
+    scalars,
+    lambda kids: st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=6), kids, max_size=3),
+    max_leaves=12,
+)
 tricky_text = st.sampled_from(["", " ", "caf\udce9", "\x00", "a" * 30_000, "\u202e evil", "日本語", "\ufeff"])
 texts = st.text(max_size=40) | tricky_text
-image_names = st.sampled_from(["", "1.png", "session1/1.png", "session2/1.png", "../1.png", "/etc/passwd",
-                               "C:\\boot.ini", "a/b/1.png", "1.png,session2/1.png", "session1/../../x", "\x00.png",
-                               "sessionX/1.png", "session1\\1.png", " 1.png "]) | st.text(max_size=10)
+image_names = st.sampled_from(
+    [
+        "",
+        "1.png",
+        "session1/1.png",
+        "session2/1.png",
+        "../1.png",
+        "/etc/passwd",
+        "C:\\boot.ini",
+        "a/b/1.png",
+        "1.png,session2/1.png",
+        "session1/../../x",
+        "\x00.png",
+        "sessionX/1.png",
+        "session1\\1.png",
+        " 1.png ",
+    ]
+) | st.text(max_size=10)
 labels = st.sampled_from(["session1", "session2", "session0", "S1-1", "S9-9", "topic_1", "", "session01"])
 
 
@@ -71,43 +96,61 @@ def perturbed(draw, strategy):
     return value
 
 
-turns = st.fixed_dictionaries({"role": st.text(max_size=8), "content": st.fixed_dictionaries(
-    {"text": texts, "image": image_names})})
-sessions = st.fixed_dictionaries({
-    "dialogue": st.lists(turns, max_size=4),
-    "timeline_date": st.sampled_from(["2024-01-01", "2024-13-45 x", "", " 2024-2-3 上午", "yesterday"]),
-}, optional={"session_id": labels, "session_title": texts})
-questions = st.fixed_dictionaries({
-    "question": st.fixed_dictionaries({"text": texts, "image": image_names | st.lists(image_names, max_size=2)}),
-    "original_answer": texts,
-    "answer_session": st.lists(labels, max_size=3) | labels,
-    "question_type": st.fixed_dictionaries({"sub_type": st.sampled_from(
-        [*SUB_TYPES, "upr", "Temporal reasoning (TR)", "Vibes", ""])}, optional={
-        "main_type": st.sampled_from(["Memory Recall", "memory reasoning", "Recall", "??"])}),
-}, optional={"difficulty": st.sampled_from(["easy", "Hard", "", "extreme"]), "validated": st.booleans()})
-question_files = st.fixed_dictionaries({"questions": st.lists(questions, max_size=4)}, optional={"metadata": json_values})
+turns = st.fixed_dictionaries(
+    {"role": st.text(max_size=8), "content": st.fixed_dictionaries({"text": texts, "image": image_names})}
+)
+sessions = st.fixed_dictionaries(
+    {
+        "dialogue": st.lists(turns, max_size=4),
+        "timeline_date": st.sampled_from(["2024-01-01", "2024-13-45 x", "", " 2024-2-3 上午", "yesterday"]),
+    },
+    optional={"session_id": labels, "session_title": texts},
+)
+questions = st.fixed_dictionaries(
+    {
+        "question": st.fixed_dictionaries({"text": texts, "image": image_names | st.lists(image_names, max_size=2)}),
+        "original_answer": texts,
+        "answer_session": st.lists(labels, max_size=3) | labels,
+        "question_type": st.fixed_dictionaries(
+            {"sub_type": st.sampled_from([*SUB_TYPES, "upr", "Temporal reasoning (TR)", "Vibes", ""])},
+            optional={"main_type": st.sampled_from(["Memory Recall", "memory reasoning", "Recall", "??"])},
+        ),
+    },
+    optional={"difficulty": st.sampled_from(["easy", "Hard", "", "extreme"]), "validated": st.booleans()},
+)
+question_files = st.fixed_dictionaries(
+    {"questions": st.lists(questions, max_size=4)}, optional={"metadata": json_values}
+)
 
 
 def encoded(strategy):
     """File bytes: JSON of a drawn value (sometimes ASCII-escaped, which keeps lone surrogates as
     escapes), or raw bytes now and then."""
+
     def dump(pair):
         value, ascii_ = pair
         try:
             return json.dumps(value, ensure_ascii=ascii_).encode("utf-8", "surrogatepass")
         except ValueError:
             return b"{}"
+
     values = st.one_of(perturbed(strategy), perturbed(strategy), perturbed(strategy), json_values)
-    return st.one_of(st.tuples(values, st.booleans()).map(dump), st.tuples(values, st.booleans()).map(dump),
-                     st.tuples(values, st.booleans()).map(dump), st.binary(max_size=40))
+    return st.one_of(
+        st.tuples(values, st.booleans()).map(dump),
+        st.tuples(values, st.booleans()).map(dump),
+        st.tuples(values, st.booleans()).map(dump),
+        st.binary(max_size=40),
+    )
 
 
 # ----- loader ------------------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def base(tmp_path_factory) -> Path:
-    return make_dataset(tmp_path_factory.mktemp("prop") / "data", dialogues=1, sessions=2, questions_per_session=1,
-                        multi_party=False).root
+    return make_dataset(
+        tmp_path_factory.mktemp("prop") / "data", dialogues=1, sessions=2, questions_per_session=1, multi_party=False
+    ).root
 
 
 QID = re.compile(r"^dyadic/dialogue1/session\d+/q\d+$")
@@ -152,6 +195,7 @@ def test_random_dataset_files_load_or_report_issues(base, session, qfile, s0):
 
 # ----- submission validator ----------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def dataset(tmp_path_factory):
     root = make_dataset(tmp_path_factory.mktemp("sub") / "data", dialogues=2, sessions=2, questions_per_session=2).root
@@ -161,19 +205,52 @@ def dataset(tmp_path_factory):
 def _valid_rows(dataset, split: str, with_ids: bool) -> list[dict]:
     from h2hmem.leaderboard._format import image_field
 
-    return [{"question_text": q.text, "question_image": image_field(q.session, [i.key for i in q.images]),
-             "system_answer": f"answer {q.index}", "original_answer": q.gold, "category": q.task_type.value,
-             **({"question_id": q.id} if with_ids else {})}
-            for q in dataset.questions if q.split == split]
+    return [
+        {
+            "question_text": q.text,
+            "question_image": image_field(q.session, [i.key for i in q.images]),
+            "system_answer": f"answer {q.index}",
+            "original_answer": q.gold,
+            "category": q.task_type.value,
+            **({"question_id": q.id} if with_ids else {}),
+        }
+        for q in dataset.questions
+        if q.split == split
+    ]
 
 
-row_like = perturbed(st.fixed_dictionaries({
-    "question_text": texts, "question_image": image_names, "system_answer": texts,
-    "original_answer": texts, "category": st.sampled_from([*SUB_TYPES, "??", ""])}, optional={
-    "question_id": st.sampled_from(["dyadic/dialogue1/session1/q0", "multi-party/dialogue1/session2/q1",
-                                    "dyadic/dialogue9/session1/q0", "", "../../etc"])}))
-file_names = st.sampled_from(["prediction_dyadic.json", "prediction_multiparty.json", "prediction_multi_party.json",
-                              "my_dyadic_run.json", "predictions.json", "dyadic_multiparty.json"])
+row_like = perturbed(
+    st.fixed_dictionaries(
+        {
+            "question_text": texts,
+            "question_image": image_names,
+            "system_answer": texts,
+            "original_answer": texts,
+            "category": st.sampled_from([*SUB_TYPES, "??", ""]),
+        },
+        optional={
+            "question_id": st.sampled_from(
+                [
+                    "dyadic/dialogue1/session1/q0",
+                    "multi-party/dialogue1/session2/q1",
+                    "dyadic/dialogue9/session1/q0",
+                    "",
+                    "../../etc",
+                ]
+            )
+        },
+    )
+)
+file_names = st.sampled_from(
+    [
+        "prediction_dyadic.json",
+        "prediction_multiparty.json",
+        "prediction_multi_party.json",
+        "my_dyadic_run.json",
+        "predictions.json",
+        "dyadic_multiparty.json",
+    ]
+)
 
 
 @st.composite
@@ -228,8 +305,11 @@ def test_rows_copied_from_the_dataset_validate_cleanly(dataset, data):
         rows = data.draw(st.permutations(_valid_rows(dataset, split, data.draw(st.booleans()))))
         keep = rows[: data.draw(st.integers(1, len(rows)))]
         files.append(UploadedFile(name=name, content=json.dumps({"predictions": keep}).encode()))
-        expected |= {q.id for q in dataset.questions if q.split == split
-                     and any(r["question_text"] == q.text and r["original_answer"] == q.gold for r in keep)}
+        expected |= {
+            q.id
+            for q in dataset.questions
+            if q.split == split and any(r["question_text"] == q.text and r["original_answer"] == q.gold for r in keep)
+        }
     report = check_submission(files, dataset)
     assert report.errors == [], report.errors
     assert {m.question_id for m in report.matched} == expected

@@ -18,11 +18,21 @@ from h2hmem.run import Prediction, RunStore, read_predictions
 
 
 def _record(i: int) -> Prediction:
-    return Prediction(question_id=f"dyadic/dialogue1/session{i}/q0", split="dyadic", dialogue="dialogue1",
-                      session=f"session{i}", task_type="UPR", main_category="Memory Recall", difficulty="easy",
-                      question=f"What happened in session {i}?", gold="A kite {flew}.", answer="It {flew} away}",
-                      evidence=[Evidence(session=f"session{i}"), Evidence(session="session1", turn=2)],
-                      usage=Usage(prompt_tokens=10 * i, completion_tokens=3, calls=1), details={"k": {"v": [1]}})
+    return Prediction(
+        question_id=f"dyadic/dialogue1/session{i}/q0",
+        split="dyadic",
+        dialogue="dialogue1",
+        session=f"session{i}",
+        task_type="UPR",
+        main_category="Memory Recall",
+        difficulty="easy",
+        question=f"What happened in session {i}?",
+        gold="A kite {flew}.",
+        answer="It {flew} away}",
+        evidence=[Evidence(session=f"session{i}"), Evidence(session="session1", turn=2)],
+        usage=Usage(prompt_tokens=10 * i, completion_tokens=3, calls=1),
+        details={"k": {"v": [1]}},
+    )
 
 
 @pytest.fixture
@@ -33,7 +43,7 @@ def lines() -> list[bytes]:
 def test_every_cut_of_the_last_record_is_ignored_and_repaired(tmp_path, lines):
     head = b"".join(lines[:-1])
     last = lines[-1]
-    closing = [k for k in range(1, len(last) - 1) if last[k - 1:k] == b"}"]
+    closing = [k for k in range(1, len(last) - 1) if last[k - 1 : k] == b"}"]
     assert len(closing) >= 4  # cuts that leave a tail ending in '}' are part of the sweep
     run = tmp_path / "run"
     run.mkdir()
@@ -82,7 +92,9 @@ def test_any_tail_after_complete_records_is_ignored_repaired_or_named(tmp_path_f
     except ValueError as e:
         assert "is not a prediction record" in str(e) and complete_tail_lines, e
     else:
-        assert [p.question_id for p in got][:n_good] == [f"dyadic/dialogue1/session{i}/q0" for i in range(1, n_good + 1)]
+        assert [p.question_id for p in got][:n_good] == [
+            f"dyadic/dialogue1/session{i}/q0" for i in range(1, n_good + 1)
+        ]
     removed = RunStore(run).repair()
     after = path.read_bytes()
     assert after.startswith(good) and (not after or after.endswith(b"\n"))

@@ -22,11 +22,10 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from relkit import H2HMEM, jsonl_ids, make_dataset
 
 from h2hmem.run._transcripts import encode_record, read_transcripts
 from h2hmem.testing import MockOpenAIServer, default_responder
-
-from relkit import H2HMEM, jsonl_ids, make_dataset
 
 pytestmark = pytest.mark.skipif(not H2HMEM.exists(), reason=f"console script {H2HMEM} not installed")
 RUN_TESTS = Path(__file__).parents[1] / "run"  # transcript_memory.SummaryMemory lives there
@@ -61,9 +60,27 @@ def test_sigkill_then_resume_keeps_one_paid_record_per_reply(tmp_path):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(RUN_TESTS), os.environ.get("PYTHONPATH", "")])}
     gate = GatedResponder(limit=24)
     with MockOpenAIServer(responder=gate) as srv:
-        cmd = [str(H2HMEM), "run", "--data", str(synth.root), "--method", "transcript_memory:SummaryMemory",
-               "--model", "openai:mock", "--base-url", srv.base_url, "--cache-path", str(tmp_path / "cache.sqlite"),
-               "--out", str(tmp_path / "runs"), "--run-id", "t", "--concurrency", "4", "--quiet"]
+        cmd = [
+            str(H2HMEM),
+            "run",
+            "--data",
+            str(synth.root),
+            "--method",
+            "transcript_memory:SummaryMemory",
+            "--model",
+            "openai:mock",
+            "--base-url",
+            srv.base_url,
+            "--cache-path",
+            str(tmp_path / "cache.sqlite"),
+            "--out",
+            str(tmp_path / "runs"),
+            "--run-id",
+            "t",
+            "--concurrency",
+            "4",
+            "--quiet",
+        ]
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
         deadline = time.monotonic() + 60
         while True:  # wait until all 24 replies are recorded, every recorded answer has its prediction,
@@ -114,6 +131,8 @@ def test_sigkill_then_resume_keeps_one_paid_record_per_reply(tmp_path):
 
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert manifest["status"] == "complete"
-    assert [r["transcript_bytes_removed"] for r in manifest["repairs"] if "transcript_bytes_removed" in r] == [len(torn)]
+    assert [r["transcript_bytes_removed"] for r in manifest["repairs"] if "transcript_bytes_removed" in r] == [
+        len(torn)
+    ]
     with gzip.open(run_dir / "transcripts.jsonl.gz", "rt", encoding="utf-8") as f:
         assert sum(1 for _ in f) == len(recs)

@@ -3,6 +3,8 @@
 import json
 import random
 import shutil
+import sys
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -12,11 +14,8 @@ from h2hmem.metrics._paired import paired_difference, pool_runs
 from h2hmem.report import build_report
 from h2hmem.run import RunConfig, Selection, run_benchmark
 
-import sys
-from pathlib import Path
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "run"))
-from fakes import FakeChat  # noqa: E402
+from fakes import FakeChat
 
 
 def test_hand_computed_statistics():
@@ -33,8 +32,14 @@ def test_hand_computed_statistics():
 
 @pytest.fixture()
 def runs(sample_root, tmp_path):
-    cfg = RunConfig(data_root=sample_root, split="multi-party", method="full-text", out_dir=tmp_path / "runs",
-                    use_cache=False, run_id="A")
+    cfg = RunConfig(
+        data_root=sample_root,
+        split="multi-party",
+        method="full-text",
+        out_dir=tmp_path / "runs",
+        use_cache=False,
+        run_id="A",
+    )
     a = run_benchmark(cfg, chat_model=FakeChat(), progress=False).run_dir
     b = tmp_path / "runs" / "B"
     shutil.copytree(a, b)
@@ -70,13 +75,15 @@ def test_known_difference_is_found_and_identical_runs_give_p_1(runs, tmp_path):
 
 def test_different_question_sets_are_noted_and_group_pools(runs, tmp_path):
     a, b, c = runs
-    paths = build_report([a, c], tmp_path / "rep", n_boot=200, group=True,
-                         selection=Selection(task_types=["UPR", "CRR"]))
+    paths = build_report(
+        [a, c], tmp_path / "rep", n_boot=200, group=True, selection=Selection(task_types=["UPR", "CRR"])
+    )
     pooled = [r for r in paths.tables["groups"].rows if r["group"] == "overall"]
     assert len(pooled) == 1 and pooled[0]["runs"] == 2 and pooled[0]["sd"] == 0.0
     n = pooled[0]["pooled_n"]
-    assert n == 2 * sum(1 for x in (a / "predictions.jsonl").read_text().splitlines()
-                        if json.loads(x)["task_type"] in ("UPR", "CRR"))
+    assert n == 2 * sum(
+        1 for x in (a / "predictions.jsonl").read_text().splitlines() if json.loads(x)["task_type"] in ("UPR", "CRR")
+    )
     assert json.loads(paths.summary.read_text())["selection"] == {"task_types": ["UPR", "CRR"]}
     # a run over fewer questions: the pair uses the common ones, and says so
     lines = (c / "predictions.jsonl").read_text().splitlines()
@@ -87,7 +94,8 @@ def test_different_question_sets_are_noted_and_group_pools(runs, tmp_path):
     notes = json.loads((tmp_path / "rep2" / "summary.json").read_text())["tables"]["paired"]["notes"]
     assert notes and "different question sets (152 and 100" in notes[0] and "the 100 both scored" in notes[0]
     assert "difference +0.000" in res.output and "p = 1" in res.output
-    res = CliRunner().invoke(app, ["report", str(a), str(b), "--group", "--out", str(tmp_path / "rep3"),
-                                   "--bootstrap", "100"])
+    res = CliRunner().invoke(
+        app, ["report", str(a), str(b), "--group", "--out", str(tmp_path / "rep3"), "--bootstrap", "100"]
+    )
     assert res.exit_code == 0, res.output
     assert " ± " in res.output and "(sd over 2 runs); pooled" in res.output and "over 304 questions" in res.output

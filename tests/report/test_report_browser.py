@@ -33,7 +33,8 @@ def test_html_report_renders_in_chromium(tmp_path, sample_root):
             page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
             page.goto(paths.html.resolve().as_uri(), wait_until="load")
             images = page.eval_on_selector_all(
-                "img", "els => els.map(e => ({w: e.naturalWidth, h: e.naturalHeight, done: e.complete}))")
+                "img", "els => els.map(e => ({w: e.naturalWidth, h: e.naturalHeight, done: e.complete}))"
+            )
             comparison = page.inner_text("#t-comparison")
             worst = page.inner_text("#worst")
             shot = tmp_path / "report.png"

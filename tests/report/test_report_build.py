@@ -27,7 +27,9 @@ def runs(tmp_path, sample_root):
 
 
 def _agg(run_dir, source="lexical"):
-    return json.loads((run_dir / "scores" / "summary.json").read_text())["metrics"][source]["aggregate"]["splits"]["all"]
+    return json.loads((run_dir / "scores" / "summary.json").read_text())["metrics"][source]["aggregate"]["splits"][
+        "all"
+    ]
 
 
 def test_two_run_report(runs, tmp_path):
@@ -50,7 +52,9 @@ def test_two_run_report(runs, tmp_path):
     assert "alert" not in qs[0].gold.lower() and "1" not in qs[0].gold and qs[0].task_type is TaskType.UPR
     n_cat = {c: sum(q.main_category is c for q in qs) for c in MainCategory}
     oracle, blank = runs_rows
-    assert oracle[MainCategory.RECALL.value] == pytest.approx((n_cat[MainCategory.RECALL] - 1) / n_cat[MainCategory.RECALL])
+    assert oracle[MainCategory.RECALL.value] == pytest.approx(
+        (n_cat[MainCategory.RECALL] - 1) / n_cat[MainCategory.RECALL]
+    )
     assert oracle[MainCategory.REASONING.value] == 1.0 and oracle[MainCategory.APPLICATION.value] == 1.0
     assert oracle["micro"] == pytest.approx((len(qs) - 1) / len(qs))
     n_upr = sum(q.task_type is TaskType.UPR for q in qs)
@@ -65,8 +69,13 @@ def test_two_run_report(runs, tmp_path):
             m = agg["main_category"][c.value]["metrics"]["f1"]
             assert row[c.value] == m["mean"] and row[f"{c.value}_ci"] == m["ci"]
         m = agg["overall"]["metrics"]["f1"]
-        assert (row["micro"], row["micro_ci"], row["macro"], row["macro_ci"], row["n"]) == \
-            (m["mean"], m["ci"], m["macro"], m["macro_ci"], m["n"])
+        assert (row["micro"], row["micro_ci"], row["macro"], row["macro_ci"], row["n"]) == (
+            m["mean"],
+            m["ci"],
+            m["macro"],
+            m["macro_ci"],
+            m["n"],
+        )
         sub = next(r for r in summary["tables"]["subtypes"]["rows"] if r["run"] == row["run"])
         for t in TaskType:
             assert sub[t.abbr] == agg["task_type"][t.abbr]["metrics"]["f1"]["mean"]
@@ -84,11 +93,19 @@ def test_two_run_report(runs, tmp_path):
     rec = next(r for r in ev if r["run"] == ORACLE_METHOD and r["metric"] == "recall@5")
     # … and so are questions whose gold sessions are all absent from the sample (their own reason)
     from h2hmem.data import load_dataset
+
     manifest = json.loads((a / "manifest.json").read_text())
-    absent = {(d.split, d.name, s.name) for d in load_dataset(manifest["data_root"], strict=False).dialogues
-              for s in d.sessions if s.absent}
-    present = [q for q in qs if q.session != "session0"
-               and not all((q.split, q.dialogue, s) in absent for s in q.answer_sessions)]
+    absent = {
+        (d.split, d.name, s.name)
+        for d in load_dataset(manifest["data_root"], strict=False).dialogues
+        for s in d.sessions
+        if s.absent
+    }
+    present = [
+        q
+        for q in qs
+        if q.session != "session0" and not all((q.split, q.dialogue, s) in absent for s in q.answer_sessions)
+    ]
     assert rec["all"] == 1.0 and rec["n"] == len(present)
     assert next(r for r in ev if r["run"] == BLANK_METHOD)["metric"].startswith("n/a")
 
@@ -163,9 +180,15 @@ class _Judge:
 
     async def chat(self, messages, config=None, *, stage="answer"):
         user = messages[-1].content if isinstance(messages[-1].content, str) else messages[-1].content[0].text
-        items = re.findall(r"\[(q\d+)\]\nQuestion: .*?\nReference answer: (.*?)\nAssistant's answer: (.*?)(?=\n\n\[q\d+\]|\Z)",
-                           user, re.S)
-        out = [{"question_id": i, "score": 1 if ans.strip() == ref.strip() else 0, "reasoning": "r"} for i, ref, ans in items]
+        items = re.findall(
+            r"\[(q\d+)\]\nQuestion: .*?\nReference answer: (.*?)\nAssistant's answer: (.*?)(?=\n\n\[q\d+\]|\Z)",
+            user,
+            re.S,
+        )
+        out = [
+            {"question_id": i, "score": 1 if ans.strip() == ref.strip() else 0, "reasoning": "r"}
+            for i, ref, ans in items
+        ]
         return ChatResult(text=json.dumps({"judgments": out}), model=self.spec, usage=Usage(), latency_s=0.0)
 
 
@@ -173,12 +196,22 @@ class _Judge:
 def test_judged_runs_use_the_judge_score(runs, tmp_path, spec, comparable):
     a, b, qs = runs
     for d in (a, b):
-        evaluate_run(d, ["lexical", "evidence", "judge"], judge_model=_Judge(spec), judge_mode="question", n_boot=100,
-                     preset="harmonized")
+        evaluate_run(
+            d,
+            ["lexical", "evidence", "judge"],
+            judge_model=_Judge(spec),
+            judge_mode="question",
+            n_boot=100,
+            preset="harmonized",
+        )
     paths = build_report([a, b], tmp_path / f"out-{comparable}")
     summary = json.loads(paths.summary.read_text())
-    assert summary["headline_metric"] == {"source": "judge", "field": "score", "name": f"LLM judge score ({spec})",
-                                          "comparable_with_published": comparable}
+    assert summary["headline_metric"] == {
+        "source": "judge",
+        "field": "score",
+        "name": f"LLM judge score ({spec})",
+        "comparable_with_published": comparable,
+    }
     rows = summary["tables"]["comparison"]["rows"]
     oracle = next(r for r in rows if r["run"] == ORACLE_METHOD)
     assert oracle["micro"] == pytest.approx((len(qs) - 1) / len(qs))
@@ -195,8 +228,7 @@ def test_judged_runs_use_the_judge_score(runs, tmp_path, spec, comparable):
 
 def test_judge_only_scores_get_the_offline_metrics_added(tmp_path, sample_root):
     a, _, qs = make_runs(tmp_path, sample_root)
-    evaluate_run(a, ["judge"], judge_model=_Judge("local:tiny"), judge_mode="question", n_boot=50,
-                 preset="harmonized")
+    evaluate_run(a, ["judge"], judge_model=_Judge("local:tiny"), judge_mode="question", n_boot=50, preset="harmonized")
     assert "lexical" not in json.loads((a / "scores" / "summary.json").read_text())["metrics"]
     paths = build_report([a], n_boot=50)
     assert paths.out_dir == a
@@ -217,8 +249,15 @@ def test_report_of_a_real_runner_output(tmp_path, sample_root):
 
     from h2hmem.run import RunConfig, run_benchmark
 
-    cfg = RunConfig(data_root=sample_root, split="multi-party", method="full-text", out_dir=tmp_path / "runs",
-                    use_cache=False, limit=30, concurrency=2)
+    cfg = RunConfig(
+        data_root=sample_root,
+        split="multi-party",
+        method="full-text",
+        out_dir=tmp_path / "runs",
+        use_cache=False,
+        limit=30,
+        concurrency=2,
+    )
     run = run_benchmark(cfg, chat_model=EchoChat(), progress=False)
     paths = build_report([run.run_dir], n_boot=100)
     assert paths.out_dir == run.run_dir
@@ -234,7 +273,9 @@ def test_report_of_a_real_runner_output(tmp_path, sample_root):
     from h2hmem.data import load_dataset
 
     ds = load_dataset(sample_root, "multi-party")
-    dialogues = {p["question_id"].rsplit("/", 2)[0] for p in map(json.loads, (run.run_dir / "predictions.jsonl").open())}
+    dialogues = {
+        p["question_id"].rsplit("/", 2)[0] for p in map(json.loads, (run.run_dir / "predictions.jsonl").open())
+    }
     assert eff["sessions"] == sum(1 for d in ds.dialogues if d.id in dialogues for s in d.sessions if s.turns)
     # the dyadic split is empty in this run: its columns are blank, never an error
     f1 = summary["tables"]["run/full-text/lexical/f1"]["rows"]

@@ -19,7 +19,9 @@ class FakeChat:
         self.calls = 0
         self._usage = Usage()
 
-    async def chat(self, messages: list[Message], config: GenerationConfig | None = None, *, stage="answer") -> ChatResult:
+    async def chat(
+        self, messages: list[Message], config: GenerationConfig | None = None, *, stage="answer"
+    ) -> ChatResult:
         self.calls += 1
         text = messages[-1].content if isinstance(messages[-1].content, str) else ""
         question = next((l for l in text.splitlines() if l.startswith("Question: ")), "Question: ?")
@@ -90,11 +92,21 @@ class SnoopMemory:
                 SnoopMemory.leaked[f"{type(obj).__name__}.{name}"] = getattr(obj, name)
             except AttributeError as e:
                 SnoopMemory.refused[f"{type(obj).__name__}.{name}"] = str(e)
-        got = [repr(question), repr(vars(question)), question.key, question.text, question.dialogue_id,
-               str(question.task_type), *(repr(dataclasses.asdict(i)) for i in question.images)]
+        got = [
+            repr(question),
+            repr(vars(question)),
+            question.key,
+            question.text,
+            question.dialogue_id,
+            str(question.task_type),
+            *(repr(dataclasses.asdict(i)) for i in question.images),
+        ]
         for img in question.images:
-            got += [str(self.ctx.captions(img)), image_text(img, self.ctx.captions),
-                    repr(image_part(img, self.ctx.captions))]
+            got += [
+                str(self.ctx.captions(img)),
+                image_text(img, self.ctx.captions),
+                repr(image_part(img, self.ctx.captions)),
+            ]
             if img.exists:
                 SnoopMemory.image_bytes.append(img.read_bytes())
         SnoopMemory.received.extend(got)

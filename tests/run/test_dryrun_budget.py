@@ -7,12 +7,11 @@ from pathlib import Path
 import pytest
 
 from h2hmem.data import synthesize_dataset
-from h2hmem.llm import load_chat_model
 from h2hmem.run import RunConfig, Selection, estimate_run, read_predictions, run_benchmark
 from h2hmem.testing import MockOpenAIServer
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memory"))
-from mm_fakes import HashEmbedder  # noqa: E402
+from mm_fakes import HashEmbedder
 
 
 @pytest.fixture(scope="module")
@@ -24,9 +23,16 @@ def synth(tmp_path_factory):
 
 def _cfg(root, tmp_path, server, **kw):
     # "mock" counts with cl100k, like the mock server (gpt-4.1-nano would count with o200k); priced like gpt-4.1-nano
-    base = dict(data_root=root, method="full-text", model="openai:mock", prices={"mock": (0.10, 0.40)},
-                base_url=[server.base_url],
-                out_dir=tmp_path / "runs", cache_path=tmp_path / "cache.sqlite", concurrency=4)
+    base = dict(
+        data_root=root,
+        method="full-text",
+        model="openai:mock",
+        prices={"mock": (0.10, 0.40)},
+        base_url=[server.base_url],
+        out_dir=tmp_path / "runs",
+        cache_path=tmp_path / "cache.sqlite",
+        concurrency=4,
+    )
     base.update(kw)
     return RunConfig(**base)
 
@@ -63,11 +69,13 @@ def test_unknown_model_needs_a_price(synth, tmp_path):
         est = estimate_run(cfg)
         assert est.unpriced == ["mystery"] and est.stages["answer"].cost_usd is None
         nano = estimate_run(cfg.model_copy(update={"model": "openai:gpt-4.1-nano"})).stages["answer"]
-        assert nano.cost_usd == pytest.approx(((nano.prompt_tokens + nano.format_tokens) * 0.10
-                                               + nano.completion_tokens * 0.40) / 1e6)  # built-in price
+        assert nano.cost_usd == pytest.approx(
+            ((nano.prompt_tokens + nano.format_tokens) * 0.10 + nano.completion_tokens * 0.40) / 1e6
+        )  # built-in price
         priced = estimate_run(cfg.model_copy(update={"prices": {"mystery": (1.0, 2.0)}})).stages["answer"]
-        assert priced.cost_usd == pytest.approx(((priced.prompt_tokens + priced.format_tokens) * 1.0
-                                                 + priced.completion_tokens * 2.0) / 1e6)
+        assert priced.cost_usd == pytest.approx(
+            ((priced.prompt_tokens + priced.format_tokens) * 1.0 + priced.completion_tokens * 2.0) / 1e6
+        )
         with pytest.raises(ValueError, match="--price mystery=IN/OUT"):
             run_benchmark(cfg.model_copy(update={"max_cost_usd": 1.0}), progress=False)
 
@@ -100,13 +108,19 @@ def test_caption_stage_counts_one_call_per_uncaptioned_image(synth, tmp_path):
         est = estimate_run(cfg, embedder=HashEmbedder(), caption_model="openai:gpt-4o")
         assert server.calls == 0
     _, images = dataset_images(synth)
-    n = sum(1 for iid, ref in images.items() if ref.path is not None and (iid.split, iid.dialogue) == ("dyadic", "dialogue1"))
+    n = sum(
+        1
+        for iid, ref in images.items()
+        if ref.path is not None and (iid.split, iid.dialogue) == ("dyadic", "dialogue1")
+    )
     cap = est.stages["caption"]
     assert n > 0 and cap.calls == n and cap.model == "gpt-4o"
     # each: the prompt (gpt-4o counts with o200k) + one image at 765 tokens; 3 + 3 chat-format tokens
     assert cap.prompt_tokens == n * (count_tokens(CaptionSettings().rendered_prompt, "o200k_base") + 765)
     assert cap.format_tokens == n * 6
-    assert cap.cost_usd == pytest.approx(((cap.prompt_tokens + cap.format_tokens) * 2.50 + cap.completion_tokens * 10.0) / 1e6)
+    assert cap.cost_usd == pytest.approx(
+        ((cap.prompt_tokens + cap.format_tokens) * 2.50 + cap.completion_tokens * 10.0) / 1e6
+    )
 
 
 def test_a_mem_note_writing_is_counted_as_memory_build(synth, tmp_path):
@@ -116,8 +130,14 @@ def test_a_mem_note_writing_is_counted_as_memory_build(synth, tmp_path):
         assert server.calls == 0
         run_benchmark(cfg, embedder=HashEmbedder(), progress=False)
         usage = json.loads((cfg.run_dir / "manifest.json").read_text())["usage"]
-        images = sum(1 for b in server.requests for m in b.get("messages", []) if isinstance(m["content"], list)
-                     for p in m["content"] if p.get("type") == "image_url")  # question images (preset paper)
+        images = sum(
+            1
+            for b in server.requests
+            for m in b.get("messages", [])
+            if isinstance(m["content"], list)
+            for p in m["content"]
+            if p.get("type") == "image_url"
+        )  # question images (preset paper)
     from h2hmem.llm._estimate import IMAGE_TOKENS
     from h2hmem.testing._mock_server import IMAGE_PART_TOKENS
 
@@ -125,8 +145,10 @@ def test_a_mem_note_writing_is_counted_as_memory_build(synth, tmp_path):
     # (an image part: 765 tokens in the estimate, 85 at the mock)
     for stage, image_parts in (("memory_build", 0), ("answer", images)):
         assert est.stages[stage].calls == usage[stage]["calls"] > 0
-        assert (est.stages[stage].prompt_tokens - (IMAGE_TOKENS - IMAGE_PART_TOKENS) * image_parts
-                == usage[stage]["prompt_tokens"])
+        assert (
+            est.stages[stage].prompt_tokens - (IMAGE_TOKENS - IMAGE_PART_TOKENS) * image_parts
+            == usage[stage]["prompt_tokens"]
+        )
 
 
 def test_dry_run_under_paper_counts_the_question_images(synth, tmp_path):
@@ -139,8 +161,14 @@ def test_dry_run_under_paper_counts_the_question_images(synth, tmp_path):
         cfg = _cfg(synth, tmp_path, server, method="full-text")
         answer = estimate_run(cfg, embedder=HashEmbedder()).stages["answer"]
         run_benchmark(cfg, embedder=HashEmbedder(), progress=False)
-        images = sum(1 for b in server.requests for m in b["messages"] if isinstance(m["content"], list)
-                     for p in m["content"] if p.get("type") == "image_url")
+        images = sum(
+            1
+            for b in server.requests
+            for m in b["messages"]
+            if isinstance(m["content"], list)
+            for p in m["content"]
+            if p.get("type") == "image_url"
+        )
         sent = json.loads((cfg.run_dir / "manifest.json").read_text())["usage"]["answer"]["prompt_tokens"]
     assert images > 0 and answer.format_tokens == 60 * 2 * 3  # user message + the reply priming
     assert answer.prompt_tokens - (IMAGE_TOKENS - IMAGE_PART_TOKENS) * images == sent

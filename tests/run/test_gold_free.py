@@ -4,18 +4,18 @@ baselines run on it; the answers are joined back to the right questions."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import numpy as np
 import pytest
+from fakes import FakeChat, SnoopMemory
 
 from h2hmem.data import load_dataset, synthesize_dataset
 from h2hmem.memory import GRANTABLE, WITHHELD, question_view
 from h2hmem.run import RunConfig, read_predictions, run_benchmark
 from h2hmem.run._facts import CountedCaptions, resolved_arguments, summed_stats
 from h2hmem.testing import hashed_embedding
-
-from fakes import FakeChat, SnoopMemory
 
 SIX = ("full-text", "naive-rag", "a-mem", "full-mm", "murag", "ngm")
 _PARAMS = {"murag": {"encoder": "text"}, "ngm": {"encoder": "text"}}  # never load GME weights in a test
@@ -92,8 +92,13 @@ def test_six_baselines_run_on_the_view(synth, tmp_path, method):
             return await super().chat(messages, config, stage=stage)
 
     emb = HashEmbedder()
-    cfg = RunConfig(data_root=synth, method=method, method_params=_PARAMS.get(method, {}), out_dir=tmp_path / "runs",
-                    use_cache=False)
+    cfg = RunConfig(
+        data_root=synth,
+        method=method,
+        method_params=_PARAMS.get(method, {}),
+        out_dir=tmp_path / "runs",
+        use_cache=False,
+    )
     summary = run_benchmark(cfg, chat_model=Chat(), embedder=emb, progress=False)
     assert summary.failed == 0 and summary.questions == 60
     ds, files = _names(synth)
@@ -132,10 +137,10 @@ def test_view_fields_and_granted_field(synth, tmp_path):
     assert v.dialogue_id == f"{q.split}/{q.dialogue}" and len(v.key) == 16
     assert v.images[0].path.parent == tmp_path / "img" and v.images[0].path.name == v.images[0].sha256
     with pytest.raises(AttributeError, match="gold answer is what the answer is scored against"):
-        v.gold
+        _ = v.gold
     with pytest.raises(AttributeError, match="a method gets key, text"):
-        v.whatever
-    with pytest.raises(Exception):
+        _ = v.whatever
+    with pytest.raises(dataclasses.FrozenInstanceError):
         v.text = "changed"  # frozen
     granted = question_view(q, image_dir=tmp_path / "img", fields=("home_session",))
     assert granted.home_session == q.session
@@ -152,7 +157,7 @@ def test_counted_captions_find_question_image_by_content(synth, tmp_path):
     view = counted.view(q, tmp_path / "img")
     img = view.images[0]
     assert img.caption == "a red card"
-    assert counted(img) == "a red card"            # by content hash, through the context lookup
+    assert counted(img) == "a red card"  # by content hash, through the context lookup
     other = next(t.image for d in ds.dialogues for s in d.sessions for t in s.turns if t.image and t.image != ref)
     assert counted(other) is None
     assert counted.asked == {ref.key, other.key} and counted.missing == {other.key}
@@ -164,8 +169,9 @@ def test_resolved_arguments_and_summed_stats():
     args = resolved_arguments(NaiveRAGMemory, {"top_k": 8})
     assert {k: args.pop(k) for k in ("top_k", "min_similarity")} == {"top_k": 8, "min_similarity": 0.1}
     assert args and set(args.values()) == {None}  # the preset options: None = the preset's value
-    assert summed_stats({"d1": {"analysis_failures": 2, "ok": True}, "d2": {"analysis_failures": 1}}) == \
-        {"analysis_failures": 3}
+    assert summed_stats({"d1": {"analysis_failures": 2, "ok": True}, "d2": {"analysis_failures": 1}}) == {
+        "analysis_failures": 3
+    }
 
 
 def test_view_copies_and_pickles(synth, tmp_path):

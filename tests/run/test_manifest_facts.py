@@ -8,12 +8,11 @@ import json
 
 import numpy as np
 import pytest
+from fakes import FakeChat
 
 from h2hmem.data import load_dataset
 from h2hmem.run import RunConfig, run_benchmark, select_questions
 from h2hmem.testing import hashed_embedding
-
-from fakes import FakeChat
 
 SIX = ("full-text", "naive-rag", "a-mem", "full-mm", "murag", "ngm")
 LIMIT = 20
@@ -32,8 +31,14 @@ def _expected_uncaptioned(sample_root) -> int:
     ds = load_dataset(sample_root, "multi-party")
     qs = select_questions(ds, LIMIT)
     built = {q.dialogue for q in qs}
-    keys = {(d.name, t.image.key) for d in ds.dialogues if d.name in built
-            for s in d.present_sessions for t in s.turns if t.image}
+    keys = {
+        (d.name, t.image.key)
+        for d in ds.dialogues
+        if d.name in built
+        for s in d.present_sessions
+        for t in s.turns
+        if t.image
+    }
     keys |= {(q.dialogue, i.key) for q in qs for i in q.images}
     return len(keys)
 
@@ -44,8 +49,15 @@ def manifests(sample_root, tmp_path_factory):
     root = tmp_path_factory.mktemp("facts")
     for method in SIX:
         params = {"encoder": "text"} if method in ("murag", "ngm") else {}
-        cfg = RunConfig(data_root=sample_root, split="multi-party", method=method, method_params=params, limit=LIMIT,
-                        out_dir=root / "runs", use_cache=False)
+        cfg = RunConfig(
+            data_root=sample_root,
+            split="multi-party",
+            method=method,
+            method_params=params,
+            limit=LIMIT,
+            out_dir=root / "runs",
+            use_cache=False,
+        )
         summary = run_benchmark(cfg, chat_model=FakeChat(), embedder=HashEmbedder(), progress=False)
         out[method] = (summary, json.loads((summary.run_dir / "manifest.json").read_text()))
     return out
@@ -85,8 +97,8 @@ def test_runner_records_resolved_arguments(manifests):
 def test_run_closing_lines_show_method_stats(sample_root, tmp_path, monkeypatch):
     from typer.testing import CliRunner
 
-    from h2hmem.cli import app
     from h2hmem.cli import _run as run_cli
+    from h2hmem.cli import app
 
     seen = {}
 
@@ -96,9 +108,25 @@ def test_run_closing_lines_show_method_stats(sample_root, tmp_path, monkeypatch)
         return summary
 
     monkeypatch.setattr("h2hmem.run.run_benchmark", fake_run)
-    res = CliRunner().invoke(app, ["run", "--data", str(sample_root), "--split", "multi-party", "--method", "a-mem",
-                                   "--limit", "3", "--out", str(tmp_path / "runs"), "--no-cache", "--quiet"],
-                             env={"COLUMNS": "300"})
+    res = CliRunner().invoke(
+        app,
+        [
+            "run",
+            "--data",
+            str(sample_root),
+            "--split",
+            "multi-party",
+            "--method",
+            "a-mem",
+            "--limit",
+            "3",
+            "--out",
+            str(tmp_path / "runs"),
+            "--no-cache",
+            "--quiet",
+        ],
+        env={"COLUMNS": "300"},
+    )
     assert res.exit_code == 0, res.output
     n = seen["summary"].method_stats["analysis_failures"]
     assert n > 0 and f"a-mem (all dialogues): analysis_failures {n:,}" in res.output

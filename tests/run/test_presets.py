@@ -28,10 +28,28 @@ def test_cli_preset_is_recorded_with_every_resolved_option(tmp_path, monkeypatch
     monkeypatch.setenv("H2HMEM_CACHE_DIR", str(tmp_path / "cache"))
     seen: set = set()
     with MockOpenAIServer() as srv:
-        for extra, top_p, fmt in (([], 0.9, "json"), (["--preset", "harmonized"], None, "plain"),
-                                  (["--param", "top_p=0.5"], 0.5, "json")):
-            args = ["run", "--data", str(tmp_path / "data"), "--method", "naive-rag", "--model", "openai:mock",
-                    "--base-url", srv.base_url, "--out", str(tmp_path / "runs"), "--limit", "2", "--quiet", *extra]
+        for extra, top_p, fmt in (
+            ([], 0.9, "json"),
+            (["--preset", "harmonized"], None, "plain"),
+            (["--param", "top_p=0.5"], 0.5, "json"),
+        ):
+            args = [
+                "run",
+                "--data",
+                str(tmp_path / "data"),
+                "--method",
+                "naive-rag",
+                "--model",
+                "openai:mock",
+                "--base-url",
+                srv.base_url,
+                "--out",
+                str(tmp_path / "runs"),
+                "--limit",
+                "2",
+                "--quiet",
+                *extra,
+            ]
             result = runner.invoke(app, args, env={"COLUMNS": "300"})
             assert result.exit_code == 0, result.output
             new = set((tmp_path / "runs").iterdir()) - seen
@@ -42,8 +60,15 @@ def test_cli_preset_is_recorded_with_every_resolved_option(tmp_path, monkeypatch
             assert m["preset"] == ("harmonized" if "harmonized" in extra else "paper")
             assert m["options"]["top_p"] == top_p and body.get("top_p") == top_p
             assert m["options"]["answer_format"] == fmt
-            assert set(m["options"]) == {"layout", "prompt", "answer_format", "query_format", "date_format",
-                                         "attach_question_image", "top_p"}
+            assert set(m["options"]) == {
+                "layout",
+                "prompt",
+                "answer_format",
+                "query_format",
+                "date_format",
+                "attach_question_image",
+                "top_p",
+            }
 
 
 def test_unknown_preset_is_refused(tmp_path):

@@ -41,6 +41,7 @@ def test_bars_follow_notes_and_sessions():
         for _ in range(3):
             await chat.chat([], stage="memory_build")
         await chat.chat([], stage="answer")  # answers do not move the build bar
+
     asyncio.run(notes())
     task = progress.tasks[1]
     assert task["description"] == "  dyadic/dialogue1 · memory" and task["total"] == 10 and task["completed"] == 3

@@ -4,14 +4,13 @@ option, setting, file and line — never a silently ignored argument or a pydant
 import json
 
 import pytest
+from fakes import FakeChat
 from pydantic import ValidationError
 from typer.testing import CliRunner
 
 from h2hmem.cli import app
 from h2hmem.memory._registry import check_params, resolve_method
 from h2hmem.run import RunConfig, RunConflictError, read_predictions, run_benchmark
-
-from fakes import FakeChat
 
 runner = CliRunner()
 
@@ -22,12 +21,15 @@ def test_runconfig_refuses_a_misspelt_keyword(tmp_path):
         RunConfig(data_root=tmp_path, out=tmp_path / "elsewhere")
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--split", "dyadc"], "--split: Input should be 'dyadic', 'multi-party' or 'all' (got 'dyadc')"),
-    (["--protocol", "onlin"], "--protocol: Input should be 'full' or 'online' (got 'onlin')"),
-    (["--limit", "0"], "--limit: limit must be at least 1 (got 0)"),
-    (["--concurrency", "0"], "--concurrency: concurrency must be at least 1 (got 0)"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--split", "dyadc"], "--split: Input should be 'dyadic', 'multi-party' or 'all' (got 'dyadc')"),
+        (["--protocol", "onlin"], "--protocol: Input should be 'full' or 'online' (got 'onlin')"),
+        (["--limit", "0"], "--limit: limit must be at least 1 (got 0)"),
+        (["--concurrency", "0"], "--concurrency: concurrency must be at least 1 (got 0)"),
+    ],
+)
 def test_run_option_errors_name_the_option(tmp_path, args, message):
     result = runner.invoke(app, ["run", "--data", str(tmp_path), "--out", str(tmp_path / "runs"), *args])
     assert result.exit_code == 2
@@ -37,32 +39,52 @@ def test_run_option_errors_name_the_option(tmp_path, args, message):
     assert not (tmp_path / "runs").exists()
 
 
-@pytest.mark.parametrize("method, params, message", [
-    ("naive-rag", {"top_k": "abc"}, "parameter top_k: expected an integer (default 5), got 'abc'"),
-    ("naive-rag", {"top_k": True}, "parameter top_k: expected an integer (default 5), got True"),
-    ("naive-rag", {"min_similarity": "x"}, "parameter min_similarity: expected a number (default 0.1), got 'x'"),
-    ("a-mem", {"evolve": "yes"}, "parameter evolve: expected true or false (default True), got 'yes'"),
-    ("ngm", {"recall": "dsf"}, "parameter recall: expected one of 'neighbours', 'dfs', got 'dsf'"),
-])
+@pytest.mark.parametrize(
+    "method, params, message",
+    [
+        ("naive-rag", {"top_k": "abc"}, "parameter top_k: expected an integer (default 5), got 'abc'"),
+        ("naive-rag", {"top_k": True}, "parameter top_k: expected an integer (default 5), got True"),
+        ("naive-rag", {"min_similarity": "x"}, "parameter min_similarity: expected a number (default 0.1), got 'x'"),
+        ("a-mem", {"evolve": "yes"}, "parameter evolve: expected true or false (default True), got 'yes'"),
+        ("ngm", {"recall": "dsf"}, "parameter recall: expected one of 'neighbours', 'dfs', got 'dsf'"),
+    ],
+)
 def test_method_parameter_values_checked_up_front(method, params, message):
     with pytest.raises(ValueError) as e:
         check_params(resolve_method(method), params)
     assert message in str(e.value)
 
 
-@pytest.mark.parametrize("method, params", [
-    ("naive-rag", {"top_k": 3, "min_similarity": 0}),   # an int is a valid float
-    ("a-mem", {"follow_links": True, "alpha": 1}),
-    ("ngm", {"recall": "dfs", "temporal": "both", "time_scale_s": 60}),
-    ("full-text", {"context_tokens": 2048}),            # None default: left to the constructor
-])
+@pytest.mark.parametrize(
+    "method, params",
+    [
+        ("naive-rag", {"top_k": 3, "min_similarity": 0}),  # an int is a valid float
+        ("a-mem", {"follow_links": True, "alpha": 1}),
+        ("ngm", {"recall": "dfs", "temporal": "both", "time_scale_s": 60}),
+        ("full-text", {"context_tokens": 2048}),  # None default: left to the constructor
+    ],
+)
 def test_valid_method_parameters_pass(method, params):
     check_params(resolve_method(method), params)
 
 
 def test_bad_param_value_fails_before_any_question(tmp_path):
-    result = runner.invoke(app, ["run", "--data", str(tmp_path), "--out", str(tmp_path / "runs"),
-                                 "--param", "top_k=abc", "--model", "openai:m", "--base-url", "http://127.0.0.1:9/v1"])
+    result = runner.invoke(
+        app,
+        [
+            "run",
+            "--data",
+            str(tmp_path),
+            "--out",
+            str(tmp_path / "runs"),
+            "--param",
+            "top_k=abc",
+            "--model",
+            "openai:m",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+        ],
+    )
     assert result.exit_code == 2
     assert "parameter top_k: expected an integer" in " ".join(result.output.split())
     assert not list((tmp_path / "runs").rglob("predictions.jsonl"))
@@ -75,8 +97,15 @@ def test_top_k_below_one_is_refused_by_the_cli(tmp_path):
 
 
 def test_conflict_names_the_differing_settings(sample_root, tmp_path):
-    cfg = RunConfig(data_root=sample_root, split="multi-party", method="full-text", out_dir=tmp_path,
-                    use_cache=False, limit=2, run_id="fixed")
+    cfg = RunConfig(
+        data_root=sample_root,
+        split="multi-party",
+        method="full-text",
+        out_dir=tmp_path,
+        use_cache=False,
+        limit=2,
+        run_id="fixed",
+    )
     run_benchmark(cfg, chat_model=FakeChat(), progress=False)
     other = cfg.model_copy(update={"method": "naive-rag", "limit": 3})
     with pytest.raises(RunConflictError) as e:
@@ -88,15 +117,26 @@ def test_conflict_names_the_differing_settings(sample_root, tmp_path):
 
 
 def test_damaged_prediction_line_is_described_by_field(tmp_path):
-    good = {"question_id": "dyadic/dialogue1/session1/q0", "split": "dyadic", "dialogue": "dialogue1",
-            "session": "session1", "task_type": "UPR", "main_category": "Memory Recall", "difficulty": "easy",
-            "question": "q?", "gold": "g", "answer": "a"}
+    good = {
+        "question_id": "dyadic/dialogue1/session1/q0",
+        "split": "dyadic",
+        "dialogue": "dialogue1",
+        "session": "session1",
+        "task_type": "UPR",
+        "main_category": "Memory Recall",
+        "difficulty": "easy",
+        "question": "q?",
+        "gold": "g",
+        "answer": "a",
+    }
     path = tmp_path / "predictions.jsonl"
     path.write_text(json.dumps(good) + "\n" + json.dumps({**good, "latency_s": "fast"}) + "\n")
     with pytest.raises(ValueError) as e:
         read_predictions(tmp_path)
-    assert str(e.value) == (f"{path}: line 2 is not a prediction record: "
-                            "latency_s: Input should be a valid number, unable to parse string as a number (got 'fast')")
+    assert str(e.value) == (
+        f"{path}: line 2 is not a prediction record: "
+        "latency_s: Input should be a valid number, unable to parse string as a number (got 'fast')"
+    )
     path.write_text(json.dumps(good)[:30] + "\n" + json.dumps(good) + "\n")
     with pytest.raises(ValueError) as e:
         read_predictions(tmp_path)
@@ -113,8 +153,15 @@ def test_export_of_a_folder_without_predictions_says_so(tmp_path, command):
 
 
 def test_missing_captions_folder_is_refused_before_the_run_starts(sample_root, tmp_path):
-    cfg = RunConfig(data_root=sample_root, split="multi-party", method="full-text", out_dir=tmp_path / "runs",
-                    use_cache=False, limit=1, captions_dir=tmp_path / "no-captions")
+    cfg = RunConfig(
+        data_root=sample_root,
+        split="multi-party",
+        method="full-text",
+        out_dir=tmp_path / "runs",
+        use_cache=False,
+        limit=1,
+        captions_dir=tmp_path / "no-captions",
+    )
     with pytest.raises(FileNotFoundError, match=f"captions folder {tmp_path / 'no-captions'} does not exist"):
         run_benchmark(cfg, chat_model=FakeChat(), progress=False)
     assert not (tmp_path / "runs").exists()
@@ -134,8 +181,22 @@ def test_run_cli_notes_uncaptioned_images_and_whole_run_usage(tmp_path, monkeypa
     synthesize_dataset(tmp_path / "data", "small", 0)
     monkeypatch.setenv("H2HMEM_CACHE_DIR", str(tmp_path / "cache"))
     with MockOpenAIServer() as srv:
-        args = ["run", "--data", str(tmp_path / "data"), "--method", "full-text", "--model", "openai:mock",
-                "--base-url", srv.base_url, "--out", str(tmp_path / "runs"), "--limit", "1", "--quiet"]
+        args = [
+            "run",
+            "--data",
+            str(tmp_path / "data"),
+            "--method",
+            "full-text",
+            "--model",
+            "openai:mock",
+            "--base-url",
+            srv.base_url,
+            "--out",
+            str(tmp_path / "runs"),
+            "--limit",
+            "1",
+            "--quiet",
+        ]
         result = runner.invoke(app, args, env={"COLUMNS": "300"})
     assert result.exit_code == 0, result.output
     out = " ".join(result.output.split())
@@ -160,12 +221,19 @@ class StringAnswerMemory:
 
 
 def test_plugin_returning_a_non_answer_is_recorded_not_a_crash(sample_root, tmp_path):
-    cfg = RunConfig(data_root=sample_root, split="multi-party", method="test_qa_user_errors:StringAnswerMemory",
-                    out_dir=tmp_path, use_cache=False, limit=2)
+    cfg = RunConfig(
+        data_root=sample_root,
+        split="multi-party",
+        method="test_qa_user_errors:StringAnswerMemory",
+        out_dir=tmp_path,
+        use_cache=False,
+        limit=2,
+    )
     summary = run_benchmark(cfg, chat_model=FakeChat(), progress=False)
     assert summary.failed == 2
     assert set(summary.failed_questions.values()) == {
-        "StringAnswerMemory.answer() returned str, not h2hmem.memory.Answer"}
+        "StringAnswerMemory.answer() returned str, not h2hmem.memory.Answer"
+    }
     assert [p.answer for p in read_predictions(summary.run_dir)] == [None, None]
 
 

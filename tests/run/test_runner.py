@@ -3,16 +3,16 @@
 import json
 
 import pytest
+from fakes import FakeChat, RecorderMemory
 
 from h2hmem.data import load_dataset
 from h2hmem.run import RunConfig, RunConflictError, RunStore, read_predictions, run_benchmark
 
-from fakes import FakeChat, RecorderMemory
-
 
 def _config(sample_root, tmp_path, **kw):
-    base = dict(data_root=sample_root, split="multi-party", method="full-text", out_dir=tmp_path / "runs",
-                use_cache=False)
+    base = dict(
+        data_root=sample_root, split="multi-party", method="full-text", out_dir=tmp_path / "runs", use_cache=False
+    )
     base.update(kw)
     return RunConfig(**base)
 

@@ -2,11 +2,11 @@
 
 import json
 
+from fakes import FakeChat
+
 from h2hmem.embed import EmbeddingCache
 from h2hmem.run import RunConfig, run_benchmark
 from h2hmem.testing import MockOpenAIServer
-
-from fakes import FakeChat
 
 
 def _texts_to_embed(sample_root) -> tuple[int, int, int]:
@@ -25,10 +25,19 @@ def test_runner_records_cache_hits_and_no_cache_bypasses(sample_root, tmp_path):
     n_turns, n_asked, n_distinct = _texts_to_embed(sample_root)
     assert (n_turns, n_asked) == (456, 114)
     with MockOpenAIServer(embedding_dim=8) as srv:
+
         def run(run_id, **kw):
-            cfg = RunConfig(data_root=sample_root, split="multi-party", method="naive-rag", embedder="openai:emb",
-                            base_url=[srv.base_url], out_dir=tmp_path / "runs", run_id=run_id,
-                            cache_path=tmp_path / "cache" / "requests.sqlite", **kw)
+            cfg = RunConfig(
+                data_root=sample_root,
+                split="multi-party",
+                method="naive-rag",
+                embedder="openai:emb",
+                base_url=[srv.base_url],
+                out_dir=tmp_path / "runs",
+                run_id=run_id,
+                cache_path=tmp_path / "cache" / "requests.sqlite",
+                **kw,
+            )
             s = run_benchmark(cfg, chat_model=FakeChat(), progress=False)
             return json.loads((s.run_dir / "manifest.json").read_text())["embedding"]
 
@@ -45,5 +54,3 @@ def test_runner_records_cache_hits_and_no_cache_bypasses(sample_root, tmp_path):
         assert bypass["cache"] is None and bypass["cache_hits"] == 0 and bypass["computed"] == cold["computed"]
         assert srv.calls > calls
     assert EmbeddingCache(tmp_path / "cache" / "embeddings.sqlite").count("openai:emb") == cold["computed"]
-
-

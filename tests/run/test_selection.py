@@ -4,14 +4,13 @@ import json
 from collections import Counter
 
 import pytest
+from fakes import FakeChat
 from typer.testing import CliRunner
 
 from h2hmem.cli import app
 from h2hmem.data import load_dataset
 from h2hmem.run import RunConfig, Selection, SelectionError, read_predictions, run_benchmark, select_questions
 from h2hmem.run._selection import stratified_sample
-
-from fakes import FakeChat
 
 
 def _strata(qs):
@@ -34,9 +33,11 @@ def test_sample_40_seed_1_is_stable_and_covers_every_stratum(sample_root):
 
 
 def test_allocation_is_proportional_with_one_per_stratum():
-    pool = ([{"id": f"a{i}", "split": "dyadic", "task_type": "UPR"} for i in range(50)]
-            + [{"id": f"b{i}", "split": "dyadic", "task_type": "TR"} for i in range(10)]
-            + [{"id": "c0", "split": "multi-party", "task_type": "AR"}])
+    pool = (
+        [{"id": f"a{i}", "split": "dyadic", "task_type": "UPR"} for i in range(50)]
+        + [{"id": f"b{i}", "split": "dyadic", "task_type": "TR"} for i in range(10)]
+        + [{"id": "c0", "split": "multi-party", "task_type": "AR"}]
+    )
     got = Counter(x["task_type"] for x in stratified_sample(pool, 7, seed=0))
     # shares 7·50/61 = 5.74, 7·10/61 = 1.15, 7·1/61 = 0.11 → floors 5, 1, 1 (minimum one)
     assert got == {"UPR": 5, "TR": 1, "AR": 1}
@@ -48,10 +49,15 @@ def test_filters_combine(sample_root):
     ds = load_dataset(sample_root, "all")
     sel = Selection(task_types=["Temporal Reasoning", "cd"], difficulties=["hard", "medium"], dialogues=["dialogue1"])
     got = select_questions(ds, None, sel)
-    assert got and all(q.task_type.abbr in ("TR", "CD") and q.difficulty in ("hard", "medium")
-                       and q.dialogue == "dialogue1" for q in got)
-    expected = [q for q in select_questions(ds, None) if q.task_type.abbr in ("TR", "CD")
-                and q.difficulty in ("hard", "medium") and q.dialogue == "dialogue1"]
+    assert got and all(
+        q.task_type.abbr in ("TR", "CD") and q.difficulty in ("hard", "medium") and q.dialogue == "dialogue1"
+        for q in got
+    )
+    expected = [
+        q
+        for q in select_questions(ds, None)
+        if q.task_type.abbr in ("TR", "CD") and q.difficulty in ("hard", "medium") and q.dialogue == "dialogue1"
+    ]
     assert [q.id for q in got] == [q.id for q in expected]
     ids = [q.id for q in expected[:2]]
     assert [q.id for q in select_questions(ds, None, Selection(question_ids=ids, task_types=["TR", "CD"]))] == ids
@@ -80,9 +86,29 @@ def test_cli_selection_options_and_id_file(sample_root, tmp_path):
     ids = [q.id for q in select_questions(ds, None)[:3]]
     idfile = tmp_path / "ids.txt"
     idfile.write_text("# chosen\n" + "\n".join(ids[1:]) + "\n")
-    res = CliRunner().invoke(app, ["run", "--data", str(sample_root), "--method", "full-text", "--out", str(tmp_path),
-                                   "--question-id", ids[0], "--question-id", f"@{idfile}", "--dry-run", "--quiet",
-                                   "--model", "openai:gpt-4.1-nano", "--base-url", "http://127.0.0.1:9/v1", "--no-cache"])
+    res = CliRunner().invoke(
+        app,
+        [
+            "run",
+            "--data",
+            str(sample_root),
+            "--method",
+            "full-text",
+            "--out",
+            str(tmp_path),
+            "--question-id",
+            ids[0],
+            "--question-id",
+            f"@{idfile}",
+            "--dry-run",
+            "--quiet",
+            "--model",
+            "openai:gpt-4.1-nano",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--no-cache",
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert "3 questions selected" in res.output
     bad = CliRunner().invoke(app, ["run", "--data", str(sample_root), "--task-type", "XYZ", "--out", str(tmp_path)])

@@ -13,19 +13,30 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from h2hmem.llm import GenerationConfig, ImagePart, Message, RetryPolicy, TextPart, load_chat_model, record_calls, tag_calls
+from h2hmem.llm import (
+    BadRequestError,
+    GenerationConfig,
+    ImagePart,
+    Message,
+    RetryPolicy,
+    TextPart,
+    load_chat_model,
+    record_calls,
+    tag_calls,
+)
 from h2hmem.run import RunConfig, run_benchmark
-from h2hmem.run._transcripts import (JUDGE_TRANSCRIPTS, TRANSCRIPTS, TranscriptWriter, encode_record, read_transcripts)
+from h2hmem.run._transcripts import JUDGE_TRANSCRIPTS, TRANSCRIPTS, TranscriptWriter, encode_record, read_transcripts
 from h2hmem.testing import Fault, MockOpenAIServer
 
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parents[1] / "reliability"))
-from relkit import make_dataset  # noqa: E402
+from relkit import make_dataset
 
 FAST = RetryPolicy(max_retries=1, initial_backoff_s=0.01, max_backoff_s=0.02)
 
 
 # ----- the file ------------------------------------------------------------------------------------
+
 
 def test_members_round_trip_and_stdlib_gzip_reads_the_file(tmp_path):
     path = tmp_path / "t.jsonl.gz"
@@ -68,6 +79,7 @@ def test_damage_before_the_end_names_file_and_offset(tmp_path):
 
 # ----- the model client ----------------------------------------------------------------------------
 
+
 async def test_client_records_paid_then_cache_hit_with_the_tag_of_the_context(tmp_path):
     got: list[dict] = []
     with MockOpenAIServer() as srv:
@@ -75,7 +87,9 @@ async def test_client_records_paid_then_cache_hit_with_the_tag_of_the_context(tm
         msgs = [Message(role="system", content="be brief"), Message(role="user", content="What colour?")]
         cfg = GenerationConfig(temperature=0.0, max_tokens=50)
         with record_calls(got.append):
-            with tag_calls(question_ids=["dyadic/dialogue1/session1/q0"], dialogue="dyadic/dialogue1", session="session1"):
+            with tag_calls(
+                question_ids=["dyadic/dialogue1/session1/q0"], dialogue="dyadic/dialogue1", session="session1"
+            ):
                 first = await model.chat(msgs, cfg, stage="answer")
                 second = await model.chat(msgs, cfg, stage="answer")
         await model.chat(msgs, cfg)  # outside record_calls: not recorded
@@ -89,8 +103,14 @@ async def test_client_records_paid_then_cache_hit_with_the_tag_of_the_context(tm
         assert r["question_ids"] == ["dyadic/dialogue1/session1/q0"] and r["session"] == "session1"
         assert r["stage"] == "answer" and r["model"] == "openai:m"
         assert r["messages"] == [{"role": "system", "content": "be brief"}, {"role": "user", "content": "What colour?"}]
-        assert r["params"] == {"temperature": 0.0, "max_tokens": 50, "json_mode": False, "seed": None, "top_p": None,
-                               "json_schema": None}
+        assert r["params"] == {
+            "temperature": 0.0,
+            "max_tokens": 50,
+            "json_mode": False,
+            "seed": None,
+            "top_p": None,
+            "json_schema": None,
+        }
     assert paid["reply"] == first.text == second.text == hit["reply"]
     assert paid["usage"]["prompt_tokens"] == first.usage.prompt_tokens > 0
     assert paid["latency_s"] >= 0 and paid["finish_reason"] == "stop"
@@ -102,9 +122,16 @@ async def test_images_are_recorded_by_file_and_hash_never_inlined(tmp_path):
     got: list[dict] = []
     with MockOpenAIServer() as srv:
         model = load_chat_model("openai:m", base_url=srv.base_url, retry=FAST)
-        msgs = [Message(role="user", content=[TextPart(text="what is this?"),
-                                              ImagePart(name="session1/cat.png", path=img, caption="a red square"),
-                                              ImagePart(name="session2/gone.png", path=tmp_path / "gone.png")])]
+        msgs = [
+            Message(
+                role="user",
+                content=[
+                    TextPart(text="what is this?"),
+                    ImagePart(name="session1/cat.png", path=img, caption="a red square"),
+                    ImagePart(name="session2/gone.png", path=tmp_path / "gone.png"),
+                ],
+            )
+        ]
         with record_calls(got.append):
             await model.chat(msgs)
         await model.aclose()
@@ -114,7 +141,12 @@ async def test_images_are_recorded_by_file_and_hash_never_inlined(tmp_path):
     assert "base64" not in json.dumps(rec)  # … the transcript only a reference
     assert rec["messages"][0]["content"] == [
         {"type": "text", "text": "what is this?"},
-        {"type": "image", "name": "session1/cat.png", "path": str(img), "sha256": hashlib.sha256(img.read_bytes()).hexdigest()},
+        {
+            "type": "image",
+            "name": "session1/cat.png",
+            "path": str(img),
+            "sha256": hashlib.sha256(img.read_bytes()).hexdigest(),
+        },
         {"type": "text", "text": "[Image session2/gone.png]"},  # missing file: sent as text
     ]
     assert rec["images_substituted"] == 1
@@ -124,7 +156,7 @@ async def test_a_failed_call_is_recorded_with_its_error_and_no_reply():
     got: list[dict] = []
     with MockOpenAIServer(script=[Fault.http(400)]) as srv:
         model = load_chat_model("openai:m", base_url=srv.base_url, retry=FAST)
-        with record_calls(got.append), pytest.raises(Exception):
+        with record_calls(got.append), pytest.raises(BadRequestError):
             await model.chat([Message(role="user", content="x")])
         await model.aclose()
     assert len(got) == 1 and got[0]["error"].startswith("BadRequestError") and got[0]["reply"] is None
@@ -144,17 +176,27 @@ async def test_concurrent_tasks_keep_their_own_tags():
         with record_calls(got.append):
             await asyncio.gather(*(one(i) for i in range(5)))
         await model.aclose()
-    assert sorted((r["question_ids"][0], r["messages"][0]["content"]) for r in got) == \
-        [(f"q{i}", f"question {i}") for i in range(5)]
+    assert sorted((r["question_ids"][0], r["messages"][0]["content"]) for r in got) == [
+        (f"q{i}", f"question {i}") for i in range(5)
+    ]
 
 
 # ----- a run and the judge -------------------------------------------------------------------------
 
+
 def _run(tmp_path: Path, srv: MockOpenAIServer, **kw) -> Path:
     synth = make_dataset(tmp_path / "data", dialogues=1, sessions=2, questions_per_session=2, multi_party=False)
-    cfg = RunConfig(data_root=synth.root, method="transcript_memory:SummaryMemory", model="openai:mock",
-                    base_url=[srv.base_url], out_dir=tmp_path / "runs", run_id="r", cache_path=tmp_path / "c.sqlite",
-                    concurrency=2, **kw)
+    cfg = RunConfig(
+        data_root=synth.root,
+        method="transcript_memory:SummaryMemory",
+        model="openai:mock",
+        base_url=[srv.base_url],
+        out_dir=tmp_path / "runs",
+        run_id="r",
+        cache_path=tmp_path / "c.sqlite",
+        concurrency=2,
+        **kw,
+    )
     run_benchmark(cfg, progress=False)
     return cfg.run_dir
 
@@ -168,8 +210,10 @@ def test_a_run_records_build_calls_by_session_and_answer_calls_by_question(tmp_p
     assert manifest["transcripts"] == TRANSCRIPTS
     build = [r for r in recs if r["stage"] == "memory_build"]
     answers = [r for r in recs if r["stage"] == "answer"]
-    assert sorted((r["dialogue"], r["session"], r["question_ids"]) for r in build) == \
-        [("dyadic/dialogue1", "session1", []), ("dyadic/dialogue1", "session2", [])]
+    assert sorted((r["dialogue"], r["session"], r["question_ids"]) for r in build) == [
+        ("dyadic/dialogue1", "session1", []),
+        ("dyadic/dialogue1", "session2", []),
+    ]
     preds = [json.loads(line) for line in (run_dir / "predictions.jsonl").read_text().splitlines()]
     assert sorted(r["question_ids"][0] for r in answers) == sorted(p["question_id"] for p in preds)
     assert len(preds) == 6 and len(recs) == chat_calls == 8
@@ -209,5 +253,6 @@ def test_judge_calls_go_to_their_own_file_tagged_with_the_batch(tmp_path):
     assert {r["stage"] for r in recs} == {"judge"}
     # one call per (dialogue, session): session0, session1, session2 with 2 questions each
     assert sorted(r["question_ids"] for r in recs) == [
-        [f"dyadic/dialogue1/session{k}/q0", f"dyadic/dialogue1/session{k}/q1"] for k in range(3)]
+        [f"dyadic/dialogue1/session{k}/q0", f"dyadic/dialogue1/session{k}/q1"] for k in range(3)
+    ]
     assert all("half for q1" in r["reply"] for r in recs)

@@ -23,12 +23,14 @@ class SummaryMemory:
         if session.absent or not session.turns:
             return
         text = "\n".join(f"{t.speaker}: {t.text}" for t in session.turns)
-        r = await self.ctx.chat.chat([Message(role="user", content=f"Summarise {session.name}:\n{text}")],
-                                     BUILD_CONFIG, stage="memory_build")
+        r = await self.ctx.chat.chat(
+            [Message(role="user", content=f"Summarise {session.name}:\n{text}")], BUILD_CONFIG, stage="memory_build"
+        )
         self.notes.append((session.name, r.text))
 
     async def answer(self, question) -> Answer:
         memory = "\n".join(f"{s}: {n}" for s, n in self.notes)
         r = await self.ctx.chat.chat(build_answer_messages(question, memory), self.ctx.answer_config, stage="answer")
-        return Answer(text=r.text, evidence=[Evidence(session=s) for s, _ in self.notes], usage=r.usage,
-                      cached=r.cached)
+        return Answer(
+            text=r.text, evidence=[Evidence(session=s) for s, _ in self.notes], usage=r.usage, cached=r.cached
+        )

@@ -11,11 +11,10 @@ import time
 from pathlib import Path
 
 import pytest
+from sweep_helpers import PRESETS, answers, write_spec
 
 from h2hmem.sweep import expand_grid, load_spec, run_sweep, sweep_status
 from h2hmem.testing import MockOpenAIServer
-
-from sweep_helpers import PRESETS, answers, write_spec
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "artifacts" / "screenshots"
@@ -72,7 +71,10 @@ def test_sweep_killed_halfway_resumes_without_repeats(sample_root, tmp_path, moc
     measured = [r for r in t["rows"] if r["kind"] == "measured"]
     assert [r["method"] for r in measured] == ["full-text", "full-mm", "naive-rag"]
     assert {r["method"] for r in t["rows"] if r["kind"] == "published"} == {
-        "Full (Text) [published]", "Full (MM) [published]", "Naive RAG [published]"}
+        "Full (Text) [published]",
+        "Full (MM) [published]",
+        "Naive RAG [published]",
+    }
     # the grid cell is the run's own aggregate
     ft = next(c for c in cells if c.key == ("full-text", "mock-a", "paper", "full", "multi-party"))
     summary = json.loads((ft.config.run_dir / "scores" / "summary.json").read_text())

@@ -4,11 +4,10 @@ the same answers and grid numbers as the local backend."""
 import json
 
 import pytest
+from sweep_helpers import answers, write_spec
 
 from h2hmem.sweep import expand_grid, load_spec, run_sweep
 from h2hmem.testing import MockOpenAIServer
-
-from sweep_helpers import answers, write_spec
 
 ray = pytest.importorskip("ray")
 

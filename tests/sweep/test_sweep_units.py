@@ -5,12 +5,18 @@ import json
 from pathlib import Path
 
 import pytest
+from sweep_helpers import write_spec
 
 from h2hmem.run import RunConfig
-from h2hmem.sweep import (EndpointBudget, SweepSpecError, endpoint_capacities, expand_grid, load_spec, run_jobs,
-                          sweep_json_schema)
-
-from sweep_helpers import write_spec
+from h2hmem.sweep import (
+    EndpointBudget,
+    SweepSpecError,
+    endpoint_capacities,
+    expand_grid,
+    load_spec,
+    run_jobs,
+    sweep_json_schema,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 needs_presets = pytest.mark.skipif("preset" not in RunConfig.model_fields, reason="RunConfig has no preset yet")
@@ -24,16 +30,25 @@ def test_spec_paths_are_relative_to_the_file(tmp_path):
     assert [m.name for m in spec.methods] == ["full-text", "full-mm", "naive-rag"] and spec.run["limit"] == 6
 
 
-@pytest.mark.parametrize("body, expected", [
-    ('data = "d"\nmethods = []\nmodels = []\nbogus = 1\n', "bogus: Extra inputs are not permitted"),
-    ('data = "d"\npresets = ["nope"]\n[[methods]]\nname = "full-text"\n[[models]]\nspec = "openai:x"\n',
-     "presets: Value error, unknown preset(s) ['nope']"),
-    ('data = "d"\n[run]\nmethod = "x"\n[[methods]]\nname = "full-text"\n[[models]]\nspec = "openai:x"\n',
-     "run: Value error, ['method'] are set by the grid"),
-    ('data = "d"\n[[methods]]\nname = "a"\n[[methods]]\nname = "a"\n[[models]]\nspec = "openai:x"\n',
-     "methods: ['a'] appear twice"),
-    ('data = \n', "cannot parse"),
-])
+@pytest.mark.parametrize(
+    "body, expected",
+    [
+        ('data = "d"\nmethods = []\nmodels = []\nbogus = 1\n', "bogus: Extra inputs are not permitted"),
+        (
+            'data = "d"\npresets = ["nope"]\n[[methods]]\nname = "full-text"\n[[models]]\nspec = "openai:x"\n',
+            "presets: Value error, unknown preset(s) ['nope']",
+        ),
+        (
+            'data = "d"\n[run]\nmethod = "x"\n[[methods]]\nname = "full-text"\n[[models]]\nspec = "openai:x"\n',
+            "run: Value error, ['method'] are set by the grid",
+        ),
+        (
+            'data = "d"\n[[methods]]\nname = "a"\n[[methods]]\nname = "a"\n[[models]]\nspec = "openai:x"\n',
+            "methods: ['a'] appear twice",
+        ),
+        ("data = \n", "cannot parse"),
+    ],
+)
 def test_spec_errors_name_file_and_field(tmp_path, body, expected):
     p = tmp_path / "bad.toml"
     p.write_text(body)
@@ -53,7 +68,9 @@ def test_unknown_extension_and_missing_file(tmp_path):
 def test_yaml_and_json_specs_are_the_same_spec(tmp_path):
     raw = {"data": "d", "methods": [{"name": "full-text"}], "models": [{"spec": "openai:m", "concurrency": 4}]}
     (tmp_path / "s.json").write_text(json.dumps(raw))
-    (tmp_path / "s.yaml").write_text("data: d\nmethods:\n  - name: full-text\nmodels:\n  - spec: openai:m\n    concurrency: 4\n")
+    (tmp_path / "s.yaml").write_text(
+        "data: d\nmethods:\n  - name: full-text\nmodels:\n  - spec: openai:m\n    concurrency: 4\n"
+    )
     assert load_spec(tmp_path / "s.json")[0] == load_spec(tmp_path / "s.yaml")[0]
 
 
@@ -72,7 +89,9 @@ def test_grid_expansion_and_budgets(tmp_path):
     # both models are served by one server: one endpoint, whose budget is the smaller concurrency (3)
     assert endpoint_capacities(spec) == {"http://127.0.0.1:9/v1": 3}
     # run_concurrency 2 <= capacity 3
-    assert {c.config.concurrency for c in cells} == {2} and {tuple(c.need.items()) for c in cells} == {(("http://127.0.0.1:9/v1", 2),)}
+    assert {c.config.concurrency for c in cells} == {2} and {tuple(c.need.items()) for c in cells} == {
+        (("http://127.0.0.1:9/v1", 2),)
+    }
     assert all(c.config.run_dir.parent == spec.out / "runs" for c in cells)
 
 
@@ -94,8 +113,9 @@ def test_scheduler_never_exceeds_an_endpoint_budget():
             raise RuntimeError("boom")
         return i
 
-    outcomes = asyncio.run(run_jobs(jobs, lambda j: {j[1]: j[2]}, EndpointBudget({"a": 5, "b": 1}), start,
-                                    max_parallel=8))
+    outcomes = asyncio.run(
+        run_jobs(jobs, lambda j: {j[1]: j[2]}, EndpointBudget({"a": 5, "b": 1}), start, max_parallel=8)
+    )
     assert peak == {"a": 5, "b": 1}
     assert [str(o.error) if o.error else o.result for o in outcomes] == [0, 1, 2, 3, 4, 5, "boom", 7, 8]
 

@@ -46,10 +46,20 @@ def test_script_positional_and_predicate_rules():
     script = [None, Rule(Fault.http(503), when="poison"), Fault.http(500), Rule(Fault.http(502), times=2)]
     with MockOpenAIServer(script=script) as srv:
         with httpx.Client() as c:
-            post = lambda text: c.post(f"{srv.base_url}/chat/completions", json=chat_body(text)).status_code
+
+            def post(text):
+                return c.post(f"{srv.base_url}/chat/completions", json=chat_body(text)).status_code
+
             # request 1 takes the positional None; request 2 mentions "poison" → 503 (forever)
-            assert [post("a"), post("poison"), post("b"), post("c"), post("d"), post("e"), post("poison")] == \
-                [200, 503, 500, 502, 502, 200, 503]
+            assert [post("a"), post("poison"), post("b"), post("c"), post("d"), post("e"), post("poison")] == [
+                200,
+                503,
+                500,
+                502,
+                502,
+                200,
+                503,
+            ]
     assert srv.calls == 7
     assert [f.status if f else None for f in srv.faults] == [None, 503, 500, 502, 502, None, 503]
 
@@ -156,7 +166,8 @@ def test_keep_requests_false_counts_calls_without_keeping_bodies():
 
     with MockOpenAIServer(keep_requests=False) as srv:
         for _ in range(3):
-            r = httpx.post(f"{srv.base_url}/chat/completions",
-                           json={"model": "m", "messages": [{"role": "user", "content": "hi"}]})
+            r = httpx.post(
+                f"{srv.base_url}/chat/completions", json={"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+            )
             assert r.status_code == 200
         assert srv.calls == 3 and srv.requests == []

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from view_helpers import SampleRuns, build_sample_runs
 
 

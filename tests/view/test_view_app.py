@@ -11,11 +11,10 @@ from statistics import fmean
 import pytest
 from fastapi.testclient import TestClient
 from markupsafe import escape
+from view_helpers import HTML, INJECTED_TURN, QID
 
 from h2hmem.run import read_predictions
 from h2hmem.view import create_viewer_app
-
-from view_helpers import HTML, INJECTED_TURN, QID
 
 
 @pytest.fixture(scope="module")
@@ -57,12 +56,16 @@ def test_filter_by_task_type_and_judge_level(client, sample_runs):
 def test_f1_range_and_evidence_filters_partition_the_questions(client, sample_runs):
     d = sample_runs.runs[0]
     lexical = {r["question_id"]: r for r in map(json.loads, (d / "scores" / "lexical.jsonl").read_text().splitlines())}
-    evidence = {r["question_id"]: r for r in map(json.loads, (d / "scores" / "evidence.jsonl").read_text().splitlines())}
+    evidence = {
+        r["question_id"]: r for r in map(json.loads, (d / "scores" / "evidence.jsonl").read_text().splitlines())
+    }
     zero = set(_qids(client.get(f"/runs/{d.name}", params={"f1_max": 0}).text))
     assert zero == {q for q, r in lexical.items() if r["f1"] == 0}
     some = set(_qids(client.get(f"/runs/{d.name}", params={"f1_min": 0.01}).text))
     assert some == {q for q, r in lexical.items() if r["f1"] >= 0.01} and not zero & some
-    hit, miss, na = (set(_qids(client.get(f"/runs/{d.name}", params={"evidence": v}).text)) for v in ("hit", "miss", "n/a"))
+    hit, miss, na = (
+        set(_qids(client.get(f"/runs/{d.name}", params={"evidence": v}).text)) for v in ("hit", "miss", "n/a")
+    )
     assert hit == {q for q, r in evidence.items() if r["hit@5"] == 1.0}
     assert miss == {q for q, r in evidence.items() if r["hit@5"] == 0.0}
     assert len(hit) + len(miss) + len(na) == 289 and hit and miss and na
@@ -71,12 +74,15 @@ def test_f1_range_and_evidence_filters_partition_the_questions(client, sample_ru
 def test_worst_first_orders_by_judge_then_f1(client, sample_runs):
     d = sample_runs.runs[1]
     judge = _judge(d)
-    lexical = {r["question_id"]: r["f1"] for r in map(json.loads, (d / "scores" / "lexical.jsonl").read_text().splitlines())}
+    lexical = {
+        r["question_id"]: r["f1"] for r in map(json.loads, (d / "scores" / "lexical.jsonl").read_text().splitlines())
+    }
     order = _qids(client.get(f"/runs/{d.name}").text)
     keys = [(judge[q]["score"], lexical[q]) for q in order]
     assert len(order) == 289 and keys == sorted(keys)
-    assert _qids(client.get(f"/runs/{d.name}", params={"sort": "best"}).text)[0] == \
-        max(order, key=lambda q: (judge[q]["score"], lexical[q]))
+    assert _qids(client.get(f"/runs/{d.name}", params={"sort": "best"}).text)[0] == max(
+        order, key=lambda q: (judge[q]["score"], lexical[q])
+    )
     assert client.get(f"/runs/{d.name}", params={"sort": "nonsense"}).status_code == 422
 
 
@@ -130,8 +136,10 @@ def test_only_images_of_the_dataset_are_served(client, sample_runs):
     html = client.get(f"/runs/{key}/q/{QID}").text
     src = re.search(r'<img class="thumb" alt="[^"]*" src="([^"]+)"', html)
     if src is None:  # naive-rag may not retrieve turn 0: use the full-text page
-        src = re.search(r'<img class="thumb" alt="[^"]*" src="([^"]+)"',
-                        client.get(f"/runs/{sample_runs.runs[1].name}/q/{QID}").text)
+        src = re.search(
+            r'<img class="thumb" alt="[^"]*" src="([^"]+)"',
+            client.get(f"/runs/{sample_runs.runs[1].name}/q/{QID}").text,
+        )
     r = client.get(src.group(1))
     assert r.status_code == 200 and r.content.startswith(b"\x89PNG")
     for bad in ("session1/session.json", "session1/..%2Fsession.json", "session2/1.png"):
@@ -143,7 +151,10 @@ def test_unknown_run_and_question_are_404_pages(client, sample_runs):
     assert r.status_code == 404 and "No run &#39;nope&#39;" in r.text
     r = client.get(f"/runs/{sample_runs.runs[0].name}/q/dyadic/dialogue5/session1/q999")
     assert r.status_code == 404 and "has no answer to question" in r.text
-    assert "script-src" not in r.headers["content-security-policy"] and "default-src 'none'" in r.headers["content-security-policy"]
+    assert (
+        "script-src" not in r.headers["content-security-policy"]
+        and "default-src 'none'" in r.headers["content-security-policy"]
+    )
 
 
 def test_runs_list_json_and_table(sample_runs):
@@ -158,7 +169,9 @@ def test_runs_list_json_and_table(sample_runs):
     assert [r["run_id"] for r in rows] == sorted(d.name for d in sample_runs.runs)
     for r in rows:
         d = out / r["run_id"]
-        assert r["answered"] == 289 and r["failed"] == 0 and r["status"] == "complete" and r["headline_metric"] == "judge"
+        assert (
+            r["answered"] == 289 and r["failed"] == 0 and r["status"] == "complete" and r["headline_metric"] == "judge"
+        )
         assert r["headline_score"] == pytest.approx(fmean(j["score"] for j in _judge(d).values()))
     res = CliRunner().invoke(app, ["runs", "list", "--out", str(out)], env={"COLUMNS": "250"})
     assert res.exit_code == 0 and all(d.name in res.output for d in sample_runs.runs) and "289/289" in res.output

@@ -10,11 +10,10 @@ import shutil
 from pathlib import Path
 
 import pytest
+from view_helpers import QID
 
 from h2hmem.testing import CHROMIUM, CHROMIUM_ARGS, serve_app
 from h2hmem.view import create_viewer_app
-
-from view_helpers import QID
 
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
 
@@ -73,7 +72,8 @@ def test_filter_open_question_and_compare_in_a_browser(server, page, sample_runs
     prompt = page.locator("#calls details.call").first.locator(".prompt").inner_text()
     # "Memory:" heads the shared (harmonized) prompt; the official one of the default preset paper heads its chunks so
     assert f"Question: {sample_runs.question_text}" in prompt and (
-        "Memory:" in prompt or "Retrieved relevant conversation chunks (may be incomplete):" in prompt)
+        "Memory:" in prompt or "Retrieved relevant conversation chunks (may be incomplete):" in prompt
+    )
     gold = page.locator("#evidence .turn.gold")
     assert gold.count() >= 1
     assert all(s == "session1" for s in gold.evaluate_all("els => els.map(e => e.dataset.session)"))
@@ -91,7 +91,7 @@ def test_filter_open_question_and_compare_in_a_browser(server, page, sample_runs
     cols = page.locator("#compare-grid section.col")
     assert cols.count() == 2
     assert [cols.nth(i).get_attribute("data-run") for i in range(2)] == [rag, full]
-    assert page.locator("#compare-grid section.col[data-run='%s'] details.session-unit.gold" % full).count() == 1
+    assert page.locator(f"#compare-grid section.col[data-run='{full}'] details.session-unit.gold").count() == 1
     page.screenshot(path=str(SCREENSHOTS / "compare.png"), full_page=False)
 
     assert errors == [] and dialogs == [] and page.title() != "pwned", errors

@@ -25,8 +25,12 @@ def test_view_refuses_a_folder_without_predictions(tmp_path):
 @pytest.mark.skipif(not H2HMEM.exists(), reason=f"console script {H2HMEM} not installed")
 def test_view_serves_the_runs_on_localhost(sample_runs):
     port = free_port()
-    proc = subprocess.Popen([str(H2HMEM), "view", *map(str, sample_runs.runs), "--port", str(port)],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [str(H2HMEM), "view", *map(str, sample_runs.runs), "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 60
         while True:

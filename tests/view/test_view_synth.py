@@ -14,7 +14,7 @@ from h2hmem.testing import MockOpenAIServer
 from h2hmem.view import create_viewer_app
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "reliability"))
-from relkit import make_dataset  # noqa: E402
+from relkit import make_dataset
 
 QID = "dyadic/dialogue1/session0/q1"
 """The session0 question whose image is ``session1/1.png``."""
@@ -23,8 +23,15 @@ QID = "dyadic/dialogue1/session0/q1"
 def _run(tmp_path: Path) -> Path:
     synth = make_dataset(tmp_path / "data", dialogues=1, sessions=2, questions_per_session=1, multi_party=False)
     with MockOpenAIServer() as srv:
-        cfg = RunConfig(data_root=synth.root, method="full-mm", model="openai:gpt-4o-mini", base_url=[srv.base_url],
-                        out_dir=tmp_path / "runs", run_id="mm", cache_path=tmp_path / "c.sqlite")
+        cfg = RunConfig(
+            data_root=synth.root,
+            method="full-mm",
+            model="openai:gpt-4o-mini",
+            base_url=[srv.base_url],
+            out_dir=tmp_path / "runs",
+            run_id="mm",
+            cache_path=tmp_path / "c.sqlite",
+        )
         run_benchmark(cfg, progress=False)
     return cfg.run_dir
 

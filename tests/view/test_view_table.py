@@ -8,19 +8,38 @@ from h2hmem.run import Prediction
 from h2hmem.view import Filters, QuestionRow, filter_rows, sort_rows
 
 
-def row(qid: str, *, f1: float, judge: float | None, failed: bool = False, hit: bool | None = None,
-        latency: float = 0.0, task: str = "UPR") -> QuestionRow:
+def row(
+    qid: str,
+    *,
+    f1: float,
+    judge: float | None,
+    failed: bool = False,
+    hit: bool | None = None,
+    latency: float = 0.0,
+    task: str = "UPR",
+) -> QuestionRow:
     split, dialogue, session, _ = qid.split("/")
-    p = Prediction(question_id=qid, split=split, dialogue=dialogue, session=session, task_type=task,
-                   main_category="Memory Recall", difficulty="easy", question=f"question {qid}", gold="gold",
-                   answer=None if failed else "an answer", error="boom" if failed else None, latency_s=latency)
+    p = Prediction(
+        question_id=qid,
+        split=split,
+        dialogue=dialogue,
+        session=session,
+        task_type=task,
+        main_category="Memory Recall",
+        difficulty="easy",
+        question=f"question {qid}",
+        gold="gold",
+        answer=None if failed else "an answer",
+        error="boom" if failed else None,
+        latency_s=latency,
+    )
     return QuestionRow(pred=p, lexical={"f1": f1}, judge=None if judge is None else {"score": judge}, hit=hit)
 
 
 ROWS = [
     row("dyadic/dialogue1/session1/q0", f1=0.5, judge=0.5, hit=True, latency=1.0),
     row("dyadic/dialogue1/session1/q1", f1=0.0, judge=0.5, hit=False, latency=3.0, task="TR"),
-    row("dyadic/dialogue1/session2/q0", f1=0.9, judge=None, hit=None, latency=2.0),   # unjudged: its F1 counts
+    row("dyadic/dialogue1/session2/q0", f1=0.9, judge=None, hit=None, latency=2.0),  # unjudged: its F1 counts
     row("dyadic/dialogue1/session10/q0", f1=0.2, judge=1.0, failed=True, hit=False),  # failed: 0 whatever the judge
     row("multi-party/dialogue2/session1/q0", f1=0.1, judge=0.0, hit=True, task="TR"),
 ]
@@ -41,20 +60,23 @@ def test_worst_first_uses_judge_else_f1_and_failed_as_zero():
         sort_rows(ROWS, "x")
 
 
-@pytest.mark.parametrize("filters, want", [
-    (Filters(task_type="TR"), [1, 4]),
-    (Filters(split="multi-party"), [4]),
-    (Filters(dialogue="dyadic/dialogue1"), [0, 1, 2, 3]),
-    (Filters(judge="0.5"), [0, 1]),
-    (Filters(judge="none"), [2]),
-    (Filters(judge="0"), [4]),
-    (Filters(f1_min=0.2, f1_max=0.5), [0, 3]),
-    (Filters(failed="yes"), [3]),
-    (Filters(failed="no", evidence="miss"), [1]),
-    (Filters(evidence="n/a"), [2]),
-    (Filters(q="BOOM"), [3]),
-    (Filters(task_type="TR", judge="0.5", evidence="miss"), [1]),
-])
+@pytest.mark.parametrize(
+    "filters, want",
+    [
+        (Filters(task_type="TR"), [1, 4]),
+        (Filters(split="multi-party"), [4]),
+        (Filters(dialogue="dyadic/dialogue1"), [0, 1, 2, 3]),
+        (Filters(judge="0.5"), [0, 1]),
+        (Filters(judge="none"), [2]),
+        (Filters(judge="0"), [4]),
+        (Filters(f1_min=0.2, f1_max=0.5), [0, 3]),
+        (Filters(failed="yes"), [3]),
+        (Filters(failed="no", evidence="miss"), [1]),
+        (Filters(evidence="n/a"), [2]),
+        (Filters(q="BOOM"), [3]),
+        (Filters(task_type="TR", judge="0.5", evidence="miss"), [1]),
+    ],
+)
 def test_filters(filters, want):
     assert ids(filter_rows(ROWS, filters)) == [ROWS[i].id for i in want]
 

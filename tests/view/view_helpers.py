@@ -38,8 +38,10 @@ def judge_score(item_text: str) -> float:
 def judge_responder(body: dict) -> str:
     text = body["messages"][-1]["content"]
     items = re.split(r"^\[(q\d+)\]$", text, flags=re.M)[1:]
-    out = [{"question_id": items[i], "score": judge_score(items[i + 1]), "reasoning": f"scripted <i>{items[i]}</i>"}
-           for i in range(0, len(items), 2)]
+    out = [
+        {"question_id": items[i], "score": judge_score(items[i + 1]), "reasoning": f"scripted <i>{items[i]}</i>"}
+        for i in range(0, len(items), 2)
+    ]
     return json.dumps({"judgments": out})
 
 
@@ -76,8 +78,16 @@ def build_sample_runs(sample_root: Path, base: Path) -> SampleRuns:
     with MockOpenAIServer() as srv:
         for method, extra in (("naive-rag", {"embedder": "openai:mock-embed"}), ("full-text", {})):
             # gpt-4o-mini: a known 128k context, so full-text keeps every session in its prompt
-            cfg = RunConfig(data_root=base / "data", split="dyadic", method=method, model="openai:gpt-4o-mini",
-                            base_url=[srv.base_url], out_dir=base / "runs", cache_path=base / "cache.sqlite", **extra)
+            cfg = RunConfig(
+                data_root=base / "data",
+                split="dyadic",
+                method=method,
+                model="openai:gpt-4o-mini",
+                base_url=[srv.base_url],
+                out_dir=base / "runs",
+                cache_path=base / "cache.sqlite",
+                **extra,
+            )
             run_benchmark(cfg, progress=False)
             runs.append(cfg.run_dir)
         srv.responder = judge_responder

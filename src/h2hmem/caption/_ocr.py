@@ -48,11 +48,14 @@ class OCRCaptioner:
             version = str(pytesseract.get_tesseract_version()).split()[0]
             langs = pytesseract.get_languages(config="")
         except (pytesseract.TesseractNotFoundError, OSError) as e:
-            raise OCRSetupError("the 'ocr' captioner needs Tesseract: install the Debian packages "
-                                "tesseract-ocr and tesseract-ocr-eng") from e
+            raise OCRSetupError(
+                "the 'ocr' captioner needs Tesseract: install the Debian packages tesseract-ocr and tesseract-ocr-eng"
+            ) from e
         if OCR_LANG not in langs:
-            raise OCRSetupError(f"Tesseract has no '{OCR_LANG}' language data (found: {', '.join(langs) or 'none'}); "
-                                "install the Debian package tesseract-ocr-eng")
+            raise OCRSetupError(
+                f"Tesseract has no '{OCR_LANG}' language data (found: {', '.join(langs) or 'none'}); "
+                "install the Debian package tesseract-ocr-eng"
+            )
         self.identity = f"ocr/tesseract-{version}/{OCR_LANG}"
         """What decides the OCR output: part of the cache key."""
         # Tesseract's OpenMP threads fight each other when several run at once on few cores.
@@ -79,8 +82,14 @@ class OCRCaptioner:
             raise CaptionError(f"Tesseract failed: {e}") from e
         text = clean_ocr_text(raw)
         caption = facts.describe() + (f". Visible text: {text}" if text else ". No legible text.")
-        info = {"format": facts.format, "width": facts.width, "height": facts.height,
-                "kind": facts.kind, "exif_date": facts.exif_date, "ocr_text": text}
+        info = {
+            "format": facts.format,
+            "width": facts.width,
+            "height": facts.height,
+            "kind": facts.kind,
+            "exif_date": facts.exif_date,
+            "ocr_text": text,
+        }
         return CaptionOutput(text=caption, image_info=info)
 
     async def aclose(self) -> None:

@@ -28,7 +28,7 @@ from ..llm._images import file_sha256
 from ..llm._tokens import count_tokens
 from ..llm._types import ChatModel, Usage
 from ..presets import DEFAULT_PRESET
-from ._protocol import CaptionError, Captioner
+from ._protocol import Captioner, CaptionError
 from ._settings import OCR_MODEL, OPTION_NAMES, TOKEN_ENCODING, CaptionSettings, cache_key, cut_caption
 from ._store import CaptionRecord, CaptionStore, ImageId, TokenStats
 
@@ -87,7 +87,9 @@ class _Job:
     ref: ImageRef
 
 
-def dataset_images(root: str | Path, split: str = "all", log: IssueLog | None = None) -> tuple[Path, dict[ImageId, ImageRef]]:
+def dataset_images(
+    root: str | Path, split: str = "all", log: IssueLog | None = None
+) -> tuple[Path, dict[ImageId, ImageRef]]:
     """Distinct images named by the turns and questions of ``split``, in dialogue/session order.
 
     Returns ``(dataset_root, {image id: resolved reference})``; a reference's ``path`` is None when
@@ -110,8 +112,9 @@ def dataset_images(root: str | Path, split: str = "all", log: IssueLog | None = 
     return ds.root, seen
 
 
-def make_captioner(model: ChatModel | str, *, concurrency: int = 8, base_url: str | None = None,
-                   use_cache: bool = True) -> tuple[Captioner, bool]:
+def make_captioner(
+    model: ChatModel | str, *, concurrency: int = 8, base_url: str | None = None, use_cache: bool = True
+) -> tuple[Captioner, bool]:
     """A captioner for ``model`` (a ChatModel, ``"ocr"`` or a model spec) and whether we own it
     (built here, so it must be closed here). A model built from a spec uses the shared request
     cache (``h2hmem.llm.default_cache_path()``) unless ``use_cache`` is false."""
@@ -124,16 +127,29 @@ def make_captioner(model: ChatModel | str, *, concurrency: int = 8, base_url: st
         from ..llm import default_cache_path, load_chat_model  # imported lazily: only VLM runs need it
 
         cache = default_cache_path() if use_cache else None
-        return VLMCaptioner(load_chat_model(model, base_url=base_url, concurrency=concurrency, cache=cache),
-                            owned=True), True
+        return VLMCaptioner(
+            load_chat_model(model, base_url=base_url, concurrency=concurrency, cache=cache), owned=True
+        ), True
     return VLMCaptioner(model), False
 
 
-def caption_dataset(root: str | Path, model: ChatModel | str, *, out_dir: str | Path | None = None,
-                    max_tokens: int = 256, concurrency: int = 8, split: str = "all", prompt: str | None = None,
-                    temperature: float = 0.7, max_new_tokens: int = 1200, use_cache: bool = True,
-                    base_url: str | None = None, progress: bool = True, preset: str = DEFAULT_PRESET,
-                    options: Mapping[str, Any] | None = None) -> CaptionSummary:
+def caption_dataset(
+    root: str | Path,
+    model: ChatModel | str,
+    *,
+    out_dir: str | Path | None = None,
+    max_tokens: int = 256,
+    concurrency: int = 8,
+    split: str = "all",
+    prompt: str | None = None,
+    temperature: float = 0.7,
+    max_new_tokens: int = 1200,
+    use_cache: bool = True,
+    base_url: str | None = None,
+    progress: bool = True,
+    preset: str = DEFAULT_PRESET,
+    options: Mapping[str, Any] | None = None,
+) -> CaptionSummary:
     """Caption every image of the dataset at ``root``: the sync entry point of :func:`acaption_dataset`
     (same arguments). It runs its own event loop, so a model passed in has the connections it
     opened in that loop closed at the end (the model stays usable)."""
@@ -141,9 +157,21 @@ def caption_dataset(root: str | Path, model: ChatModel | str, *, out_dir: str | 
     async def main() -> CaptionSummary:
         try:
             return await acaption_dataset(
-                root, model, out_dir=out_dir, max_tokens=max_tokens, concurrency=concurrency, split=split,
-                prompt=prompt, temperature=temperature, max_new_tokens=max_new_tokens, use_cache=use_cache,
-                base_url=base_url, progress=progress, preset=preset, options=options)
+                root,
+                model,
+                out_dir=out_dir,
+                max_tokens=max_tokens,
+                concurrency=concurrency,
+                split=split,
+                prompt=prompt,
+                temperature=temperature,
+                max_new_tokens=max_new_tokens,
+                use_cache=use_cache,
+                base_url=base_url,
+                progress=progress,
+                preset=preset,
+                options=options,
+            )
         finally:
             if not isinstance(model, str) and hasattr(model, "aclose"):
                 await model.aclose()
@@ -151,11 +179,23 @@ def caption_dataset(root: str | Path, model: ChatModel | str, *, out_dir: str | 
     return asyncio.run(main())
 
 
-async def acaption_dataset(root: str | Path, model: ChatModel | str, *, out_dir: str | Path | None = None,
-                           max_tokens: int = 256, concurrency: int = 8, split: str = "all",
-                           prompt: str | None = None, temperature: float = 0.7, max_new_tokens: int = 1200,
-                           use_cache: bool = True, base_url: str | None = None, progress: bool = True,
-                           preset: str = DEFAULT_PRESET, options: Mapping[str, Any] | None = None) -> CaptionSummary:
+async def acaption_dataset(
+    root: str | Path,
+    model: ChatModel | str,
+    *,
+    out_dir: str | Path | None = None,
+    max_tokens: int = 256,
+    concurrency: int = 8,
+    split: str = "all",
+    prompt: str | None = None,
+    temperature: float = 0.7,
+    max_new_tokens: int = 1200,
+    use_cache: bool = True,
+    base_url: str | None = None,
+    progress: bool = True,
+    preset: str = DEFAULT_PRESET,
+    options: Mapping[str, Any] | None = None,
+) -> CaptionSummary:
     """Caption every image named by the turns and questions of ``split``.
 
     Image identity is ``(split, dialogue, session, file)``; an image named by several turns or
@@ -202,8 +242,14 @@ async def acaption_dataset(root: str | Path, model: ChatModel | str, *, out_dir:
     unknown = sorted(set(options or {}) - set(OPTION_NAMES))
     if unknown:
         raise ValueError(f"unknown caption option(s) {unknown}; choose from {list(OPTION_NAMES)}")
-    settings = CaptionSettings(preset=preset, max_tokens=max_tokens, temperature=temperature,
-                               max_new_tokens=max_new_tokens, prompt=prompt, **dict(options or {}))
+    settings = CaptionSettings(
+        preset=preset,
+        max_tokens=max_tokens,
+        temperature=temperature,
+        max_new_tokens=max_new_tokens,
+        prompt=prompt,
+        **dict(options or {}),
+    )
     started = time.perf_counter()
     log = IssueLog()
     base, images = dataset_images(root, split, log)
@@ -211,9 +257,15 @@ async def acaption_dataset(root: str | Path, model: ChatModel | str, *, out_dir:
     store = CaptionStore(base, out_dir)
     _check_writable(store.write_dir, out_dir is None)
     captioner, owned = make_captioner(model, concurrency=concurrency, base_url=base_url, use_cache=use_cache)
-    summary = CaptionSummary(root=str(base), captions_dir=str(store.write_dir), model=captioner.spec,
-                             preset=settings.preset, options=settings.options(), images=len(jobs),
-                             dataset_errors=len(log.errors))
+    summary = CaptionSummary(
+        root=str(base),
+        captions_dir=str(store.write_dir),
+        model=captioner.spec,
+        preset=settings.preset,
+        options=settings.options(),
+        images=len(jobs),
+        dataset_errors=len(log.errors),
+    )
     try:
         await _run_jobs(jobs, store, captioner, settings, summary, use_cache, concurrency, progress)
     finally:
@@ -226,19 +278,39 @@ async def acaption_dataset(root: str | Path, model: ChatModel | str, *, out_dir:
     return summary
 
 
-async def _run_jobs(jobs: list[_Job], store: CaptionStore, captioner: Captioner, settings: CaptionSettings,
-                    summary: CaptionSummary, use_cache: bool, concurrency: int, show: bool) -> None:
+async def _run_jobs(
+    jobs: list[_Job],
+    store: CaptionStore,
+    captioner: Captioner,
+    settings: CaptionSettings,
+    summary: CaptionSummary,
+    use_cache: bool,
+    concurrency: int,
+    show: bool,
+) -> None:
     sem = asyncio.Semaphore(concurrency)
-    with Progress(TextColumn("[bold]captions[/]"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
-                  TimeElapsedColumn(), TimeRemainingColumn(), disable=not show, transient=False) as bar:
+    with Progress(
+        TextColumn("[bold]captions[/]"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.description}"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        disable=not show,
+        transient=False,
+    ) as bar:
         task = bar.add_task("", total=len(jobs))
 
         async def one(job: _Job) -> None:
             async with sem:
                 outcome = await _caption_one(job, store, captioner, settings, use_cache)
             _tally(summary, job.image, outcome)
-            bar.update(task, advance=1, description=f"new {summary.captioned} · cached {summary.cached} · "
-                                                    f"failed {summary.failed} · missing {summary.missing}")
+            bar.update(
+                task,
+                advance=1,
+                description=f"new {summary.captioned} · cached {summary.cached} · "
+                f"failed {summary.failed} · missing {summary.missing}",
+            )
 
         await asyncio.gather(*(one(j) for j in jobs))
 
@@ -251,8 +323,9 @@ class _Outcome:
     record: CaptionRecord | None = None
 
 
-async def _caption_one(job: _Job, store: CaptionStore, captioner: Captioner, settings: CaptionSettings,
-                       use_cache: bool) -> _Outcome:
+async def _caption_one(
+    job: _Job, store: CaptionStore, captioner: Captioner, settings: CaptionSettings, use_cache: bool
+) -> _Outcome:
     # Decide from the file itself, not from ref.path: the loader also leaves path unset for
     # empty or undecodable files, and those must be reported as failures with their reason.
     path = store.image_path(job.image)
@@ -279,16 +352,38 @@ async def _caption_one(job: _Job, store: CaptionStore, captioner: Captioner, set
         return _Outcome("failed", f"{type(e).__name__}: {e}")
     text = out.text.strip()
     final, n, was_cut = cut_caption(text, settings)
-    stats = TokenStats(original_tokens=n, final_tokens=count_tokens(final, TOKEN_ENCODING),
-                       was_truncated=was_cut, limit=settings.max_tokens)
+    stats = TokenStats(
+        original_tokens=n,
+        final_tokens=count_tokens(final, TOKEN_ENCODING),
+        was_truncated=was_cut,
+        limit=settings.max_tokens,
+    )
     record = CaptionRecord(
         timestamp=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        image_info={"path": job.image.rel_image.as_posix(), "filename": job.image.file,
-                    "size": path.stat().st_size, "sha256": sha, **out.image_info},
-        model_info={"model": captioner.spec, "identity": captioner.identity, "caption_max_tokens": settings.max_tokens,
-                    **({"temperature": settings.temperature, "max_new_tokens": settings.max_new_tokens,
-                        "prompt_sha256": settings.prompt_sha256} if captioner.uses_prompt else {}),
-                    "preset": settings.preset, "options": settings.options(), "h2hmem_version": __version__},
+        image_info={
+            "path": job.image.rel_image.as_posix(),
+            "filename": job.image.file,
+            "size": path.stat().st_size,
+            "sha256": sha,
+            **out.image_info,
+        },
+        model_info={
+            "model": captioner.spec,
+            "identity": captioner.identity,
+            "caption_max_tokens": settings.max_tokens,
+            **(
+                {
+                    "temperature": settings.temperature,
+                    "max_new_tokens": settings.max_new_tokens,
+                    "prompt_sha256": settings.prompt_sha256,
+                }
+                if captioner.uses_prompt
+                else {}
+            ),
+            "preset": settings.preset,
+            "options": settings.options(),
+            "h2hmem_version": __version__,
+        },
         description={"full_text": text, "final_text": final, "token_stats": stats.model_dump()},
         usage={**out.usage.model_dump(), "request_cached": out.cached},
         cache_key=key,
@@ -317,14 +412,19 @@ def _tally(summary: CaptionSummary, image: ImageId, outcome: _Outcome) -> None:
         return
     summary.captioned += 1
     summary.caption_tokens += int(rec.description["token_stats"]["final_tokens"])
-    summary.usage = summary.usage + Usage.model_validate({k: v for k, v in rec.usage.items() if k in Usage.model_fields})
+    summary.usage = summary.usage + Usage.model_validate(
+        {k: v for k, v in rec.usage.items() if k in Usage.model_fields}
+    )
 
 
 def _check_writable(folder: Path, is_dataset_root: bool) -> None:
     """Refuse a folder we cannot write, or one marked read-only (no write bit), which root could
     otherwise write into regardless (the shared sample is such a folder)."""
-    hint = " (the dataset root is read-only: pass a separate captions folder, --captions-dir DIR)" \
-        if is_dataset_root else ""
+    hint = (
+        " (the dataset root is read-only: pass a separate captions folder, --captions-dir DIR)"
+        if is_dataset_root
+        else ""
+    )
     try:
         folder.mkdir(parents=True, exist_ok=True)
         if not folder.stat().st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
@@ -339,8 +439,12 @@ def _check_writable(folder: Path, is_dataset_root: bool) -> None:
 
 def _write_failures(folder: Path, summary: CaptionSummary) -> None:
     data = {
-        "model": summary.model, "preset": summary.preset, "options": summary.options, "written_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "images": summary.images, "failed": [f.model_dump() for f in summary.failures],
+        "model": summary.model,
+        "preset": summary.preset,
+        "options": summary.options,
+        "written_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "images": summary.images,
+        "failed": [f.model_dump() for f in summary.failures],
         "missing": summary.missing_images,
     }
     (folder / FAILURES_FILE).write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")

@@ -53,15 +53,30 @@ ImageEncoding = Literal["raw", "jpeg1024"]
 ImageDetail = Literal["auto", "low", "high", "none"]
 PartialChars = Literal["replace", "drop"]
 
-OPTION_NAMES: tuple[str, ...] = ("caption_prompt", "image_encoding", "image_detail", "truncation_marker",
-                                 "partial_chars")
+OPTION_NAMES: tuple[str, ...] = (
+    "caption_prompt",
+    "image_encoding",
+    "image_detail",
+    "truncation_marker",
+    "partial_chars",
+)
 """The options a preset decides (each can be overridden on its own)."""
 
 CAPTION_PRESETS: dict[str, dict[str, Any]] = {
-    "paper": {"caption_prompt": "official", "image_encoding": "raw", "image_detail": "auto",
-              "truncation_marker": OFFICIAL_TRUNCATION_MARKER, "partial_chars": "replace"},
-    "harmonized": {"caption_prompt": "prose", "image_encoding": "jpeg1024", "image_detail": "none",
-                   "truncation_marker": "", "partial_chars": "drop"},
+    "paper": {
+        "caption_prompt": "official",
+        "image_encoding": "raw",
+        "image_detail": "auto",
+        "truncation_marker": OFFICIAL_TRUNCATION_MARKER,
+        "partial_chars": "replace",
+    },
+    "harmonized": {
+        "caption_prompt": "prose",
+        "image_encoding": "jpeg1024",
+        "image_detail": "none",
+        "truncation_marker": "",
+        "partial_chars": "drop",
+    },
 }
 """Resolved option values of each preset."""
 
@@ -112,7 +127,7 @@ class CaptionSettings(BaseModel):
         return fill_from_preset(data, CAPTION_PRESETS, keep_none=("prompt",))
 
     @classmethod
-    def for_preset(cls, preset: str = DEFAULT_PRESET, **overrides: Any) -> "CaptionSettings":
+    def for_preset(cls, preset: str = DEFAULT_PRESET, **overrides: Any) -> CaptionSettings:
         """Settings of ``preset`` with ``overrides`` (None values ignored) applied."""
         return cls(preset=preset, **overrides)
 
@@ -151,7 +166,7 @@ def cut_caption(text: str, settings: CaptionSettings) -> tuple[str, int, bool]:
         return text, n, False
     if settings.partial_chars == "replace":
         enc = get_encoding(TOKEN_ENCODING)
-        head = enc.decode(enc.encode(text, disallowed_special=())[:settings.max_tokens])
+        head = enc.decode(enc.encode(text, disallowed_special=())[: settings.max_tokens])
     else:
         head = truncate_tokens(text, settings.max_tokens, TOKEN_ENCODING)
     return head + settings.truncation_marker, n, True
@@ -168,8 +183,11 @@ def cache_key(image_sha256: str, model: str, settings: CaptionSettings, *, uses_
     """
     parts: dict[str, object] = {"image_sha256": image_sha256, "model": model, "max_tokens": settings.max_tokens}
     if uses_prompt:
-        parts.update(prompt_sha256=settings.prompt_sha256, temperature=settings.temperature,
-                     max_new_tokens=settings.max_new_tokens)
+        parts.update(
+            prompt_sha256=settings.prompt_sha256,
+            temperature=settings.temperature,
+            max_new_tokens=settings.max_new_tokens,
+        )
     names = OPTION_NAMES[1:] if uses_prompt else ("truncation_marker", "partial_chars")
     base = CAPTION_PRESETS["harmonized"]
     parts.update({n: getattr(settings, n) for n in names if getattr(settings, n) != base[n]})

@@ -181,10 +181,14 @@ class CaptionStore:
         except (UnicodeDecodeError, json.JSONDecodeError) as e:
             self.issues.warning("bad-caption-file", name, f"not valid UTF-8 JSON: {e}")
             return None
-        if not isinstance(data, dict) or not isinstance(data.get("description"), dict) \
-                or not isinstance(data["description"].get("final_text"), str):
-            self.issues.warning("bad-caption-file", name, "no string description.final_text",
-                                field="description.final_text")
+        if (
+            not isinstance(data, dict)
+            or not isinstance(data.get("description"), dict)
+            or not isinstance(data["description"].get("final_text"), str)
+        ):
+            self.issues.warning(
+                "bad-caption-file", name, "no string description.final_text", field="description.final_text"
+            )
             return None
         info = data.get("image_info")
         recorded = info.get("filename") if isinstance(info, dict) else None
@@ -255,5 +259,3 @@ def _rel(path: Path, base: Path) -> str:
         return path.relative_to(base).as_posix()
     except ValueError:
         return str(path)
-
-

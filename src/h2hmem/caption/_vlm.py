@@ -42,8 +42,10 @@ class VLMCaptioner:
 
     def __init__(self, model: ChatModel, *, owned: bool = False):
         if not getattr(model, "supports_images", False):
-            raise ValueError(f"model {model.spec!r} cannot see images; use a vision-language model "
-                             "(e.g. openai:gpt-4o) or the offline fallback --model ocr")
+            raise ValueError(
+                f"model {model.spec!r} cannot see images; use a vision-language model "
+                "(e.g. openai:gpt-4o) or the offline fallback --model ocr"
+            )
         self.model = model
         self._owned = owned
         self.spec = model.spec
@@ -59,10 +61,12 @@ class VLMCaptioner:
         img = await asyncio.to_thread(open_image, path)  # a corrupt file never costs a call
         facts = image_facts(img)
         if settings.image_encoding == "raw":
-            size = path.stat().st_size
+            size = path.stat().st_size  # noqa: ASYNC240 — one stat, not worth a thread
             if size > RAW_IMAGE_MAX_BYTES:
-                raise CaptionError(f"image file is {size / 2**20:.1f} MiB, over the {RAW_IMAGE_MAX_BYTES // 2**20} MiB "
-                                   "an API accepts as raw bytes (image_encoding=raw); use image_encoding=jpeg1024")
+                raise CaptionError(
+                    f"image file is {size / 2**20:.1f} MiB, over the {RAW_IMAGE_MAX_BYTES // 2**20} MiB "
+                    "an API accepts as raw bytes (image_encoding=raw); use image_encoding=jpeg1024"
+                )
         messages, config = caption_request(path, settings, name)
         try:
             result = await self.model.chat(messages, config, stage="caption")
@@ -73,8 +77,15 @@ class VLMCaptioner:
         text = result.text.strip()
         if not text:
             raise CaptionError(f"model {self.spec!r} returned an empty caption")
-        info = {"format": facts.format, "width": facts.width, "height": facts.height, "kind": facts.kind,
-                "exif_date": facts.exif_date, "finish_reason": result.finish_reason, "served_by": result.model}
+        info = {
+            "format": facts.format,
+            "width": facts.width,
+            "height": facts.height,
+            "kind": facts.kind,
+            "exif_date": facts.exif_date,
+            "finish_reason": result.finish_reason,
+            "served_by": result.model,
+        }
         return CaptionOutput(text=text, usage=result.usage, cached=result.cached, image_info=info)
 
     async def aclose(self) -> None:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from ._app import app
 # Registration order is the order `h2hmem --help` lists: the pipeline first, then the groups.
-from . import _caption, _run, _evaluate, _report, _view, _sweep, _demo  # noqa: F401,E402  (register commands)
-from . import _data, _leaderboard  # noqa: F401,E402  (register command groups)
+from . import _caption, _data, _demo, _evaluate, _leaderboard, _report, _run, _sweep, _view  # noqa: F401  (registers the command groups)
+from ._app import app
+
 
 def main() -> None:
     """Console-script entry point."""

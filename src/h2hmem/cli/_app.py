@@ -19,7 +19,7 @@ console = Console()
 err_console = Console(stderr=True)
 
 
-def _show_warning(message, category, filename, lineno, file=None, line=None):  # noqa: ANN001
+def _show_warning(message, category, filename, lineno, file=None, line=None):
     """h2hmem's own warnings as one ``warning: …`` line on stderr (no file and line of our code)."""
     if getattr(category, "__module__", "").startswith("h2hmem"):
         err_console.print(f"[yellow]warning:[/] {escape(str(message))}", highlight=False, soft_wrap=True)
@@ -31,7 +31,7 @@ _default_showwarning = warnings.showwarning
 warnings.showwarning = _show_warning
 
 
-def fail(message: str, code: int = 2) -> "typer.Exit":
+def fail(message: str, code: int = 2) -> typer.Exit:
     """Print ``message`` as an error (no traceback) and return the Exit to raise.
 
     ``message`` is plain text: brackets in it (``[questions[3].difficulty]``) are shown, not read

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.table import Table
@@ -33,11 +32,21 @@ def validate_cmd(
         raise fail(str(e))
     n_err, n_warn = len(log.errors), len(log.warnings)
     if as_json:
-        print(json.dumps({
-            "root": str(root), "ok": n_err == 0, "errors": n_err, "warnings": n_warn,
-            "counts": log.counts(), "stats": stats,
-            "issues": [i.model_dump() for i in log.issues],
-        }, ensure_ascii=False, indent=1))
+        print(
+            json.dumps(
+                {
+                    "root": str(root),
+                    "ok": n_err == 0,
+                    "errors": n_err,
+                    "warnings": n_warn,
+                    "counts": log.counts(),
+                    "stats": stats,
+                    "issues": [i.model_dump() for i in log.issues],
+                },
+                ensure_ascii=False,
+                indent=1,
+            )
+        )
     else:
         for sev, items in (("error", log.errors), ("warning", log.warnings)):
             counts = log.counts()[sev]
@@ -54,9 +63,11 @@ def validate_cmd(
             if len(items) > show:
                 console.print(f"  … {len(items) - show} more (use --json for all)")
         verdict = "[green]OK[/]" if n_err == 0 else "[red]INVALID[/]"
-        console.print(f"{verdict}: {n_err} error(s), {n_warn} warning(s); "
-                      f"{stats['splits']['all']['questions']} questions, "
-                      f"{stats['unvalidated_questions']} marked validated=false")
+        console.print(
+            f"{verdict}: {n_err} error(s), {n_warn} warning(s); "
+            f"{stats['splits']['all']['questions']} questions, "
+            f"{stats['unvalidated_questions']} marked validated=false"
+        )
     raise typer.Exit(1 if n_err else 0)
 
 
@@ -87,8 +98,13 @@ def stats_cmd(
     for c in ("main category", "abbr", "sub-type", *SPLITS, "all"):
         q.add_column(c, justify="right" if c in (*SPLITS, "all") else "left")
     for tt in TaskType:
-        q.add_row(tt.main_category.value, tt.abbr, tt.value,
-                  *(str(stats["task_types_by_split"][sp][tt.abbr]) for sp in SPLITS), str(stats["task_types"][tt.abbr]))
+        q.add_row(
+            tt.main_category.value,
+            tt.abbr,
+            tt.value,
+            *(str(stats["task_types_by_split"][sp][tt.abbr]) for sp in SPLITS),
+            str(stats["task_types"][tt.abbr]),
+        )
     console.print(q)
     console.print("By main category: " + ", ".join(f"{k} {v}" for k, v in stats["main_categories"].items()))
     console.print("By difficulty: " + ", ".join(f"{k} {v}" for k, v in stats["difficulty"].items()))
@@ -98,8 +114,12 @@ def stats_cmd(
 
 @data_app.command("synth")
 def synth_cmd(
-    out: Path = typer.Argument(..., help="Folder to create (must be empty, or an interrupted run of the same scale/seed)."),
-    scale: str = typer.Option("small", "--scale", help="small (8 sessions, 60 questions), full (published size) or xN."),
+    out: Path = typer.Argument(
+        ..., help="Folder to create (must be empty, or an interrupted run of the same scale/seed)."
+    ),
+    scale: str = typer.Option(
+        "small", "--scale", help="small (8 sessions, 60 questions), full (published size) or xN."
+    ),
     seed: int = typer.Option(0, "--seed", help="Same seed → byte-identical files."),
 ) -> None:
     """Generate a synthetic H2HMem-shaped dataset (real PNG/JPEG images, all nine task types)."""
@@ -118,7 +138,9 @@ def synth_cmd(
         t.add_row(sp, *(str(row[c]) for c in cols))
     console.print(t)
     console.print("Task types: " + ", ".join(f"{k} {v}" for k, v in res["task_types"].items()))
-    console.print(f"Written in {res['seconds']:.1f} s; ground truth (image text, evidence) in {out / 'synth_meta.json'}")
+    console.print(
+        f"Written in {res['seconds']:.1f} s; ground truth (image text, evidence) in {out / 'synth_meta.json'}"
+    )
 
 
 @data_app.command("download")
@@ -139,8 +161,7 @@ def download_cmd(
     console.print(f"Downloaded {repo_id} to {root}")
     log, _ = validate_dataset(root)
     stats_cmd(root, as_json=False)
-    console.print(f"{len(log.errors)} error(s), {len(log.warnings)} warning(s) "
-                  f"(details: h2hmem data validate {root})")
+    console.print(f"{len(log.errors)} error(s), {len(log.warnings)} warning(s) (details: h2hmem data validate {root})")
     if log.errors:
         raise typer.Exit(1)
 
@@ -148,14 +169,19 @@ def download_cmd(
 @data_app.command("label-evidence")
 def label_evidence_cmd(
     root: Path = typer.Argument(..., help="Dataset root (holds dyadic/ and multi-party/)."),
-    model: str = typer.Option("offline", "--model", help="offline (answer overlap) or openai:<model> (any "
-                                                         "OpenAI-compatible server with --base-url)."),
-    base_url: Optional[str] = typer.Option(None, "--base-url", help="OpenAI-compatible server; default $OPENAI_BASE_URL."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Labels folder (default ROOT/evidence-labels, "
-                                                           "where `evaluate` finds them)."),
+    model: str = typer.Option(
+        "offline",
+        "--model",
+        help="offline (answer overlap) or openai:<model> (any OpenAI-compatible server with --base-url).",
+    ),
+    base_url: str | None = typer.Option(None, "--base-url", help="OpenAI-compatible server; default $OPENAI_BASE_URL."),
+    out: Path | None = typer.Option(
+        None, "--out", help="Labels folder (default ROOT/evidence-labels, where `evaluate` finds them)."
+    ),
     split: str = SplitOpt,
-    reference: Optional[Path] = typer.Option(None, "--reference", help="Labels to report agreement with "
-                                                                       "(e.g. the shared sample's labels)."),
+    reference: Path | None = typer.Option(
+        None, "--reference", help="Labels to report agreement with (e.g. the shared sample's labels)."
+    ),
     concurrency: int = typer.Option(8, "--concurrency", min=1, help="Model calls in flight."),
 ) -> None:
     """Label the turns that support each gold answer (cached, resumable); prints counts and agreement."""

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.markup import escape
@@ -18,46 +17,71 @@ def evaluate_cmd(
     run_dir: Path = typer.Argument(..., help="Run directory (holds predictions.jsonl)."),
     metrics: str = typer.Option("lexical,evidence", "--metrics", help="Comma-separated: lexical, evidence, judge."),
     # the literal is h2hmem.metrics.DEFAULT_JUDGE_SPEC (kept literal so the CLI starts without numpy; tested)
-    judge_model: str = typer.Option("openai:gpt-4o-mini", "--judge-model",
-                                    help="Judge model spec (official: openai:gpt-4o-mini; local:* is labelled "
-                                         "'not comparable with published numbers')."),
-    judge_mode: Optional[str] = typer.Option(None, "--judge-mode",
-                                             help="Batching: session (one call per session, official; both presets) "
-                                                  "or question (one call each)."),
-    preset: str = typer.Option("paper", "--preset",
-                               help="paper (the official judge: its prompt in one user message, JSON array reply, "
-                                    "scores snapped to the nearest level) or harmonized (our rubric as system "
-                                    "message, JSON object, strict levels)."),
-    judge_format: Optional[str] = typer.Option(None, "--judge-format",
-                                               help="Override the preset: user_array (official) or system_object."),
-    score_levels: Optional[str] = typer.Option(None, "--score-levels",
-                                               help="Override the preset: snap (official) or strict."),
-    judge_base_url: Optional[str] = typer.Option(None, "--judge-base-url",
-                                                 help="OpenAI-compatible server URL for the judge; default $OPENAI_BASE_URL."),
-    data: Optional[Path] = typer.Option(None, "--data", help="Dataset root for gold answers and gold sessions "
-                                                             "(default: the manifest's data_root, else the prediction records)."),
-    evidence_labels: Optional[Path] = typer.Option(
-        None, "--evidence-labels", help="Supporting-turn labels (*.jsonl file or folder) for turn recall/precision/"
-                                        "nDCG@k and MRR; default: ROOT/evidence-labels/ or ROOT-labels/ beside the dataset."),
-    bootstrap: int = typer.Option(1000, "--bootstrap", help="Bootstrap resamples for 95% CIs (spec: at least 1,000; 0 = none)."),
+    judge_model: str = typer.Option(
+        "openai:gpt-4o-mini",
+        "--judge-model",
+        help="Judge model spec (official: openai:gpt-4o-mini; local:* is labelled "
+        "'not comparable with published numbers').",
+    ),
+    judge_mode: str | None = typer.Option(
+        None,
+        "--judge-mode",
+        help="Batching: session (one call per session, official; both presets) or question (one call each).",
+    ),
+    preset: str = typer.Option(
+        "paper",
+        "--preset",
+        help="paper (the official judge: its prompt in one user message, JSON array reply, "
+        "scores snapped to the nearest level) or harmonized (our rubric as system "
+        "message, JSON object, strict levels).",
+    ),
+    judge_format: str | None = typer.Option(
+        None, "--judge-format", help="Override the preset: user_array (official) or system_object."
+    ),
+    score_levels: str | None = typer.Option(
+        None, "--score-levels", help="Override the preset: snap (official) or strict."
+    ),
+    judge_base_url: str | None = typer.Option(
+        None, "--judge-base-url", help="OpenAI-compatible server URL for the judge; default $OPENAI_BASE_URL."
+    ),
+    data: Path | None = typer.Option(
+        None,
+        "--data",
+        help="Dataset root for gold answers and gold sessions "
+        "(default: the manifest's data_root, else the prediction records).",
+    ),
+    evidence_labels: Path | None = typer.Option(
+        None,
+        "--evidence-labels",
+        help="Supporting-turn labels (*.jsonl file or folder) for turn recall/precision/"
+        "nDCG@k and MRR; default: ROOT/evidence-labels/ or ROOT-labels/ beside the dataset.",
+    ),
+    bootstrap: int = typer.Option(
+        1000, "--bootstrap", help="Bootstrap resamples for 95% CIs (spec: at least 1,000; 0 = none)."
+    ),
     seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
     refresh_judge: bool = typer.Option(False, "--refresh-judge", help="Re-judge questions already judged."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the request cache for judge calls."),
     concurrency: int = typer.Option(8, "--concurrency", min=1, help="Judge calls in flight."),
     no_ci: bool = typer.Option(False, "--no-ci", help="Hide confidence intervals in the tables."),
-    no_transcripts: bool = typer.Option(False, "--no-transcripts", help="Do not keep each judge call in "
-                                        "RUN_DIR/transcripts-judge.jsonl.gz."),
+    no_transcripts: bool = typer.Option(
+        False, "--no-transcripts", help="Do not keep each judge call in RUN_DIR/transcripts-judge.jsonl.gz."
+    ),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
-    task_type: Optional[list[str]] = sel.TASK_TYPE,
-    dialogue: Optional[list[str]] = sel.DIALOGUE,
-    question_id: Optional[list[str]] = sel.QUESTION_ID,
-    difficulty: Optional[list[str]] = sel.DIFFICULTY,
-    sample: Optional[int] = sel.SAMPLE,
+    task_type: list[str] | None = sel.TASK_TYPE,
+    dialogue: list[str] | None = sel.DIALOGUE,
+    question_id: list[str] | None = sel.QUESTION_ID,
+    difficulty: list[str] | None = sel.DIFFICULTY,
+    sample: int | None = sel.SAMPLE,
     sample_seed: int = typer.Option(0, "--sample-seed", help="Seed of --sample (--seed is the bootstrap's here)."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Count the judge calls, prompt tokens and cost without "
-                                                          "calling the judge (nothing is written)."),
-    price: Optional[list[str]] = typer.Option(None, "--price", help="MODEL=IN/OUT: USD per million input/output "
-                                                                    "tokens of a judge not in the built-in table."),
+    dry_run: bool = typer.Option(
+        False,
+        "--dry-run",
+        help="Count the judge calls, prompt tokens and cost without calling the judge (nothing is written).",
+    ),
+    price: list[str] | None = typer.Option(
+        None, "--price", help="MODEL=IN/OUT: USD per million input/output tokens of a judge not in the built-in table."
+    ),
 ) -> None:
     """Score RUN_DIR: writes scores/*.jsonl and scores/summary.json, prints one table per metric.
 
@@ -74,10 +98,12 @@ def evaluate_cmd(
         raise fail(f"--metrics: unknown {', '.join(unknown) or '(empty)'}; choose from {', '.join(METRICS)}")
     if bootstrap < 0:
         raise fail(f"--bootstrap must be >= 0, got {bootstrap}")
-    for flag, value, allowed in (("--judge-mode", judge_mode, ("session", "question")),
-                                 ("--preset", preset, PRESETS),
-                                 ("--judge-format", judge_format, ("user_array", "system_object")),
-                                 ("--score-levels", score_levels, ("snap", "strict"))):
+    for flag, value, allowed in (
+        ("--judge-mode", judge_mode, ("session", "question")),
+        ("--preset", preset, PRESETS),
+        ("--judge-format", judge_format, ("user_array", "system_object")),
+        ("--score-levels", score_levels, ("snap", "strict")),
+    ):
         if value is not None and value not in allowed:
             raise fail(f"{flag} must be one of {', '.join(allowed)}, not {value!r}")
     options = {k: v for k, v in (("judge_format", judge_format), ("score_levels", score_levels)) if v is not None}
@@ -93,42 +119,79 @@ def evaluate_cmd(
     if dry_run:
         if "judge" not in names:
             raise fail("--dry-run estimates the judge's calls: add --metrics judge (lexical and evidence cost nothing)")
-        _judge_dry_run(run_dir, judge_model, judge_mode, judge_base_url, data, selection, no_cache, refresh_judge, prices,
-                       JudgeOptions(preset=preset, **options))
+        _judge_dry_run(
+            run_dir,
+            judge_model,
+            judge_mode,
+            judge_base_url,
+            data,
+            selection,
+            no_cache,
+            refresh_judge,
+            prices,
+            JudgeOptions(preset=preset, **options),
+        )
         return
     model = None
     if "judge" in names:
         from ..llm import default_cache_path, load_chat_model
 
         try:
-            model = load_chat_model(judge_model, base_url=judge_base_url, prices=prices or None,
-                                    cache=None if no_cache else default_cache_path(), concurrency=concurrency)
+            model = load_chat_model(
+                judge_model,
+                base_url=judge_base_url,
+                prices=prices or None,
+                cache=None if no_cache else default_cache_path(),
+                concurrency=concurrency,
+            )
         except (ValueError, RuntimeError) as e:
             raise fail(f"--judge-model {judge_model}: {e}")
     try:
-        summary = evaluate_run(run_dir, names, data_root=data, judge_model=model, judge_mode=judge_mode,  # type: ignore[arg-type]
-                               n_boot=bootstrap, seed=seed, refresh=refresh_judge, show_progress=not quiet,
-                               selection=selection, transcripts=not no_transcripts, preset=preset,
-                               judge_options=options, evidence_labels=evidence_labels)
+        summary = evaluate_run(
+            run_dir,
+            names,
+            data_root=data,
+            judge_model=model,
+            judge_mode=judge_mode,  # type: ignore[arg-type]
+            n_boot=bootstrap,
+            seed=seed,
+            refresh=refresh_judge,
+            show_progress=not quiet,
+            selection=selection,
+            transcripts=not no_transcripts,
+            preset=preset,
+            judge_options=options,
+            evidence_labels=evidence_labels,
+        )
     except (FileNotFoundError, ValueError, DatasetError) as e:
         raise fail(str(e))
     except KeyboardInterrupt:
-        err_console.print("[yellow]interrupted[/]: the judgments made so far are kept in scores/judge.jsonl; rerun "
-                          "the same command to judge the rest.", highlight=False, soft_wrap=True)
+        err_console.print(
+            "[yellow]interrupted[/]: the judgments made so far are kept in scores/judge.jsonl; rerun "
+            "the same command to judge the rest.",
+            highlight=False,
+            soft_wrap=True,
+        )
         raise typer.Exit(130)
     for table in summary_tables(summary, show_ci=not no_ci):
         console.print(table)
     if summary.get("label"):
         console.print(f"[bold yellow]Judge scores are {summary['label']}[/] (judge {judge_model}).")
-    console.print(f"Scores written to {run_dir / 'scores'}/ (summary.json, "
-                  + ", ".join(f"{m}.jsonl" for m in summary["metrics"]) + ")")
+    console.print(
+        f"Scores written to {run_dir / 'scores'}/ (summary.json, "
+        + ", ".join(f"{m}.jsonl" for m in summary["metrics"])
+        + ")"
+    )
     unfinished = None if summary.get("selection") else _unfinished(run_dir, summary["run"]["n_predictions"])
     if unfinished:
         err_console.print(f"[yellow]warning:[/] {unfinished}", highlight=False, soft_wrap=True)
     judge = summary["metrics"].get("judge")
     if judge and judge.get("stale"):
-        err_console.print(f"[yellow]warning:[/] the judge scores are stale (not used as the headline): "
-                          f"{judge['stale']['reason']}", highlight=False, soft_wrap=True)
+        err_console.print(
+            f"[yellow]warning:[/] the judge scores are stale (not used as the headline): {judge['stale']['reason']}",
+            highlight=False,
+            soft_wrap=True,
+        )
     if "judge" in names and judge:
         from ..metrics._coverage import coverage_line
 
@@ -138,16 +201,35 @@ def evaluate_cmd(
             raise typer.Exit(1)
 
 
-def _judge_dry_run(run_dir: Path, judge_model: str, mode: Optional[str], base_url: Optional[str], data: Optional[Path],
-                   selection, no_cache: bool, refresh: bool, prices: dict, options) -> None:
+def _judge_dry_run(
+    run_dir: Path,
+    judge_model: str,
+    mode: str | None,
+    base_url: str | None,
+    data: Path | None,
+    selection,
+    no_cache: bool,
+    refresh: bool,
+    prices: dict,
+    options,
+) -> None:
     from ..data import DatasetError
     from ..metrics._judge_cost import estimate_judge
     from ._cost import print_estimate
 
     try:
-        estimate = estimate_judge(run_dir, judge_model, mode=mode, data_root=data, selection=selection,  # type: ignore[arg-type]
-                                  base_url=base_url, use_cache=not no_cache, refresh=refresh, prices=prices or None,
-                                  options=options)
+        estimate = estimate_judge(
+            run_dir,
+            judge_model,
+            mode=mode,
+            data_root=data,
+            selection=selection,  # type: ignore[arg-type]
+            base_url=base_url,
+            use_cache=not no_cache,
+            refresh=refresh,
+            prices=prices or None,
+            options=options,
+        )
     except (FileNotFoundError, ValueError, DatasetError) as e:
         raise fail(str(e))
     print_estimate(estimate, f"dry run of the judge {judge_model} on {run_dir} (nothing was sent)")
@@ -163,5 +245,7 @@ def _unfinished(run_dir: Path, n_predictions: int) -> str | None:
         return None
     if selected <= n_predictions:
         return None
-    return (f"the run is unfinished: {n_predictions} of {selected} questions have a recorded answer, and these "
-            "scores cover only those; rerun the same `h2hmem run` command to finish it, then evaluate again")
+    return (
+        f"the run is unfinished: {n_predictions} of {selected} questions have a recorded answer, and these "
+        "scores cover only those; rerun the same `h2hmem run` command to finish it, then evaluate again"
+    )

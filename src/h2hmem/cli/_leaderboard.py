@@ -6,7 +6,6 @@ import getpass
 import json
 import sys
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.table import Table
@@ -14,7 +13,9 @@ from rich.table import Table
 from ._app import app, console, fail
 
 submission_app = typer.Typer(help="Export and validate leaderboard submission files.", no_args_is_help=True)
-leaderboard_app = typer.Typer(help="Run the leaderboard web service and manage its administrators.", no_args_is_help=True)
+leaderboard_app = typer.Typer(
+    help="Run the leaderboard web service and manage its administrators.", no_args_is_help=True
+)
 app.add_typer(submission_app, name="submission")
 app.add_typer(leaderboard_app, name="leaderboard")
 
@@ -24,7 +25,7 @@ DEFAULT_DB = "sqlite:///h2hmem-leaderboard.db"
 @submission_app.command("export")
 def export_cmd(
     run_dir: Path = typer.Argument(..., help="A run directory holding predictions.jsonl."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Output folder (default RUN_DIR/submission)."),
+    out: Path | None = typer.Option(None, "--out", help="Output folder (default RUN_DIR/submission)."),
 ) -> None:
     """Write prediction_dyadic.json and prediction_multiparty.json (official fields + question_id)."""
     from ..leaderboard import export_submission
@@ -54,8 +55,9 @@ def _report_missing(run_dir: Path, out: Path) -> None:
         console.print(f"[yellow]note:[/] cannot check for missing questions ({e})", highlight=False)
         return
     if missing is None:
-        console.print("[yellow]note:[/] the run's dataset folder is not available: missing questions not checked",
-                      highlight=False)
+        console.print(
+            "[yellow]note:[/] the run's dataset folder is not available: missing questions not checked", highlight=False
+        )
         return
     ids = [q for split in missing.values() for q in split]
     (out / "missing.txt").unlink(missing_ok=True)
@@ -64,17 +66,20 @@ def _report_missing(run_dir: Path, out: Path) -> None:
         return
     (out / "missing.txt").write_text("".join(q + "\n" for q in ids), encoding="utf-8")
     per_split = ", ".join(f"{len(v)} {k}" for k, v in missing.items() if v)
-    console.print(f"[yellow]missing:[/] {len(ids)} questions have no answer ({per_split}); a leaderboard entry needs "
-                  f"all of them. First: {', '.join(ids[:5])}{' …' if len(ids) > 5 else ''}; full list: "
-                  f"{out / 'missing.txt'}",
-                  highlight=False, soft_wrap=True)
+    console.print(
+        f"[yellow]missing:[/] {len(ids)} questions have no answer ({per_split}); a leaderboard entry needs "
+        f"all of them. First: {', '.join(ids[:5])}{' …' if len(ids) > 5 else ''}; full list: "
+        f"{out / 'missing.txt'}",
+        highlight=False,
+        soft_wrap=True,
+    )
 
 
 @submission_app.command("validate")
 def validate_cmd(
     files: list[Path] = typer.Argument(..., help="prediction_dyadic.json and/or prediction_multiparty.json."),
     data: Path = typer.Option(..., "--data", help="Dataset root with the gold answers."),
-    split: Optional[str] = typer.Option(None, "--split", help="Split of a single file whose name does not say it."),
+    split: str | None = typer.Option(None, "--split", help="Split of a single file whose name does not say it."),
     as_json: bool = typer.Option(False, "--json", help="Print the full report as one JSON object."),
     show: int = typer.Option(20, help="How many problems of each severity to list."),
 ) -> None:
@@ -112,22 +117,32 @@ def validate_cmd(
         if len(items) > show:
             console.print(f"  … {len(items) - show} more (use --json for all)")
     verdict = "[green]VALID[/]" if report.ok else "[red]INVALID[/]"
-    console.print(f"{verdict}: {len(report.errors)} error(s), {len(report.warnings)} warning(s); "
-                  f"{len(report.matched)} of {report.rows} rows matched, {len(report.missing)} questions missing")
+    console.print(
+        f"{verdict}: {len(report.errors)} error(s), {len(report.warnings)} warning(s); "
+        f"{len(report.matched)} of {report.rows} rows matched, {len(report.missing)} questions missing"
+    )
     raise typer.Exit(0 if report.ok else 1)
 
 
 @leaderboard_app.command("serve")
 def serve_cmd(
     data: Path = typer.Option(..., "--data", help="Dataset root with the gold answers."),
-    db: str = typer.Option(DEFAULT_DB, "--db", help="SQLAlchemy URL: sqlite:///file.db or postgresql+psycopg://user:pw@host/db."),
+    db: str = typer.Option(
+        DEFAULT_DB, "--db", help="SQLAlchemy URL: sqlite:///file.db or postgresql+psycopg://user:pw@host/db."
+    ),
     host: str = typer.Option("127.0.0.1", "--host"),
     port: int = typer.Option(8000, "--port"),
-    judge_model: Optional[str] = typer.Option(None, "--judge-model", help="Judge model spec, e.g. openai:gpt-4o-mini (official)."),
-    judge_base_url: Optional[str] = typer.Option(None, "--judge-base-url", help="OpenAI-compatible endpoint of the judge."),
+    judge_model: str | None = typer.Option(
+        None, "--judge-model", help="Judge model spec, e.g. openai:gpt-4o-mini (official)."
+    ),
+    judge_base_url: str | None = typer.Option(
+        None, "--judge-base-url", help="OpenAI-compatible endpoint of the judge."
+    ),
     max_file_mb: float = typer.Option(10.0, "--max-file-mb", help="Upload limit per file (MB)."),
     uploads_per_hour: int = typer.Option(10, "--uploads-per-hour", help="Upload attempts per client address per hour."),
-    https_only: bool = typer.Option(False, "--https-only-cookies", help="Mark the session cookie Secure (behind HTTPS)."),
+    https_only: bool = typer.Option(
+        False, "--https-only-cookies", help="Mark the session cookie Secure (behind HTTPS)."
+    ),
 ) -> None:
     """Serve the leaderboard (upload page, admin review, public ranking, JSON API)."""
     import uvicorn
@@ -137,15 +152,21 @@ def serve_cmd(
     from ..leaderboard import LeaderboardSettings, create_app
 
     settings = LeaderboardSettings(
-        data_root=data, db_url=db, judge_model=judge_model, judge_base_url=judge_base_url,
-        max_file_bytes=int(max_file_mb * 1e6), uploads_per_hour=uploads_per_hour, https_only_cookies=https_only,
+        data_root=data,
+        db_url=db,
+        judge_model=judge_model,
+        judge_base_url=judge_base_url,
+        max_file_bytes=int(max_file_mb * 1e6),
+        uploads_per_hour=uploads_per_hour,
+        https_only_cookies=https_only,
     )
     try:
         application = create_app(settings)
     except (FileNotFoundError, ValueError, RuntimeError, DatasetError, SQLAlchemyError, ImportError) as e:
         raise fail(f"cannot start the leaderboard: {e}")
-    console.print(f"leaderboard on http://{host}:{port}/ (database {_redact(db)}; "
-                  f"judge {judge_model or 'off'})", highlight=False)
+    console.print(
+        f"leaderboard on http://{host}:{port}/ (database {_redact(db)}; judge {judge_model or 'off'})", highlight=False
+    )
     uvicorn.run(application, host=host, port=port, log_level="info")
 
 
@@ -154,7 +175,7 @@ def _redact(url: str) -> str:
 
     try:
         return make_url(url).render_as_string(hide_password=True)
-    except Exception:  # noqa: BLE001 - only for display
+    except Exception:
         return "<url>"
 
 
@@ -200,8 +221,10 @@ def _open_db(db: str):
 @leaderboard_app.command("sessions")
 def sessions_cmd(
     db: str = typer.Option(DEFAULT_DB, "--db", help="The leaderboard's database URL."),
-    username: Optional[str] = typer.Option(None, "--username", help="Only this administrator's sessions."),
-    idle_minutes: float = typer.Option(30.0, "--idle-minutes", help="The server's idle timeout (for the state column)."),
+    username: str | None = typer.Option(None, "--username", help="Only this administrator's sessions."),
+    idle_minutes: float = typer.Option(
+        30.0, "--idle-minutes", help="The server's idle timeout (for the state column)."
+    ),
     hours: float = typer.Option(8.0, "--hours", help="The server's absolute session lifetime (for the state column)."),
 ) -> None:
     """List administrator sessions (newest first) with their state."""
@@ -216,8 +239,14 @@ def sessions_cmd(
         for c in ("id", "admin", "logged in (UTC)", "last request (UTC)", "state", "browser"):
             t.add_column(c)
         for r in rows:
-            t.add_row(str(r.id), r.admin.username, f"{r.created_at:%Y-%m-%d %H:%M}", f"{r.last_seen_at:%Y-%m-%d %H:%M}",
-                      session_state(r, policy), r.user_agent[:40])
+            t.add_row(
+                str(r.id),
+                r.admin.username,
+                f"{r.created_at:%Y-%m-%d %H:%M}",
+                f"{r.last_seen_at:%Y-%m-%d %H:%M}",
+                session_state(r, policy),
+                r.user_agent[:40],
+            )
     console.print(t)
     if not rows:
         console.print("no sessions")
@@ -226,8 +255,8 @@ def sessions_cmd(
 @leaderboard_app.command("revoke-sessions")
 def revoke_sessions_cmd(
     db: str = typer.Option(DEFAULT_DB, "--db", help="The leaderboard's database URL."),
-    session_id: Optional[int] = typer.Option(None, "--id", help="One session (ids from `h2hmem leaderboard sessions`)."),
-    username: Optional[str] = typer.Option(None, "--username", help="Every session of this administrator."),
+    session_id: int | None = typer.Option(None, "--id", help="One session (ids from `h2hmem leaderboard sessions`)."),
+    username: str | None = typer.Option(None, "--username", help="Every session of this administrator."),
 ) -> None:
     """End administrator sessions at once (the cookie of a revoked session is refused everywhere)."""
     from ..leaderboard import revoke_session, revoke_sessions_of

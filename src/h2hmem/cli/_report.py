@@ -3,34 +3,46 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
 from . import _select as sel
 from ._app import app, console, fail
 
-_SHORT = {"Memory Recall": "Recall", "Memory Reasoning": "Reasoning", "Memory Application": "Application",
-          "micro": "micro", "macro": "macro"}
+_SHORT = {
+    "Memory Recall": "Recall",
+    "Memory Reasoning": "Reasoning",
+    "Memory Application": "Application",
+    "micro": "micro",
+    "macro": "macro",
+}
 
 
 @app.command("report")
 def report_cmd(
-    run_dirs: list[Path] = typer.Argument(..., help="Run directories (each holds predictions.jsonl), in display order."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Output folder (default: the run directory for one run, "
-                                                           "reports/<run ids> for several)."),
+    run_dirs: list[Path] = typer.Argument(
+        ..., help="Run directories (each holds predictions.jsonl), in display order."
+    ),
+    out: Path | None = typer.Option(
+        None, "--out", help="Output folder (default: the run directory for one run, reports/<run ids> for several)."
+    ),
     worst: int = typer.Option(15, "--worst", help="Worst-scored questions to show."),
-    bootstrap: int = typer.Option(1000, "--bootstrap", help="Bootstrap resamples when a run must be scored first "
-                                                            "(spec: at least 1,000)."),
+    bootstrap: int = typer.Option(
+        1000, "--bootstrap", help="Bootstrap resamples when a run must be scored first (spec: at least 1,000)."
+    ),
     quiet: bool = typer.Option(False, "--quiet", help="No progress display and no table."),
-    group: bool = typer.Option(False, "--group", help="Pool repeated runs of one configuration (same settings apart "
-                                                      "from the question selection): mean ± sd across runs and the "
-                                                      "CI of the pooled questions."),
-    task_type: Optional[list[str]] = sel.TASK_TYPE,
-    dialogue: Optional[list[str]] = sel.DIALOGUE,
-    question_id: Optional[list[str]] = sel.QUESTION_ID,
-    difficulty: Optional[list[str]] = sel.DIFFICULTY,
-    sample: Optional[int] = sel.SAMPLE,
+    group: bool = typer.Option(
+        False,
+        "--group",
+        help="Pool repeated runs of one configuration (same settings apart "
+        "from the question selection): mean ± sd across runs and the "
+        "CI of the pooled questions.",
+    ),
+    task_type: list[str] | None = sel.TASK_TYPE,
+    dialogue: list[str] | None = sel.DIALOGUE,
+    question_id: list[str] | None = sel.QUESTION_ID,
+    difficulty: list[str] | None = sel.DIFFICULTY,
+    sample: int | None = sel.SAMPLE,
     seed: int = sel.SEED,
 ) -> None:
     """Build report.md, report.html (figures embedded), figures/*.png and summary.json.
@@ -60,8 +72,15 @@ def report_cmd(
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
             # steps: load (and score, if needed) each run, then tables, figures, writing
-            with Progress(TextColumn("[bold]report[/]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                          TextColumn("{task.fields[step]}", markup=False), console=console, transient=True) as bar:
+            with Progress(
+                TextColumn("[bold]report[/]"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                TextColumn("{task.fields[step]}", markup=False),
+                console=console,
+                transient=True,
+            ) as bar:
                 task = bar.add_task("report", total=len(run_dirs) + 3, step="")
                 seen: list[str] = []
 
@@ -71,8 +90,9 @@ def report_cmd(
                     seen.append(name)
                     bar.update(task, step=name)
 
-                paths = build_report(run_dirs, out, worst=worst, n_boot=bootstrap, on_step=on_step, group=group,
-                                     selection=selection)
+                paths = build_report(
+                    run_dirs, out, worst=worst, n_boot=bootstrap, on_step=on_step, group=group, selection=selection
+                )
                 bar.update(task, completed=len(run_dirs) + 3)
     except (FileNotFoundError, ValueError, DatasetError) as e:
         raise fail(str(e))
@@ -81,24 +101,40 @@ def report_cmd(
     if not quiet:
         # the compact view; report.html has CIs, model and protocol
         table = paths.tables["comparison"]
-        console.print(rich_table(table, ["rank", "run", *_SHORT, "micro", "macro", "n"], show_ci=False, caption=False,
-                                 labels=_SHORT))
+        console.print(
+            rich_table(
+                table, ["rank", "run", *_SHORT, "micro", "macro", "n"], show_ci=False, caption=False, labels=_SHORT
+            )
+        )
         published = next((r["source"] for r in table.rows if r.get("kind") == "published"), None)
         if published:
-            console.print(f"Rows marked [published]: the paper's LLM-judge numbers ({published}).",
-                          style="dim", highlight=False, markup=False)
+            console.print(
+                f"Rows marked [published]: the paper's LLM-judge numbers ({published}).",
+                style="dim",
+                highlight=False,
+                markup=False,
+            )
     if not quiet and "paired" in paths.tables:
         for row in paths.tables["paired"].rows:
             if row["group"] == "overall":
                 ci = row.get("diff_ci") or [float("nan")] * 2
-                console.print(f"{row['pair']}: difference {row['diff']:+.3f} [{ci[0]:+.3f}, {ci[1]:+.3f}], "
-                              f"p = {row['p']:.3g} (n = {row['n']})", highlight=False, markup=False, soft_wrap=True)
+                console.print(
+                    f"{row['pair']}: difference {row['diff']:+.3f} [{ci[0]:+.3f}, {ci[1]:+.3f}], "
+                    f"p = {row['p']:.3g} (n = {row['n']})",
+                    highlight=False,
+                    markup=False,
+                    soft_wrap=True,
+                )
     if not quiet and "groups" in paths.tables:
         for row in paths.tables["groups"].rows:
             if row["group"] == "overall":
                 sd = "n/a" if row["sd"] is None else f"{row['sd']:.3f}"
                 ci = row.get("pooled_ci") or [float("nan")] * 2
-                console.print(f"{row['config']}: {row['mean']:.3f} ± {sd} (sd over {row['runs']} runs); pooled "
-                              f"{row['pooled']:.3f} [{ci[0]:.3f}, {ci[1]:.3f}] over {row['pooled_n']} questions",
-                              highlight=False, markup=False, soft_wrap=True)
+                console.print(
+                    f"{row['config']}: {row['mean']:.3f} ± {sd} (sd over {row['runs']} runs); pooled "
+                    f"{row['pooled']:.3f} [{ci[0]:.3f}, {ci[1]:.3f}] over {row['pooled_n']} questions",
+                    highlight=False,
+                    markup=False,
+                    soft_wrap=True,
+                )
     console.print(f"Report written to {paths.out_dir}/ (report.md, report.html, summary.json, figures/)")

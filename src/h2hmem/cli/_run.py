@@ -7,7 +7,7 @@ import os
 import signal
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -35,11 +35,16 @@ def parse_params(items: list[str]) -> dict[str, Any]:
 
 
 # RunConfig fields whose command-line option has another name
-_OPTION_OF_FIELD = {"answer_temperature": "--temperature", "out_dir": "--out", "timeout_s": "--timeout",
-                    "method_params": "--param", "use_cache": "--no-cache"}
+_OPTION_OF_FIELD = {
+    "answer_temperature": "--temperature",
+    "out_dir": "--out",
+    "timeout_s": "--timeout",
+    "method_params": "--param",
+    "use_cache": "--no-cache",
+}
 
 
-def config_error_message(error: "ValidationError") -> str:
+def config_error_message(error: ValidationError) -> str:
     """A RunConfig validation error as ``--split: Input should be 'dyadic', …`` lines, one per field,
     named by the command-line option (no pydantic boilerplate)."""
     lines = []
@@ -68,56 +73,90 @@ def run_cmd(
     split: str = typer.Option("all", help="dyadic, multi-party or all."),
     method: str = typer.Option("naive-rag", help="Method name (see `h2hmem methods`) or plugin 'pkg.module:Class'."),
     model: str = typer.Option("local:smollm2", help="Answer model: openai:<model> or local:smollm2."),
-    base_url: Optional[list[str]] = typer.Option(None, "--base-url", help="OpenAI-compatible server URL (repeat for round-robin); default $OPENAI_BASE_URL."),
-    build_model: Optional[str] = typer.Option(None, help="Separate memory-construction model (A-Mem notes)."),
+    base_url: list[str] | None = typer.Option(
+        None, "--base-url", help="OpenAI-compatible server URL (repeat for round-robin); default $OPENAI_BASE_URL."
+    ),
+    build_model: str | None = typer.Option(None, help="Separate memory-construction model (A-Mem notes)."),
     embedder: str = typer.Option("minilm", help="Text embedder: minilm or openai:<model>."),
-    top_k: Optional[int] = typer.Option(None, "--top-k", min=1, help="Retrieved units per question (published: 5)."),
-    param: Optional[list[str]] = typer.Option(None, "--param", help="Method parameter or preset option KEY=VALUE (repeatable), e.g. truncation=recent."),
-    preset: str = typer.Option(DEFAULT_PRESET, "--preset", help="paper (the official scripts' requests, default) or harmonized (one shared prompt, no head truncation); see docs/protocol.md."),
+    top_k: int | None = typer.Option(None, "--top-k", min=1, help="Retrieved units per question (published: 5)."),
+    param: list[str] | None = typer.Option(
+        None, "--param", help="Method parameter or preset option KEY=VALUE (repeatable), e.g. truncation=recent."
+    ),
+    preset: str = typer.Option(
+        DEFAULT_PRESET,
+        "--preset",
+        help="paper (the official scripts' requests, default) or harmonized (one shared prompt, no head truncation); see docs/protocol.md.",
+    ),
     protocol: str = typer.Option("full", help="full (observe all, then ask; official) or online."),
     answer_max_tokens: int = typer.Option(1024, help="Answer new-token limit (published: 1,024)."),
     temperature: float = typer.Option(0.1, help="Answer temperature (published: 0.1)."),
     out: Path = typer.Option(Path("runs"), "--out", help="Folder holding run directories."),
-    run_id: Optional[str] = typer.Option(None, help="Run directory name (default: derived from the settings)."),
-    limit: Optional[int] = typer.Option(None, help=sel.LIMIT_HELP),
-    task_type: Optional[list[str]] = sel.TASK_TYPE,
-    dialogue: Optional[list[str]] = sel.DIALOGUE,
-    question_id: Optional[list[str]] = sel.QUESTION_ID,
-    difficulty: Optional[list[str]] = sel.DIFFICULTY,
-    sample: Optional[int] = sel.SAMPLE,
+    run_id: str | None = typer.Option(None, help="Run directory name (default: derived from the settings)."),
+    limit: int | None = typer.Option(None, help=sel.LIMIT_HELP),
+    task_type: list[str] | None = sel.TASK_TYPE,
+    dialogue: list[str] | None = sel.DIALOGUE,
+    question_id: list[str] | None = sel.QUESTION_ID,
+    difficulty: list[str] | None = sel.DIFFICULTY,
+    sample: int | None = sel.SAMPLE,
     seed: int = sel.SEED,
-    dry_run: bool = typer.Option(False, "--dry-run", help="Count calls, prompt tokens and cost per stage without "
-                                                          "calling any model (nothing is written)."),
-    max_cost: Optional[float] = typer.Option(None, "--max-cost", min=0, help="Stop cleanly (resumable) before this "
-                                                                             "invocation's model calls would cost more than USD."),
-    price: Optional[list[str]] = typer.Option(None, "--price", help="MODEL=IN/OUT: USD per million input/output "
-                                                                    "tokens of a model not in the built-in table; repeatable."),
-    caption_model: Optional[str] = typer.Option(None, "--caption-model", help="With --dry-run: also count the calls "
-                                                                              "`h2hmem caption --model MODEL` would make "
-                                                                              "for images without a caption."),
+    dry_run: bool = typer.Option(
+        False,
+        "--dry-run",
+        help="Count calls, prompt tokens and cost per stage without calling any model (nothing is written).",
+    ),
+    max_cost: float | None = typer.Option(
+        None,
+        "--max-cost",
+        min=0,
+        help="Stop cleanly (resumable) before this invocation's model calls would cost more than USD.",
+    ),
+    price: list[str] | None = typer.Option(
+        None,
+        "--price",
+        help="MODEL=IN/OUT: USD per million input/output tokens of a model not in the built-in table; repeatable.",
+    ),
+    caption_model: str | None = typer.Option(
+        None,
+        "--caption-model",
+        help="With --dry-run: also count the calls "
+        "`h2hmem caption --model MODEL` would make "
+        "for images without a caption.",
+    ),
     concurrency: int = typer.Option(8, help="Model calls / questions in flight."),
-    captions_dir: Optional[Path] = typer.Option(None, help="Folder of captions written by `h2hmem caption --captions-dir`."),
+    captions_dir: Path | None = typer.Option(
+        None, help="Folder of captions written by `h2hmem caption --captions-dir`."
+    ),
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the request cache."),
     refresh_cache: bool = typer.Option(False, "--refresh-cache", help="Ignore cached replies (still store new ones)."),
     retry_failed: bool = typer.Option(False, "--retry-failed", help="Redo only the questions recorded with an error."),
-    cache_path: Optional[Path] = typer.Option(None, help="Request cache file (default ~/.cache/h2hmem/requests.sqlite or $H2HMEM_CACHE_DIR)."),
-    max_retries: int = typer.Option(5, "--max-retries", min=0, help="Retries of a failed model call (429, 5xx, timeouts, broken replies)."),
-    timeout: float = typer.Option(120.0, "--timeout", min=0.001, help="Seconds one model call may take before it is retried."),
-    retrieval_only: bool = typer.Option(False, "--retrieval-only",
-                                        help="Record each question's ranked evidence without calling the answer "
-                                             "model (memory is still built); score with `evaluate --metrics evidence`."),
-    no_transcripts: bool = typer.Option(False, "--no-transcripts", help="Do not keep each model call (prompt, reply, "
-                                        "usage) in RUN_DIR/transcripts.jsonl.gz."),
+    cache_path: Path | None = typer.Option(
+        None, help="Request cache file (default ~/.cache/h2hmem/requests.sqlite or $H2HMEM_CACHE_DIR)."
+    ),
+    max_retries: int = typer.Option(
+        5, "--max-retries", min=0, help="Retries of a failed model call (429, 5xx, timeouts, broken replies)."
+    ),
+    timeout: float = typer.Option(
+        120.0, "--timeout", min=0.001, help="Seconds one model call may take before it is retried."
+    ),
+    retrieval_only: bool = typer.Option(
+        False,
+        "--retrieval-only",
+        help="Record each question's ranked evidence without calling the answer "
+        "model (memory is still built); score with `evaluate --metrics evidence`.",
+    ),
+    no_transcripts: bool = typer.Option(
+        False,
+        "--no-transcripts",
+        help="Do not keep each model call (prompt, reply, usage) in RUN_DIR/transcripts.jsonl.gz.",
+    ),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
 ) -> None:
     """Answer every question with a memory method; resumes when the run directory exists."""
     from pydantic import ValidationError
 
-    from ..data import DatasetError
+    from ..data import DatasetError, UnknownLabelError
     from ..memory import UnknownMethodError
     from ..run import RunConfig, RunConflictError, run_benchmark
-
-    from ..data import UnknownLabelError
     from ..run._selection import SelectionError
 
     try:
@@ -126,14 +165,36 @@ def run_cmd(
         params = parse_params(param or [])
         if top_k is not None:
             params["top_k"] = top_k
-        config = RunConfig(data_root=data, split=split, method=method, method_params=params, preset=check_preset(preset), model=model,
-                           base_url=base_url or None, build_model=build_model, embedder=embedder, protocol=protocol,
-                           answer_max_tokens=answer_max_tokens, answer_temperature=temperature,
-                           out_dir=out, run_id=run_id, limit=limit, concurrency=concurrency,
-                           captions_dir=captions_dir, use_cache=not no_cache, refresh_cache=refresh_cache,
-                           retry_failed=retry_failed, cache_path=cache_path, max_retries=max_retries,
-                           timeout_s=timeout, selection=selection, max_cost_usd=max_cost, prices=prices,
-                           transcripts=not no_transcripts, retrieval_only=retrieval_only)
+        config = RunConfig(
+            data_root=data,
+            split=split,
+            method=method,
+            method_params=params,
+            preset=check_preset(preset),
+            model=model,
+            base_url=base_url or None,
+            build_model=build_model,
+            embedder=embedder,
+            protocol=protocol,
+            answer_max_tokens=answer_max_tokens,
+            answer_temperature=temperature,
+            out_dir=out,
+            run_id=run_id,
+            limit=limit,
+            concurrency=concurrency,
+            captions_dir=captions_dir,
+            use_cache=not no_cache,
+            refresh_cache=refresh_cache,
+            retry_failed=retry_failed,
+            cache_path=cache_path,
+            max_retries=max_retries,
+            timeout_s=timeout,
+            selection=selection,
+            max_cost_usd=max_cost,
+            prices=prices,
+            transcripts=not no_transcripts,
+            retrieval_only=retrieval_only,
+        )
     except ValidationError as e:
         raise fail(config_error_message(e))
     except ValueError as e:
@@ -145,35 +206,53 @@ def run_cmd(
     restore = _stop_on_sigterm()
     try:
         summary = run_benchmark(config, progress=not quiet)
-    except (DatasetError, RunConflictError, UnknownMethodError, FileNotFoundError, SelectionError,
-            UnknownLabelError) as e:
+    except (
+        DatasetError,
+        RunConflictError,
+        UnknownMethodError,
+        FileNotFoundError,
+        SelectionError,
+        UnknownLabelError,
+    ) as e:
         raise fail(str(e))
     except ValueError as e:  # e.g. a damaged manifest or predictions line: the message names file and line
         raise fail(str(e))
     except OSError as e:  # --out under a file, disk full, …: say which file, not a traceback
         raise fail(f"{e.filename or config.run_dir}: {e.strerror or e}")
     except KeyboardInterrupt:
-        err_console.print(f"[yellow]interrupted[/]: the answers recorded so far are kept in "
-                          f"{config.run_dir / 'predictions.jsonl'}; rerun the same command to resume.",
-                          highlight=False, soft_wrap=True)
+        err_console.print(
+            f"[yellow]interrupted[/]: the answers recorded so far are kept in "
+            f"{config.run_dir / 'predictions.jsonl'}; rerun the same command to resume.",
+            highlight=False,
+            soft_wrap=True,
+        )
         raise typer.Exit(130)
     finally:
         restore()
     tokens = sum(u.total_tokens for u in summary.usage.values())
     calls = sum(u.calls for u in summary.usage.values())
-    console.print(f"{summary.questions} questions: {summary.answered_now} answered now, {summary.skipped} already "
-                  f"recorded, {summary.failed} failed · {calls} model calls · {tokens:,} tokens (whole run)")
+    console.print(
+        f"{summary.questions} questions: {summary.answered_now} answered now, {summary.skipped} already "
+        f"recorded, {summary.failed} failed · {calls} model calls · {tokens:,} tokens (whole run)"
+    )
     console.print(f"predictions: {summary.run_dir / 'predictions.jsonl'}\nnext: h2hmem evaluate {summary.run_dir}")
     stats_line = _method_stats_line(config.method, summary.method_stats)
     if stats_line:
         failures = sum(v for k, v in summary.method_stats.items() if "fail" in k)
-        console.print(stats_line + (" (manifest.json: method_stats)" if failures else ""),
-                      style="yellow" if failures else None, highlight=False, soft_wrap=True)
+        console.print(
+            stats_line + (" (manifest.json: method_stats)" if failures else ""),
+            style="yellow" if failures else None,
+            highlight=False,
+            soft_wrap=True,
+        )
     _warn_uncaptioned(summary.images_without_caption)
     if summary.stopped:
-        err_console.print(f"[yellow]stopped before the budget:[/] {summary.stopped}. The answers recorded so far are "
-                          "kept; rerun the same command (with a higher --max-cost, or none) to resume.",
-                          highlight=False, soft_wrap=True)
+        err_console.print(
+            f"[yellow]stopped before the budget:[/] {summary.stopped}. The answers recorded so far are "
+            "kept; rerun the same command (with a higher --max-cost, or none) to resume.",
+            highlight=False,
+            soft_wrap=True,
+        )
         raise typer.Exit(3)
     if summary.failed:
         console.print(f"[yellow]{summary.failed} failed questions[/] (answer recorded as failed, scored 0):")
@@ -208,8 +287,10 @@ def parse_prices(items: list[str]) -> dict[str, tuple[float, float]]:
         except ValueError:
             pair = (-1.0, -1.0)
         if not sep or not slash or not name.strip() or min(pair) < 0:
-            raise ValueError(f"--price {item!r}: expected MODEL=IN/OUT, USD per million input/output tokens "
-                             "(e.g. gpt-4.1-nano=0.10/0.40)")
+            raise ValueError(
+                f"--price {item!r}: expected MODEL=IN/OUT, USD per million input/output tokens "
+                "(e.g. gpt-4.1-nano=0.10/0.40)"
+            )
         out[name.strip().removeprefix("openai:")] = pair
     return out
 
@@ -232,9 +313,12 @@ def _warn_uncaptioned(missing: int) -> None:
     --captions-dir): caption-based methods then see only the image's file name. ``missing`` is the
     runner's count of distinct images looked up without a caption (manifest ``images_without_caption``)."""
     if missing:
-        err_console.print(f"[yellow]note:[/] {missing} images had no caption (shown by file name only); caption them "
-                          "with `h2hmem caption <dataset>` (add --captions-dir DIR and pass the same DIR to run)",
-                          highlight=False, soft_wrap=True)
+        err_console.print(
+            f"[yellow]note:[/] {missing} images had no caption (shown by file name only); caption them "
+            "with `h2hmem caption <dataset>` (add --captions-dir DIR and pass the same DIR to run)",
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 @app.command("methods")
@@ -250,13 +334,15 @@ def methods_cmd() -> None:
 def export_cmd(
     run_dir: Path = typer.Argument(..., help="A run directory (runs/<run-id>)."),
     format: str = typer.Option("official", "--format", help="official: per-session results_<method>.json files."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Output folder (default RUN_DIR/official)."),
+    out: Path | None = typer.Option(None, "--out", help="Output folder (default RUN_DIR/official)."),
 ) -> None:
     """Export predictions in the official per-session layout for the original scripts."""
     from ..run._export import export_official
 
     if format != "official":
-        raise fail(f"unknown format {format!r}; supported: official (for leaderboard files use `h2hmem submission export`)")
+        raise fail(
+            f"unknown format {format!r}; supported: official (for leaderboard files use `h2hmem submission export`)"
+        )
     if not (run_dir / "predictions.jsonl").is_file():
         raise fail(f"{run_dir}: no predictions.jsonl (is this a run directory?)")
     try:

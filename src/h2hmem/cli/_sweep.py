@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -15,15 +14,25 @@ _ACTIONS = ("run", "status", "schema")
 
 @app.command("sweep")
 def sweep_cmd(
-    action_or_spec: str = typer.Argument(..., metavar="[run|status|schema] SPEC",
-                                         help="A sweep file (.toml/.yaml/.json) to run; or 'status SPEC' to show its "
-                                              "progress; or 'schema' to print the file format's JSON Schema."),
-    spec_path: Optional[Path] = typer.Argument(None, hidden=True),
-    executor: Optional[str] = typer.Option(None, "--executor", help="local or ray (default: the spec's executor.kind)."),
-    address: Optional[str] = typer.Option(None, "--address", help="Ray cluster address (auto, ray://host:10001); "
-                                                                  "default: the spec's, else a local Ray instance."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="The grid's runs, their state and what the unfinished ones "
-                                                         "will cost (real prompts counted, nothing sent); runs nothing."),
+    action_or_spec: str = typer.Argument(
+        ...,
+        metavar="[run|status|schema] SPEC",
+        help="A sweep file (.toml/.yaml/.json) to run; or 'status SPEC' to show its "
+        "progress; or 'schema' to print the file format's JSON Schema.",
+    ),
+    spec_path: Path | None = typer.Argument(None, hidden=True),
+    executor: str | None = typer.Option(None, "--executor", help="local or ray (default: the spec's executor.kind)."),
+    address: str | None = typer.Option(
+        None,
+        "--address",
+        help="Ray cluster address (auto, ray://host:10001); default: the spec's, else a local Ray instance.",
+    ),
+    dry_run: bool = typer.Option(
+        False,
+        "--dry-run",
+        help="The grid's runs, their state and what the unfinished ones "
+        "will cost (real prompts counted, nothing sent); runs nothing.",
+    ),
     as_json: bool = typer.Option(False, "--json", help="status/dry-run: print JSON."),
 ) -> None:
     """Run a grid of runs (methods × models × presets × protocols × splits), evaluate them and write one
@@ -42,8 +51,13 @@ def sweep_cmd(
     try:
         spec, _ = load_spec(path)
         if executor or address:
-            spec = spec.model_copy(update={"executor": spec.executor.model_copy(
-                update={k: v for k, v in (("kind", executor), ("address", address)) if v})})
+            spec = spec.model_copy(
+                update={
+                    "executor": spec.executor.model_copy(
+                        update={k: v for k, v in (("kind", executor), ("address", address)) if v}
+                    )
+                }
+            )
             if spec.executor.kind not in ("local", "ray"):
                 raise fail(f"--executor must be local or ray, not {spec.executor.kind!r}")
         from ..sweep import expand_grid, sweep_status
@@ -83,8 +97,18 @@ def _print_status(status, as_json: bool, title: str) -> None:
     for col in ("method", "model", "preset", "protocol", "split", "state", "answered", "failed", "evaluated", "cost $"):
         t.add_column(col, justify="right" if col in ("answered", "failed", "cost $") else "left")
     for s in status:
-        t.add_row(s.method, s.model, s.preset, s.protocol, s.split, s.state, f"{s.recorded}/{s.questions}",
-                  str(s.failed), "yes" if s.evaluated else "no", f"{s.cost_usd:.4f}")
+        t.add_row(
+            s.method,
+            s.model,
+            s.preset,
+            s.protocol,
+            s.split,
+            s.state,
+            f"{s.recorded}/{s.questions}",
+            str(s.failed),
+            "yes" if s.evaluated else "no",
+            f"{s.cost_usd:.4f}",
+        )
     console.print(t)
     done = sum(s.state == "done" for s in status)
     console.print(f"{done}/{len(status)} runs done, {sum(s.evaluated for s in status)} evaluated")
@@ -99,8 +123,11 @@ def _print_estimates(spec, as_json: bool) -> None:
     except (DatasetError, ValueError, FileNotFoundError) as e:
         raise fail(str(e))
     if as_json:
-        typer.echo(json.dumps([{"run_id": c.run_id, **e.model_dump(), "total": e.total.model_dump()}
-                               for c, e in estimates], indent=1))
+        typer.echo(
+            json.dumps(
+                [{"run_id": c.run_id, **e.model_dump(), "total": e.total.model_dump()} for c, e in estimates], indent=1
+            )
+        )
         return
     from rich.table import Table
 
@@ -113,8 +140,16 @@ def _print_estimates(spec, as_json: bool) -> None:
         unpriced.update(e.unpriced)
         total_cost += s.cost_usd or 0.0
         total_max += s.cost_usd_max or 0.0
-        t.add_row(c.run_id, f"{s.calls:,}", f"{s.prompt_tokens:,}", "?" if s.cost_usd is None else f"{s.cost_usd:.4f}",
-                  "?" if s.cost_usd_max is None else f"{s.cost_usd_max:.4f}", f"{s.cached_calls:,}")
+        t.add_row(
+            c.run_id,
+            f"{s.calls:,}",
+            f"{s.prompt_tokens:,}",
+            "?" if s.cost_usd is None else f"{s.cost_usd:.4f}",
+            "?" if s.cost_usd_max is None else f"{s.cost_usd_max:.4f}",
+            f"{s.cached_calls:,}",
+        )
     console.print(t)
-    console.print(f"total: ${total_cost:.4f} estimated, ${total_max:.4f} at most"
-                  + (f"; no price for {', '.join(sorted(unpriced))} (counted as ?)" if unpriced else ""))
+    console.print(
+        f"total: ${total_cost:.4f} estimated, ${total_max:.4f} at most"
+        + (f"; no price for {', '.join(sorted(unpriced))} (counted as ?)" if unpriced else "")
+    )

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -19,8 +18,9 @@ def view_cmd(
     run_dirs: list[Path] = typer.Argument(..., help="Run directories (each holds predictions.jsonl)."),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to bind (default: this machine only)."),
     port: int = typer.Option(8765, "--port", min=1, max=65535, help="Port."),
-    data: Optional[Path] = typer.Option(None, "--data", help="Dataset root for evidence turns and images "
-                                                             "(default: each run's manifest data_root)."),
+    data: Path | None = typer.Option(
+        None, "--data", help="Dataset root for evidence turns and images (default: each run's manifest data_root)."
+    ),
 ) -> None:
     """Browse runs in a local web viewer: questions with filters, evidence turns, prompts and replies."""
     from ..view import create_viewer_app
@@ -34,8 +34,10 @@ def view_cmd(
         raise fail(str(e))
     import uvicorn
 
-    console.print(f"viewer on http://{host}:{port}/ ({len(run_dirs)} run{'s' if len(run_dirs) != 1 else ''}); "
-                  "Ctrl-C stops it", highlight=False)
+    console.print(
+        f"viewer on http://{host}:{port}/ ({len(run_dirs)} run{'s' if len(run_dirs) != 1 else ''}); Ctrl-C stops it",
+        highlight=False,
+    )
     uvicorn.run(viewer, host=host, port=port, log_level="warning")
 
 
@@ -58,14 +60,35 @@ def runs_list_cmd(
         typer.echo(json.dumps([i.as_json() for i in infos], ensure_ascii=False, indent=1))
         return
     table = Table(title=f"Runs in {out}", title_justify="left")
-    for name, justify in (("id", "left"), ("method", "left"), ("model", "left"), ("preset", "left"),
-                          ("status", "left"), ("answered", "right"), ("failed", "right"), ("headline", "right")):
+    for name, justify in (
+        ("id", "left"),
+        ("method", "left"),
+        ("model", "left"),
+        ("preset", "left"),
+        ("status", "left"),
+        ("answered", "right"),
+        ("failed", "right"),
+        ("headline", "right"),
+    ):
         table.add_column(name, justify=justify, overflow="fold")  # type: ignore[arg-type]
     for i in infos:
         total = f"/{i.questions}" if i.questions is not None else ""
         score = "not scored" if i.score is None else f"{i.metric} {i.score:.3f}" + (" (stale)" if i.stale else "")
-        table.add_row(*(Text(str(x)) for x in (i.run_id, i.method, i.model, i.preset or "–", i.status,
-                                               f"{i.answered}{total}", i.failed, score)))
+        table.add_row(
+            *(
+                Text(str(x))
+                for x in (
+                    i.run_id,
+                    i.method,
+                    i.model,
+                    i.preset or "–",
+                    i.status,
+                    f"{i.answered}{total}",
+                    i.failed,
+                    score,
+                )
+            )
+        )
     console.print(table)
     if not infos:
         console.print(f"no runs in {out}", style="dim", highlight=False)

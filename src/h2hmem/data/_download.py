@@ -30,8 +30,14 @@ class DownloadError(RuntimeError):
     """The dataset could not be downloaded (offline, unknown repository or revision, bad layout)."""
 
 
-def download_dataset(dest: Path, *, repo_id: str = DEFAULT_REPO_ID, revision: str | None = None,
-                     endpoint: str | None = None, token: str | bool | None = None) -> Path:
+def download_dataset(
+    dest: Path,
+    *,
+    repo_id: str = DEFAULT_REPO_ID,
+    revision: str | None = None,
+    endpoint: str | None = None,
+    token: str | bool | None = None,
+) -> Path:
     """Download the H2HMem dataset into ``dest`` and return ``dest`` (the dataset root).
 
     Args:
@@ -47,8 +53,13 @@ def download_dataset(dest: Path, *, repo_id: str = DEFAULT_REPO_ID, revision: st
             exist or needs a token, or the download holds no ``dyadic/`` / ``multi-party/`` folder.
     """
     from huggingface_hub import snapshot_download
-    from huggingface_hub.errors import (GatedRepoError, HfHubHTTPError, LocalEntryNotFoundError,
-                                        RepositoryNotFoundError, RevisionNotFoundError)
+    from huggingface_hub.errors import (
+        GatedRepoError,
+        HfHubHTTPError,
+        LocalEntryNotFoundError,
+        RepositoryNotFoundError,
+        RevisionNotFoundError,
+    )
 
     dest = Path(dest)
     # huggingface_hub reads HF_ENDPOINT once at import; read it per call so it can be changed later.
@@ -60,19 +71,29 @@ def download_dataset(dest: Path, *, repo_id: str = DEFAULT_REPO_ID, revision: st
     dest.mkdir(parents=True, exist_ok=True)
     where = endpoint or "the Hugging Face Hub"
     try:
-        snapshot_download(repo_id, repo_type="dataset", revision=revision, endpoint=endpoint, token=token,
-                          local_dir=dest, allow_patterns=_PATTERNS,
-                          cache_dir=dest / ".cache" / "huggingface" / "hub")
+        snapshot_download(
+            repo_id,
+            repo_type="dataset",
+            revision=revision,
+            endpoint=endpoint,
+            token=token,
+            local_dir=dest,
+            allow_patterns=_PATTERNS,
+            cache_dir=dest / ".cache" / "huggingface" / "hub",
+        )
     except RevisionNotFoundError:
         raise DownloadError(f"revision {revision!r} does not exist in dataset {repo_id} on {where}") from None
     except (RepositoryNotFoundError, GatedRepoError):
-        raise DownloadError(f"dataset {repo_id} not found on {where}, or it needs a token (--token / HF_TOKEN)") \
-            from None
+        raise DownloadError(
+            f"dataset {repo_id} not found on {where}, or it needs a token (--token / HF_TOKEN)"
+        ) from None
     except LocalEntryNotFoundError as e:
         cause = e.__cause__ or e
-        raise DownloadError(f"cannot reach {where} to download {repo_id} (offline? "
-                            f"{type(cause).__name__}: {str(cause).splitlines()[0] if str(cause) else ''}). "
-                            "Check the network, or point --endpoint / HF_ENDPOINT at a mirror.") from None
+        raise DownloadError(
+            f"cannot reach {where} to download {repo_id} (offline? "
+            f"{type(cause).__name__}: {str(cause).splitlines()[0] if str(cause) else ''}). "
+            "Check the network, or point --endpoint / HF_ENDPOINT at a mirror."
+        ) from None
     except HfHubHTTPError as e:
         raise DownloadError(f"downloading {repo_id} from {where} failed: {str(e).splitlines()[0]}") from None
     except OSError as e:
@@ -104,5 +125,6 @@ def _flatten(dest: Path, repo_id: str) -> None:
     try:
         find_root(dest)
     except FileNotFoundError:
-        raise DownloadError(f"dataset {repo_id} holds no 'dyadic/' or 'multi-party/' folder "
-                            "(at its top level or under 'dataset/')") from None
+        raise DownloadError(
+            f"dataset {repo_id} holds no 'dyadic/' or 'multi-party/' folder (at its top level or under 'dataset/')"
+        ) from None

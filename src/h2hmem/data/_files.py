@@ -41,7 +41,7 @@ def read_json(path: Path, root: Path, log: IssueLog) -> Any | None:
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
-        log.error("not-utf8", name, f"not valid UTF-8 (byte {e.start}: {data[e.start:e.start + 1]!r})")
+        log.error("not-utf8", name, f"not valid UTF-8 (byte {e.start}: {data[e.start : e.start + 1]!r})")
         return None
     if not text.strip():
         log.error("invalid-json", name, "file is empty")
@@ -57,8 +57,12 @@ def read_json(path: Path, root: Path, log: IssueLog) -> Any | None:
     if _SURROGATE_ESCAPE.search(text):
         data, bad = replace_surrogates(data)
         for where in bad[:5]:
-            log.warning("invalid-unicode", name, "text holds an unpaired UTF-16 surrogate escape (\\udXXX); "
-                        "replaced by U+FFFD", field=where or None)
+            log.warning(
+                "invalid-unicode",
+                name,
+                "text holds an unpaired UTF-16 surrogate escape (\\udXXX); replaced by U+FFFD",
+                field=where or None,
+            )
         if len(bad) > 5:
             log.warning("invalid-unicode", name, f"… and {len(bad) - 5} more strings with unpaired surrogates")
     return data
@@ -132,7 +136,7 @@ def field_errors(prefix: str, errors: list[dict[str, Any]]) -> list[tuple[str | 
     for path, msgs in merged.items():
         head = "Input should be "
         if len(msgs) > 1 and all(m.startswith(head) for m in msgs):
-            text = head + " or ".join(m[len(head):] for m in msgs)
+            text = head + " or ".join(m[len(head) :] for m in msgs)
         else:
             text = "; ".join(msgs)
         out.append((path or None, text))

@@ -14,7 +14,6 @@ import datetime as dt
 import re
 from collections import defaultdict
 from pathlib import Path
-
 from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -88,7 +87,9 @@ def load_dataset(root: str | Path, split: str = "all", *, strict: bool = True, l
     return Dataset(root=base.resolve(), dialogues=tuple(dialogues))
 
 
-def _numbered_dirs(parent: Path, pattern: re.Pattern[str], root: Path, log: IssueLog, kind: str) -> list[tuple[int, Path]]:
+def _numbered_dirs(
+    parent: Path, pattern: re.Pattern[str], root: Path, log: IssueLog, kind: str
+) -> list[tuple[int, Path]]:
     found: dict[int, Path] = {}
     for child in sorted(parent.iterdir()):
         if not child.is_dir():
@@ -99,8 +100,11 @@ def _numbered_dirs(parent: Path, pattern: re.Pattern[str], root: Path, log: Issu
             continue
         n = int(m.group(1))
         if n in found:
-            log.error(f"duplicate-{kind}-number", rel(child, root),
-                      f"{kind} number {n} also used by {found[n].name}; both ignored is unsafe, keeping {found[n].name}")
+            log.error(
+                f"duplicate-{kind}-number",
+                rel(child, root),
+                f"{kind} number {n} also used by {found[n].name}; both ignored is unsafe, keeping {found[n].name}",
+            )
             continue
         found[n] = child
     return sorted(found.items())
@@ -174,9 +178,19 @@ def _load_session(root: Path, sdir: Path, k: int, log: IssueLog) -> Session:
     if raw.timeline_date is None:
         log.warning("missing-date", fname, "no timeline_date", field="timeline_date")
     elif date is None:
-        log.warning("bad-date", fname, f"timeline_date {raw.timeline_date!r} does not start with YYYY-MM-DD", field="timeline_date")
+        log.warning(
+            "bad-date",
+            fname,
+            f"timeline_date {raw.timeline_date!r} does not start with YYYY-MM-DD",
+            field="timeline_date",
+        )
     elif raw.timeline_date != _DATE.match(raw.timeline_date).group(0):
-        log.warning("odd-date", fname, f"timeline_date {raw.timeline_date!r} has extra text; using {date}", field="timeline_date")
+        log.warning(
+            "odd-date",
+            fname,
+            f"timeline_date {raw.timeline_date!r} has extra text; using {date}",
+            field="timeline_date",
+        )
     turns: list[Turn] = []
     if not raw.dialogue:
         log.warning("empty-session", fname, "session has no turns", field="dialogue")
@@ -193,11 +207,20 @@ def _load_session(root: Path, sdir: Path, k: int, log: IssueLog) -> Session:
             log.warning("empty-speaker", fname, "turn has an empty role", field=f"{field}.role")
         turns.append(Turn(index=i, speaker=t.role, text=t.content.text, image=image))
     label = None if raw.session_id is None else str(raw.session_id)
-    return Session(name=name, number=k, label=label, date=date, raw_date=raw.timeline_date,
-                   title=raw.session_title, turns=tuple(turns))
+    return Session(
+        name=name,
+        number=k,
+        label=label,
+        date=date,
+        raw_date=raw.timeline_date,
+        title=raw.session_title,
+        turns=tuple(turns),
+    )
 
 
-def resolve_image(root: Path, scenes: Path, own_session: str, value: str, log: IssueLog, file: str, field: str) -> ImageRef | None:
+def resolve_image(
+    root: Path, scenes: Path, own_session: str, value: str, log: IssueLog, file: str, field: str
+) -> ImageRef | None:
     """Resolve one image name in any of its forms to an :class:`ImageRef`.
 
     Forms: a bare file name (``"1.png"``: an image of ``own_session``) or ``"sessionK/<file>"``
@@ -216,7 +239,9 @@ def resolve_image(root: Path, scenes: Path, own_session: str, value: str, log: I
     if m:
         session, fname = m.group(1), m.group(2)
     elif "/" in value or "\\" in value:
-        log.error("bad-image-name", file, f"image name {value!r} is neither '<file>' nor 'sessionK/<file>'", field=field)
+        log.error(
+            "bad-image-name", file, f"image name {value!r} is neither '<file>' nor 'sessionK/<file>'", field=field
+        )
         return None
     else:
         session, fname = own_session, value
@@ -226,7 +251,12 @@ def resolve_image(root: Path, scenes: Path, own_session: str, value: str, log: I
         return ImageRef(session=session, file=fname)
     real = path.resolve()
     if not real.is_relative_to(root.resolve()):
-        log.error("unsafe-image-path", file, f"image {session}/{fname} is a link to {real}, outside the dataset root", field=field)
+        log.error(
+            "unsafe-image-path",
+            file,
+            f"image {session}/{fname} is a link to {real}, outside the dataset root",
+            field=field,
+        )
         return ImageRef(session=session, file=fname)
     if path.stat().st_size == 0:
         log.warning("empty-image", file, f"image {session}/{fname} is a zero-byte file", field=field)
@@ -250,8 +280,17 @@ def _unreadable_image(path: Path) -> str | None:
     return None
 
 
-def _load_questions(root: Path, split: str, dialogue: str, scenes: Path, sname: str, qf: Path,
-                    sessions: dict[str, Session], by_label: dict[str, str], log: IssueLog) -> list[Question]:
+def _load_questions(
+    root: Path,
+    split: str,
+    dialogue: str,
+    scenes: Path,
+    sname: str,
+    qf: Path,
+    sessions: dict[str, Session],
+    by_label: dict[str, str],
+    log: IssueLog,
+) -> list[Question]:
     data = read_json(qf, root, log)
     if data is None:
         return []
@@ -274,38 +313,66 @@ def _load_questions(root: Path, split: str, dialogue: str, scenes: Path, sname: 
             try:
                 main = parse_main_category(rq.question_type.main_type)
                 if main != task.main_category:
-                    log.warning("category-mismatch", fname,
-                                f"main_type {rq.question_type.main_type!r} disagrees with sub-type {task.value} "
-                                f"({task.main_category.value}); using the sub-type's", field=f"{field}.question_type.main_type")
+                    log.warning(
+                        "category-mismatch",
+                        fname,
+                        f"main_type {rq.question_type.main_type!r} disagrees with sub-type {task.value} "
+                        f"({task.main_category.value}); using the sub-type's",
+                        field=f"{field}.question_type.main_type",
+                    )
             except UnknownLabelError as e:
-                log.error("unknown-main-category", fname, f"question {idx}: {e}", field=f"{field}.question_type.main_type")
+                log.error(
+                    "unknown-main-category", fname, f"question {idx}: {e}", field=f"{field}.question_type.main_type"
+                )
                 continue
         try:
             difficulty = parse_difficulty(rq.difficulty)
         except UnknownLabelError as e:
-            log.warning("unknown-difficulty", fname, f"question {idx}: {e}; counted as unknown", field=f"{field}.difficulty")
+            log.warning(
+                "unknown-difficulty", fname, f"question {idx}: {e}; counted as unknown", field=f"{field}.difficulty"
+            )
             difficulty = "unknown"
         if not rq.question.text.strip():
             log.warning("empty-text", fname, f"question {idx} has empty text", field=f"{field}.question.text")
         if not rq.original_answer.strip():
-            log.warning("empty-gold", fname, f"question {idx} has an empty original_answer", field=f"{field}.original_answer")
+            log.warning(
+                "empty-gold", fname, f"question {idx} has an empty original_answer", field=f"{field}.original_answer"
+            )
         if rq.validated is False:
-            log.warning("unvalidated-question", fname, f"question {idx} is marked validated: false (kept)", field=f"{field}.validated")
+            log.warning(
+                "unvalidated-question",
+                fname,
+                f"question {idx} is marked validated: false (kept)",
+                field=f"{field}.validated",
+            )
         images = _question_images(root, scenes, sname, rq.question.image, log, fname, f"{field}.question.image")
         raw_sessions = (rq.answer_session,) if isinstance(rq.answer_session, str) else tuple(rq.answer_session)
         resolved = _answer_sessions(raw_sessions, sessions, by_label, log, fname, f"{field}.answer_session")
-        out.append(Question(
-            id=f"{split}/{dialogue}/{sname}/q{idx}", split=split, dialogue=dialogue, session=sname, index=idx,
-            text=rq.question.text, images=tuple(images), gold=rq.original_answer,
-            answer_sessions=tuple(resolved), raw_answer_sessions=raw_sessions, task_type=task,
-            main_category=task.main_category, difficulty=difficulty, validated=rq.validated,
-            original_question_id=rq.original_question_id,
-        ))
+        out.append(
+            Question(
+                id=f"{split}/{dialogue}/{sname}/q{idx}",
+                split=split,
+                dialogue=dialogue,
+                session=sname,
+                index=idx,
+                text=rq.question.text,
+                images=tuple(images),
+                gold=rq.original_answer,
+                answer_sessions=tuple(resolved),
+                raw_answer_sessions=raw_sessions,
+                task_type=task,
+                main_category=task.main_category,
+                difficulty=difficulty,
+                validated=rq.validated,
+                original_question_id=rq.original_question_id,
+            )
+        )
     return out
 
 
-def _question_images(root: Path, scenes: Path, sname: str, value: str | list[str] | None, log: IssueLog,
-                     file: str, field: str) -> list[ImageRef]:
+def _question_images(
+    root: Path, scenes: Path, sname: str, value: str | list[str] | None, log: IssueLog, file: str, field: str
+) -> list[ImageRef]:
     if not value:
         return []
     parts = value if isinstance(value, list) else value.split(",")
@@ -317,8 +384,9 @@ def _question_images(root: Path, scenes: Path, sname: str, value: str | list[str
     return refs
 
 
-def _answer_sessions(raw: tuple[str, ...], sessions: dict[str, Session], by_label: dict[str, str],
-                     log: IssueLog, file: str, field: str) -> list[str]:
+def _answer_sessions(
+    raw: tuple[str, ...], sessions: dict[str, Session], by_label: dict[str, str], log: IssueLog, file: str, field: str
+) -> list[str]:
     """Map ``answer_session`` entries to session folder names; ``session0`` names no evidence."""
     out: list[str] = []
     for label in raw:
@@ -329,10 +397,17 @@ def _answer_sessions(raw: tuple[str, ...], sessions: dict[str, Session], by_labe
         if name is None and (m := _SESSION_LABEL.match(label)):
             name = f"session{int(m.group(2))}"
         if name is None or name not in sessions:
-            log.warning("unknown-answer-session", file, f"answer_session {label!r} names no session of this dialogue", field=field)
+            log.warning(
+                "unknown-answer-session",
+                file,
+                f"answer_session {label!r} names no session of this dialogue",
+                field=field,
+            )
             continue
         if sessions[name].absent:
-            log.warning("absent-answer-session", file, f"answer_session {label!r} is absent (no session.json)", field=field)
+            log.warning(
+                "absent-answer-session", file, f"answer_session {label!r} is absent (no session.json)", field=field
+            )
         if name not in out:
             out.append(name)
     return out
@@ -360,4 +435,6 @@ def _check_speakers(root: Path, ddir: Path, sessions: list[Session], log: IssueL
             variants[_speaker_key(t.speaker)].add(t.speaker)
     for names in variants.values():
         if len(names) > 1:
-            log.warning("speaker-variants", rel(ddir, root), f"speaker names that look like one person: {sorted(names)}")
+            log.warning(
+                "speaker-variants", rel(ddir, root), f"speaker names that look like one person: {sorted(names)}"
+            )

@@ -118,18 +118,19 @@ def plan_dataset(scale: str, rng: random.Random) -> list[DialoguePlan]:
             per_dia = _jitter(per_dia, rng, 2, 11, 17)
         n_ses = sum(per_dia)
         img_mean = size["images"] / size["sessions"]
-        images = _jitter(_spread(size["images"] * mult, n_ses, rng), rng, 2, max(0, int(img_mean) - 2),
-                         int(img_mean) + 3)
+        images = _jitter(
+            _spread(size["images"] * mult, n_ses, rng), rng, 2, max(0, int(img_mean) - 2), int(img_mean) + 3
+        )
         # every session gets room for its image episodes plus 8 turns (app, knowledge updates,
         # habit), and the remaining turns are spread on top
         floor = [2 * i + 8 for i in images]
         extra = _spread(size["turns"] * mult - sum(floor), n_ses, rng)
-        turns = [f + e for f, e in zip(floor, _jitter(extra, rng, 4, 0, 10 ** 6))]
+        turns = [f + e for f, e in zip(floor, _jitter(extra, rng, 4, 0, 10**6))]
         questions = _spread(size["questions"] * mult, n_dia, rng)
         pos = 0
         for d in range(n_dia):
             pool = round(questions[d] * POOL_SHARE[split])
-            per_ses = _jitter(_spread(questions[d] - pool, per_dia[d], rng), rng, 1, 3, 10 ** 6)
+            per_ses = _jitter(_spread(questions[d] - pool, per_dia[d], rng), rng, 1, 3, 10**6)
             sessions = [SessionPlan(turns[pos + i], images[pos + i], per_ses[i]) for i in range(per_dia[d])]
             pos += per_dia[d]
             plans.append(DialoguePlan(split, d + 1, sessions, pool))
@@ -163,20 +164,38 @@ def synthesize_dataset(out: Path, scale: str = "small", seed: int = 0, *, progre
     params = {"scale": scale, "seed": seed}
     _claim(out, params)
     rng = random.Random(f"h2hmem-synth:{seed}:{scale}")
-    drafts = [compose_dialogue(random.Random(f"h2hmem-synth:{seed}:{p.split}:{p.number}"), p)
-              for p in plan_dataset(scale, rng)]
-    meta: dict[str, Any] = {"generator": "h2hmem.data.synthesize_dataset", "format_version": 1, **params,
-                            "counts": _counts(drafts), "images": {}, "questions": {}}
+    drafts = [
+        compose_dialogue(random.Random(f"h2hmem-synth:{seed}:{p.split}:{p.number}"), p)
+        for p in plan_dataset(scale, rng)
+    ]
+    meta: dict[str, Any] = {
+        "generator": "h2hmem.data.synthesize_dataset",
+        "format_version": 1,
+        **params,
+        "counts": _counts(drafts),
+        "images": {},
+        "questions": {},
+    }
     total = sum(1 + sum(t.card is not None for t in s.turns) for d in drafts for s in d.sessions)
-    with Progress(TextColumn("[bold]synth[/] {task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), disable=not progress) as bar:
+    with Progress(
+        TextColumn("[bold]synth[/] {task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        disable=not progress,
+    ) as bar:
         task = bar.add_task(f"{scale} (seed {seed})", total=total)
         for d in drafts:
             _write_dialogue(out, d, meta, lambda n: bar.advance(task, n))
     _write(out / META_FILE, _dumps(meta))
     (out / _MARKER).unlink(missing_ok=True)
-    return {"root": str(out), **params, "splits": meta["counts"]["splits"],
-            "task_types": meta["counts"]["task_types"], "seconds": round(time.perf_counter() - t0, 2)}
+    return {
+        "root": str(out),
+        **params,
+        "splits": meta["counts"]["splits"],
+        "task_types": meta["counts"]["task_types"],
+        "seconds": round(time.perf_counter() - t0, 2),
+    }
 
 
 def _claim(out: Path, params: dict) -> None:
@@ -190,8 +209,10 @@ def _claim(out: Path, params: dict) -> None:
             except (OSError, ValueError):
                 old = {}
             if {k: old.get(k) for k in params} != params:
-                raise FileExistsError(f"{out} holds a synthetic dataset with scale={old.get('scale')!r}, "
-                                      f"seed={old.get('seed')!r}; choose an empty folder")
+                raise FileExistsError(
+                    f"{out} holds a synthetic dataset with scale={old.get('scale')!r}, "
+                    f"seed={old.get('seed')!r}; choose an empty folder"
+                )
             break
     else:
         if out.is_dir() and any(out.iterdir()):
@@ -235,29 +256,49 @@ def _write_dialogue(out: Path, d: DialogueDraft, meta: dict, advance) -> None:
     group = d.split == "multi-party"
     for s in d.sessions:
         sdir = scenes / s.name
-        dialogue = [{"role": t.speaker, "content": {"image": t.card.file if t.card else "", "text": t.text}}
-                    for t in s.turns]
+        dialogue = [
+            {"role": t.speaker, "content": {"image": t.card.file if t.card else "", "text": t.text}} for t in s.turns
+        ]
         for t in s.turns:
             if t.card is None:
                 continue
             _write(sdir / "image" / t.card.file, render_card(t.card))
             c = t.card
             meta["images"][f"{d.split}/{dname}/{s.name}/{c.file}"] = {
-                "kind": c.kind, "title": c.title, "lines": c.lines, "text": c.text, "caption": c.caption}
+                "kind": c.kind,
+                "title": c.title,
+                "lines": c.lines,
+                "text": c.text,
+                "caption": c.caption,
+            }
             advance(1)
         if group:
             images = [t.card.file for t in s.turns if t.card]
             phrases = [e.phrase for e in s.events]
-            body = {"session_id": f"S{d.number}-{s.number}", "group_id": d.group, "target_turns": len(s.turns),
-                    "actual_turns": len(s.turns), "dialogue": dialogue,
-                    "meta": {"images_used": images, "full_summary": "对话开始。\n" + "; ".join(phrases),
-                             "resolved_events": phrases[:-1], "active_events": phrases[-1:]},
-                    "timeline_date": s.raw_date}
+            body = {
+                "session_id": f"S{d.number}-{s.number}",
+                "group_id": d.group,
+                "target_turns": len(s.turns),
+                "actual_turns": len(s.turns),
+                "dialogue": dialogue,
+                "meta": {
+                    "images_used": images,
+                    "full_summary": "对话开始。\n" + "; ".join(phrases),
+                    "resolved_events": phrases[:-1],
+                    "active_events": phrases[-1:],
+                },
+                "timeline_date": s.raw_date,
+            }
         else:
             topic, zh, title = d.theme
-            body = {"session_id": f"{topic}_{d.number}_{s.number:02d}", "session_title": s.title,
-                    "theme": f"{zh}-{title}", "generated_at": f"{s.date.isoformat()}T10:00:00.000000",
-                    "dialogue": dialogue, "timeline_date": s.raw_date}
+            body = {
+                "session_id": f"{topic}_{d.number}_{s.number:02d}",
+                "session_title": s.title,
+                "theme": f"{zh}-{title}",
+                "generated_at": f"{s.date.isoformat()}T10:00:00.000000",
+                "dialogue": dialogue,
+                "timeline_date": s.raw_date,
+            }
         _write(sdir / "session.json", _dumps(body))
         _write(sdir / "questions.json", _dumps(_questions_file(d, s.name, s.number, s.questions, meta)))
         advance(1)
@@ -266,24 +307,44 @@ def _write_dialogue(out: Path, d: DialogueDraft, meta: dict, advance) -> None:
 
 def _questions_file(d: DialogueDraft, sname: str, number: int, qs: list[QDraft], meta: dict) -> dict:
     info = {"session_name": sname, "session_number": number, "dialogue_name": f"Dialogue {d.number}"}
-    metadata = {"generated_at": GENERATED_AT, **info, "model": "h2hmem-synth", "version": "1.0",
-                "question_format": "object_format"}
+    metadata = {
+        "generated_at": GENERATED_AT,
+        **info,
+        "model": "h2hmem-synth",
+        "version": "1.0",
+        "question_format": "object_format",
+    }
     if number == 0:
         metadata["source"] = "converted_from_cross_session"
     items = []
     for i, q in enumerate(qs):
         task = TaskType[q.task]
         sessions = list(dict.fromkeys(t.session for t, _ in q.evidence)) or [sname]
-        item = {"question": {"image": q.image, "text": q.text}, "original_answer": q.gold,
-                "answer_session": sessions, "answer_dialogue": f"dialogue{d.number}",
-                "question_type": {"main_type": task.main_category.value, "sub_type": _SUB_TYPE.get(task, task.value)},
-                "difficulty": q.difficulty, "validation_notes": TYPE_NOTES[q.task], "generated_at": GENERATED_AT,
-                "validated": True}
+        item = {
+            "question": {"image": q.image, "text": q.text},
+            "original_answer": q.gold,
+            "answer_session": sessions,
+            "answer_dialogue": f"dialogue{d.number}",
+            "question_type": {"main_type": task.main_category.value, "sub_type": _SUB_TYPE.get(task, task.value)},
+            "difficulty": q.difficulty,
+            "validation_notes": TYPE_NOTES[q.task],
+            "generated_at": GENERATED_AT,
+            "validated": True,
+        }
         if number == 0:
             item["original_question_id"] = f"CSQ{i + 1:03d}"
         items.append(item)
         meta["questions"][f"{d.split}/dialogue{d.number}/{sname}/q{i}"] = {
-            "task": q.task, "gold_parts": q.gold_parts,
-            "evidence": [{"session": t.session, "turn": t.index, "source": src,
-                          **({"image": t.card.file} if src == "image" and t.card else {})} for t, src in q.evidence]}
+            "task": q.task,
+            "gold_parts": q.gold_parts,
+            "evidence": [
+                {
+                    "session": t.session,
+                    "turn": t.index,
+                    "source": src,
+                    **({"image": t.card.file} if src == "image" and t.card else {}),
+                }
+                for t, src in q.evidence
+            ],
+        }
     return {"metadata": metadata, "session_info": info, "questions": items}

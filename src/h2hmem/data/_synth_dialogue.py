@@ -28,9 +28,19 @@ ONCE_PER_SESSION = ("app", "vet")
 MAX_KR_PER_SESSION = 2
 """At most two knowledge updates in one session, so a session of ``2 × images + 8`` turns always
 has room for them (see :func:`._synth.plan_dataset`)."""
-TITLES = {"receipt": "New Purchase", "ticket": "Night Out", "menu": "Dinner Plans", "app": "A New App",
-          "parcel": "Waiting for a Parcel", "vet": "Vet Visit", "poster": "Weekend Invitation", "pet": "Pet News",
-          "habit": "Daily Habits", "kr_intro": "Catching Up", "kr_update": "Things Change"}
+TITLES = {
+    "receipt": "New Purchase",
+    "ticket": "Night Out",
+    "menu": "Dinner Plans",
+    "app": "A New App",
+    "parcel": "Waiting for a Parcel",
+    "vet": "Vet Visit",
+    "poster": "Weekend Invitation",
+    "pet": "Pet News",
+    "habit": "Daily Habits",
+    "kr_intro": "Catching Up",
+    "kr_update": "Things Change",
+}
 
 
 @dataclass
@@ -147,8 +157,13 @@ def _kr_schedule(rng: random.Random, people: list[str], n_sessions: int) -> dict
         if steps < 2:
             break
         sessions = sorted(rng.sample(free, steps))
-        chain = {"owner": rng.choice(people), "item": item, "values": rng.sample(item[3], steps),
-                 "sessions": sessions, "turns": []}
+        chain = {
+            "owner": rng.choice(people),
+            "item": item,
+            "values": rng.sample(item[3], steps),
+            "sessions": sessions,
+            "turns": [],
+        }
         for i, k in enumerate(sessions):
             out.setdefault(k, []).append(("kr_intro" if i == 0 else "kr_update", chain, i))
     return out
@@ -201,14 +216,24 @@ def compose_dialogue(rng: random.Random, plan: DialoguePlan) -> DialogueDraft:
         cands = s.questions
         s.questions = _select(rng, cands, sp.questions, QUESTION_CYCLE, world, s.date.isoformat())
         s.unused = [q for q in cands if all(q is not x for x in s.questions)]
-    pool = _select(rng, _pool_candidates(rng, sessions, list(chains.values())), plan.pool_questions, POOL_CYCLE,
-                   world, None)
-    return DialogueDraft(plan.split, plan.number, people, theme, f"G{plan.number:02d}_{rng.choice(V.GROUPS)}",
-                         sessions, pool)
+    pool = _select(
+        rng, _pool_candidates(rng, sessions, list(chains.values())), plan.pool_questions, POOL_CYCLE, world, None
+    )
+    return DialogueDraft(
+        plan.split, plan.number, people, theme, f"G{plan.number:02d}_{rng.choice(V.GROUPS)}", sessions, pool
+    )
 
 
-def _compose_session(rng: random.Random, world: World, group: bool, k: int, plan: SessionPlan, date: dt.date,
-                     raw: str, forced: list[tuple]) -> SessionDraft:
+def _compose_session(
+    rng: random.Random,
+    world: World,
+    group: bool,
+    k: int,
+    plan: SessionPlan,
+    date: dt.date,
+    raw: str,
+    forced: list[tuple],
+) -> SessionDraft:
     name = f"session{k}"
     counter = [0]
 
@@ -250,15 +275,29 @@ def _compose_session(rng: random.Random, world: World, group: bool, k: int, plan
     for i, t in enumerate(turns):
         t.session, t.index = name, i
         if t.card is not None:
-            questions.append(QDraft(
-                "CRR", f"Based on the conversation on {ctx.date}, find the image showing "
-                f"{t.card.caption[0].lower()}{t.card.caption[1:].rstrip('.')}. Provide the session number and "
-                "image file name.", f"{t.card.file} in {name}", "medium", [(t, "text")]))
+            questions.append(
+                QDraft(
+                    "CRR",
+                    f"Based on the conversation on {ctx.date}, find the image showing "
+                    f"{t.card.caption[0].lower()}{t.card.caption[1:].rstrip('.')}. Provide the session number and "
+                    "image file name.",
+                    f"{t.card.file} in {name}",
+                    "medium",
+                    [(t, "text")],
+                )
+            )
     if len(events) >= 2:
         e1, e2 = rng.sample(events, 2)
         first = e1 if e1.turn.index < e2.turn.index else e2
-        questions.append(QDraft("TR", f"In the conversation on {ctx.date}, which came first: \"{e1.phrase}\" or "
-                                f"\"{e2.phrase}\"?", first.phrase, "medium", [(e1.turn, "text"), (e2.turn, "text")]))
+        questions.append(
+            QDraft(
+                "TR",
+                f'In the conversation on {ctx.date}, which came first: "{e1.phrase}" or "{e2.phrase}"?',
+                first.phrase,
+                "medium",
+                [(e1.turn, "text"), (e2.turn, "text")],
+            )
+        )
     title = TITLES[kinds[0][0]] if kinds else "Small Talk"
     return SessionDraft(name, k, date, raw, title, turns, questions, events)
 
@@ -293,14 +332,35 @@ def _kr_questions(rng: random.Random, chain: dict, sessions: list[SessionDraft])
     owner, subject, latest = chain["owner"], chain["item"][0], chain["values"][-1]
     last = sessions[chain["sessions"][-1] - 1]
     ev = [(t, "text") for t in chain["turns"]]
-    last.questions.append(QDraft("KR", f"What is {owner}'s {subject} now, after the latest update?", latest,
-                                 rng.choice(("medium", "hard")), ev, [latest]))
+    last.questions.append(
+        QDraft(
+            "KR",
+            f"What is {owner}'s {subject} now, after the latest update?",
+            latest,
+            rng.choice(("medium", "hard")),
+            ev,
+            [latest],
+        )
+    )
     chain["pool"] = [
-        QDraft("KR", f"Considering all the conversations, what is {owner}'s current {subject}?", latest, "medium",
-               ev, [latest]),
-        QDraft("RET", f"How did {owner}'s {subject} change across the conversations?",
-               "; then ".join(f"{v} (on {sessions[k - 1].date.isoformat()})"
-                              for v, k in zip(chain["values"], chain["sessions"])), "hard", ev, list(chain["values"])),
+        QDraft(
+            "KR",
+            f"Considering all the conversations, what is {owner}'s current {subject}?",
+            latest,
+            "medium",
+            ev,
+            [latest],
+        ),
+        QDraft(
+            "RET",
+            f"How did {owner}'s {subject} change across the conversations?",
+            "; then ".join(
+                f"{v} (on {sessions[k - 1].date.isoformat()})" for v, k in zip(chain["values"], chain["sessions"])
+            ),
+            "hard",
+            ev,
+            list(chain["values"]),
+        ),
     ]
 
 
@@ -315,15 +375,37 @@ def _pool_candidates(rng: random.Random, sessions: list[SessionDraft], chains: l
         early, ed = (e1, d1) if d1 < d2 else (e2, d2)
         form = rng.randrange(3)
         if form == 0:
-            out.append(QDraft("TR", f"Which happened earlier: \"{e1.phrase}\" or \"{e2.phrase}\"?",
-                              f"{early.phrase} (on {ed.isoformat()})", "medium",
-                              [(e1.turn, "date"), (e2.turn, "date")], [ed.isoformat()]))
+            out.append(
+                QDraft(
+                    "TR",
+                    f'Which happened earlier: "{e1.phrase}" or "{e2.phrase}"?',
+                    f"{early.phrase} (on {ed.isoformat()})",
+                    "medium",
+                    [(e1.turn, "date"), (e2.turn, "date")],
+                    [ed.isoformat()],
+                )
+            )
         elif form == 1:
-            out.append(QDraft("TR", f"On what date did this happen: \"{e1.phrase}\"?", d1.isoformat(), "medium",
-                              [(e1.turn, "date")], [d1.isoformat()]))
+            out.append(
+                QDraft(
+                    "TR",
+                    f'On what date did this happen: "{e1.phrase}"?',
+                    d1.isoformat(),
+                    "medium",
+                    [(e1.turn, "date")],
+                    [d1.isoformat()],
+                )
+            )
         else:
-            out.append(QDraft("TR", f"How many days passed between \"{e1.phrase}\" and \"{e2.phrase}\"?",
-                              f"{abs((d2 - d1).days)} days", "hard", [(e1.turn, "date"), (e2.turn, "date")]))
+            out.append(
+                QDraft(
+                    "TR",
+                    f'How many days passed between "{e1.phrase}" and "{e2.phrase}"?',
+                    f"{abs((d2 - d1).days)} days",
+                    "hard",
+                    [(e1.turn, "date"), (e2.turn, "date")],
+                )
+            )
     by_type: dict[str, list[QDraft]] = {}
     for s in sessions:  # questions not already asked in a session file, so the pool repeats none
         for q in s.unused:
@@ -333,22 +415,39 @@ def _pool_candidates(rng: random.Random, sessions: list[SessionDraft], chains: l
         q1, q2 = rng.sample(upr, 2)
         if q1.evidence[0][0].session == q2.evidence[0][0].session:
             continue
-        out.append(QDraft("UPR", f"{q1.text} And: {q2.text[0].lower()}{q2.text[1:]} (Please answer two facts from "
-                          "different sessions.)", f"{q1.gold}; {q2.gold}", "medium",
-                          q1.evidence + q2.evidence, q1.gold_parts + q2.gold_parts))
+        out.append(
+            QDraft(
+                "UPR",
+                f"{q1.text} And: {q2.text[0].lower()}{q2.text[1:]} (Please answer two facts from different sessions.)",
+                f"{q1.gold}; {q2.gold}",
+                "medium",
+                q1.evidence + q2.evidence,
+                q1.gold_parts + q2.gold_parts,
+            )
+        )
     for q in rng.sample(by_type.get("CRR", []), min(12, len(by_type.get("CRR", [])))):
         turn, source = q.evidence[0]
         if source != "image":
             continue
-        out.append(QDraft("CRR", f"This image was shared in an earlier conversation. {q.text}", q.gold, "medium",
-                          q.evidence, q.gold_parts, image=f"{turn.session}/{turn.card.file}"))
+        out.append(
+            QDraft(
+                "CRR",
+                f"This image was shared in an earlier conversation. {q.text}",
+                q.gold,
+                "medium",
+                q.evidence,
+                q.gold_parts,
+                image=f"{turn.session}/{turn.card.file}",
+            )
+        )
     for q in rng.sample(by_type.get("CD", []), min(6, len(by_type.get("CD", [])))):
         out.append(QDraft("CD", q.text, q.gold, q.difficulty, q.evidence, q.gold_parts))
     return out
 
 
-def _select(rng: random.Random, cands: list[QDraft], n: int, cycle: tuple[str, ...], world: World,
-            date: str | None) -> list[QDraft]:
+def _select(
+    rng: random.Random, cands: list[QDraft], n: int, cycle: tuple[str, ...], world: World, date: str | None
+) -> list[QDraft]:
     """``n`` questions: every KR candidate first, then one per type along ``cycle``; AR pads the rest."""
     by_type: dict[str, list[QDraft]] = {}
     for q in cands:

@@ -16,8 +16,8 @@ KR, TR and AR questions span sessions and are built in :mod:`._synth_dialogue`.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from . import _synth_vocab as V
 from ._synth_images import Card
@@ -113,44 +113,83 @@ def _on(ctx: Ctx) -> str:
 def _yes_no(ctx: Ctx, person: str, true_claim: str, false_claim: str, evidence: list[tuple[TurnDraft, str]]) -> QDraft:
     conflict = ctx.rng.random() < 0.5
     claim = false_claim if conflict else true_claim
-    return QDraft("CD", f"{person} now says {claim}. Does this conflict with what was said in the conversation on "
-                  f"{ctx.date}? Answer yes or no.", "Yes" if conflict else "No",
-                  ctx.rng.choice(("easy", "medium")), evidence)
+    return QDraft(
+        "CD",
+        f"{person} now says {claim}. Does this conflict with what was said in the conversation on "
+        f"{ctx.date}? Answer yes or no.",
+        "Yes" if conflict else "No",
+        ctx.rng.choice(("easy", "medium")),
+        evidence,
+    )
 
 
 def _mcr(ctx: Ctx, card: Card, responder: str, remark: str, reply: TurnDraft, about: str) -> QDraft:
-    return QDraft("MCR", f"{_on(ctx)}, which image prompted {responder} to reply \"{remark}\" ({about})? Give the "
-                  "image file name and the session.", f"{card.file} in {card.session}", "medium",
-                  [(reply, "text")])
+    return QDraft(
+        "MCR",
+        f'{_on(ctx)}, which image prompted {responder} to reply "{remark}" ({about})? Give the '
+        "image file name and the session.",
+        f"{card.file} in {card.session}",
+        "medium",
+        [(reply, "text")],
+    )
 
 
 def _mcr_why(ctx: Ctx, card: Card, sharer: str, reason: str, turn: TurnDraft, part: str) -> QDraft:
-    return QDraft("MCR", f"Why did {sharer} share this image in the conversation on {ctx.date}?", reason, "medium", [(turn, "text")], [part],
-                  image=card.file)
+    return QDraft(
+        "MCR",
+        f"Why did {sharer} share this image in the conversation on {ctx.date}?",
+        reason,
+        "medium",
+        [(turn, "text")],
+        [part],
+        image=card.file,
+    )
 
 
 def receipt(ctx: Ctx, a: str, b: str, world) -> Episode:
     product, lo, hi = ctx.pick(V.PRODUCTS, key=lambda p: p[0])
     store = ctx.pick(V.STORES)
     price = f"{ctx.rng.randint(lo * 100, hi * 100) / 100:.2f}"
-    text = ctx.rng.choice((f"I finally bought the {product} at {store}, here's the receipt.",
-                           f"Look what I got at {store} today: {_a('new ' + product)}. I kept the receipt."))
-    card = ctx.card("receipt", f"RECEIPT - {store}", [f"Item: {product}", "Qty: 1", f"Date: {ctx.date}",
-                                                      f"Total: {price} yuan"], f"A receipt from {store} for {_a(product)}.")
+    text = ctx.rng.choice(
+        (
+            f"I finally bought the {product} at {store}, here's the receipt.",
+            f"Look what I got at {store} today: {_a('new ' + product)}. I kept the receipt.",
+        )
+    )
+    card = ctx.card(
+        "receipt",
+        f"RECEIPT - {store}",
+        [f"Item: {product}", "Qty: 1", f"Date: {ctx.date}", f"Total: {price} yuan"],
+        f"A receipt from {store} for {_a(product)}.",
+    )
     t1 = TurnDraft(a, text, card)
     remark = "Nice! Does it come with a warranty?"
     t2 = TurnDraft(b, ctx.at(a, remark))
     other = ctx.rng.choice([s for s in V.STORES if s != store])
     qs = [
-        QDraft("CRR", f"{_on(ctx)}, how much did {a} pay in total for the {product}?", f"{price} yuan", "medium",
-               [(t1, "image")], [f"{price} yuan"]),
+        QDraft(
+            "CRR",
+            f"{_on(ctx)}, how much did {a} pay in total for the {product}?",
+            f"{price} yuan",
+            "medium",
+            [(t1, "image")],
+            [f"{price} yuan"],
+        ),
         QDraft("UPR", f"{_on(ctx)}, at which store did {a} buy the {product}?", store, "easy", [(t1, "text")], [store]),
         _mcr(ctx, card, b, remark, t2, f"about {a}'s purchase at {store}"),
-        QDraft("RET", f"{_on(ctx)}, {b} asked \"Does it come with a warranty?\" right after {a} mentioned {store}. "
-               "What does \"it\" refer to?",
-               f"The {product} {a} bought at {store}", "hard", [(t1, "text"), (t2, "text")], [product]),
+        QDraft(
+            "RET",
+            f'{_on(ctx)}, {b} asked "Does it come with a warranty?" right after {a} mentioned {store}. '
+            'What does "it" refer to?',
+            f"The {product} {a} bought at {store}",
+            "hard",
+            [(t1, "text"), (t2, "text")],
+            [product],
+        ),
         _yes_no(ctx, a, f"the {product} was bought at {store}", f"the {product} was bought at {other}", [(t1, "text")]),
-        _mcr_why(ctx, card, a, f"To show {b} the receipt of the {product} {a} had just bought at {store}.", t1, product),
+        _mcr_why(
+            ctx, card, a, f"To show {b} the receipt of the {product} {a} had just bought at {store}.", t1, product
+        ),
     ]
     return Episode([t1, t2], qs, [Event(f"{a} bought the {product} at {store}", t1)])
 
@@ -159,17 +198,31 @@ def ticket(ctx: Ctx, a: str, b: str, world) -> Episode:
     event, venue = ctx.pick(V.EVENTS, key=lambda e: e[0])
     price = ctx.rng.randrange(40, 600, 5)
     seat = f"{ctx.rng.choice('ABCDEFGH')}{ctx.rng.randint(1, 30)}"
-    text = ctx.rng.choice((f"We went to the {event} at {venue} tonight, here's my ticket.",
-                           f"Just got back from the {event} at {venue}. Kept the ticket as a souvenir."))
-    card = ctx.card("ticket", "TICKET", [event.capitalize(), f"Venue: {venue}", f"Seat: {seat}",
-                                         f"Ticket price: {price} yuan"], f"A ticket for the {event} at {venue}.")
+    text = ctx.rng.choice(
+        (
+            f"We went to the {event} at {venue} tonight, here's my ticket.",
+            f"Just got back from the {event} at {venue}. Kept the ticket as a souvenir.",
+        )
+    )
+    card = ctx.card(
+        "ticket",
+        "TICKET",
+        [event.capitalize(), f"Venue: {venue}", f"Seat: {seat}", f"Ticket price: {price} yuan"],
+        f"A ticket for the {event} at {venue}.",
+    )
     t1 = TurnDraft(a, text, card)
     remark = "That looks fun! Was the seat any good?"
     t2 = TurnDraft(b, ctx.at(a, remark))
     other = ctx.rng.choice([v for _, v in V.EVENTS if v != venue])
     qs = [
-        QDraft("CRR", f"{_on(ctx)}, what was the ticket price of the {event} {a} attended?", f"{price} yuan",
-               "medium", [(t1, "image")], [f"{price} yuan"]),
+        QDraft(
+            "CRR",
+            f"{_on(ctx)}, what was the ticket price of the {event} {a} attended?",
+            f"{price} yuan",
+            "medium",
+            [(t1, "image")],
+            [f"{price} yuan"],
+        ),
         QDraft("CRR", f"{_on(ctx)}, which seat did {a} have at the {event}?", seat, "medium", [(t1, "image")], [seat]),
         QDraft("UPR", f"{_on(ctx)}, where did {a} go to see the {event}?", venue, "easy", [(t1, "text")], [venue]),
         _mcr(ctx, card, b, remark, t2, f"about the {event}"),
@@ -184,25 +237,51 @@ def menu(ctx: Ctx, a: str, b: str, world) -> Episode:
     prices = ctx.rng.sample(range(18, 98), 3)
     chosen = ctx.rng.randrange(3)
     dish = dishes[chosen]
-    text = ctx.rng.choice((f"Look at the menu of {restaurant}. I'm going to order the {dish}.",
-                           f"We're at {restaurant} now, this is the menu. I'll get the {dish}."))
-    card = ctx.card("menu", f"MENU - {restaurant}", [f"{d.capitalize()}: {p} yuan" for d, p in zip(dishes, prices)],
-                    f"The menu of {restaurant}.")
+    text = ctx.rng.choice(
+        (
+            f"Look at the menu of {restaurant}. I'm going to order the {dish}.",
+            f"We're at {restaurant} now, this is the menu. I'll get the {dish}.",
+        )
+    )
+    card = ctx.card(
+        "menu",
+        f"MENU - {restaurant}",
+        [f"{d.capitalize()}: {p} yuan" for d, p in zip(dishes, prices)],
+        f"The menu of {restaurant}.",
+    )
     t1 = TurnDraft(a, text, card)
     remark = "Good choice, I had that there once and loved it."
     t2 = TurnDraft(b, ctx.at(a, remark))
     other = dishes[(chosen + 1) % 3]
     qs = [
-        QDraft("CRR", f"{_on(ctx)}, how much does the dish {a} chose at {restaurant} cost?", f"{prices[chosen]} yuan",
-               "medium", [(t1, "image")], [f"{prices[chosen]} yuan"]),
-        QDraft("UPR", f"{_on(ctx)}, which dish did {a} decide to order at {restaurant}?", dish, "easy",
-               [(t1, "text")], [dish]),
+        QDraft(
+            "CRR",
+            f"{_on(ctx)}, how much does the dish {a} chose at {restaurant} cost?",
+            f"{prices[chosen]} yuan",
+            "medium",
+            [(t1, "image")],
+            [f"{prices[chosen]} yuan"],
+        ),
+        QDraft(
+            "UPR",
+            f"{_on(ctx)}, which dish did {a} decide to order at {restaurant}?",
+            dish,
+            "easy",
+            [(t1, "text")],
+            [dish],
+        ),
         _mcr(ctx, card, b, remark, t2, f"about {restaurant}"),
-        QDraft("RET", f"{_on(ctx)}, what does \"that\" refer to when {b} said \"I had that there once\" about "
-               f"{restaurant}?",
-               f"The {dish} at {restaurant}", "hard", [(t1, "text"), (t2, "text")], [dish]),
-        _yes_no(ctx, a, f"they chose the {dish} at {restaurant}", f"they chose the {other} at {restaurant}",
-                [(t1, "text")]),
+        QDraft(
+            "RET",
+            f'{_on(ctx)}, what does "that" refer to when {b} said "I had that there once" about {restaurant}?',
+            f"The {dish} at {restaurant}",
+            "hard",
+            [(t1, "text"), (t2, "text")],
+            [dish],
+        ),
+        _yes_no(
+            ctx, a, f"they chose the {dish} at {restaurant}", f"they chose the {other} at {restaurant}", [(t1, "text")]
+        ),
     ]
     return Episode([t1, t2], qs, [Event(f"{a} shared the menu of {restaurant}", t1)])
 
@@ -210,24 +289,51 @@ def menu(ctx: Ctx, a: str, b: str, world) -> Episode:
 def app(ctx: Ctx, a: str, b: str, world) -> Episode:
     name, tracks, label, fmt, ask, reminder, (lo, hi) = ctx.pick(V.APPS, key=lambda x: x[0])
     value = fmt.format(v=ctx.rng.randint(lo, hi))
-    card = ctx.card("screenshot", name, [f"{label}: {value}", f"Date: {ctx.date}", "Goal: keep it up"],
-                    f"A screenshot of the {name} app.")
+    card = ctx.card(
+        "screenshot",
+        name,
+        [f"{label}: {value}", f"Date: {ctx.date}", "Goal: keep it up"],
+        f"A screenshot of the {name} app.",
+    )
     t1 = TurnDraft(a, f"I started using an app called {name} to track {tracks}. Here's today's screen.", card)
     t2 = TurnDraft(b, ctx.at(a, "Is it actually useful?"))
     t3 = TurnDraft(a, ctx.at(b, f"Yes, that app already reminded me to {reminder} twice."))
     t4 = TurnDraft(b, ctx.at(a, "Maybe I'll install it too."))
     qs = [
-        QDraft("CRR", f"{_on(ctx)}, according to the {name} screenshot {a} shared, {ask}?", value, "medium",
-               [(t1, "image")], [value]),
-        QDraft("RET", f"{_on(ctx)}, which app did {a} mean by \"that app\"?", name, "hard",
-               [(t1, "text"), (t3, "text")], [name]),
-        QDraft("RET", f"{_on(ctx)}, how did {a}'s use of {name} evolve during the conversation?",
-               f"{a} started using {name} to track {tracks.replace('my ', 'their ')}, shared a screenshot, and then "
-               f"said it had already reminded them to {reminder} twice.", "hard",
-               [(t1, "text"), (t3, "text")], [name]),
+        QDraft(
+            "CRR",
+            f"{_on(ctx)}, according to the {name} screenshot {a} shared, {ask}?",
+            value,
+            "medium",
+            [(t1, "image")],
+            [value],
+        ),
+        QDraft(
+            "RET",
+            f'{_on(ctx)}, which app did {a} mean by "that app"?',
+            name,
+            "hard",
+            [(t1, "text"), (t3, "text")],
+            [name],
+        ),
+        QDraft(
+            "RET",
+            f"{_on(ctx)}, how did {a}'s use of {name} evolve during the conversation?",
+            f"{a} started using {name} to track {tracks.replace('my ', 'their ')}, shared a screenshot, and then "
+            f"said it had already reminded them to {reminder} twice.",
+            "hard",
+            [(t1, "text"), (t3, "text")],
+            [name],
+        ),
         _mcr(ctx, card, b, "Is it actually useful?", t2, f"about {a}'s new app"),
-        QDraft("UPR", f"{_on(ctx)}, what did {a} say {name} had reminded them to do?", reminder, "easy",
-               [(t3, "text")], [reminder]),
+        QDraft(
+            "UPR",
+            f"{_on(ctx)}, what did {a} say {name} had reminded them to do?",
+            reminder,
+            "easy",
+            [(t3, "text")],
+            [reminder],
+        ),
     ]
     return Episode([t1, t2, t3, t4], qs, [Event(f"{a} started using {name}", t1)])
 
@@ -236,17 +342,40 @@ def parcel(ctx: Ctx, a: str, b: str, world) -> Episode:
     product, _, _ = ctx.pick(V.PRODUCTS, key=lambda p: p[0])
     carrier = ctx.rng.choice(V.CARRIERS)
     day = ctx.rng.choice(V.WEEKDAYS)
-    card = ctx.card("parcel", "ORDER STATUS", [f"Item: {product}", f"Carrier: {carrier}", f"Arrives: {day}"],
-                    f"A delivery tracking page for {_a(product)}.")
+    card = ctx.card(
+        "parcel",
+        "ORDER STATUS",
+        [f"Item: {product}", f"Carrier: {carrier}", f"Arrives: {day}"],
+        f"A delivery tracking page for {_a(product)}.",
+    )
     t1 = TurnDraft(a, f"I ordered {_a(product)} online, this is the tracking page.", card)
     remark = "Hope it arrives soon, waiting is the worst part."
     t2 = TurnDraft(b, ctx.at(a, remark))
     qs = [
-        QDraft("CRR", f"{_on(ctx)}, on which day was {a}'s {product} expected to arrive?", day, "medium",
-               [(t1, "image")], [day]),
-        QDraft("CRR", f"{_on(ctx)}, which carrier was delivering the {product} {a} ordered?", carrier, "medium",
-               [(t1, "image")], [carrier]),
-        QDraft("UPR", f"{_on(ctx)}, what did {a} order online?", _a(product).capitalize(), "easy", [(t1, "text")], [product]),
+        QDraft(
+            "CRR",
+            f"{_on(ctx)}, on which day was {a}'s {product} expected to arrive?",
+            day,
+            "medium",
+            [(t1, "image")],
+            [day],
+        ),
+        QDraft(
+            "CRR",
+            f"{_on(ctx)}, which carrier was delivering the {product} {a} ordered?",
+            carrier,
+            "medium",
+            [(t1, "image")],
+            [carrier],
+        ),
+        QDraft(
+            "UPR",
+            f"{_on(ctx)}, what did {a} order online?",
+            _a(product).capitalize(),
+            "easy",
+            [(t1, "text")],
+            [product],
+        ),
         _mcr(ctx, card, b, remark, t2, f"about the {product}"),
     ]
     return Episode([t1, t2], qs, [Event(f"{a} ordered {_a(product)} online", t1)])
@@ -256,16 +385,32 @@ def vet(ctx: Ctx, a: str, b: str, world) -> Episode:
     kind, pet, _age = world.pet(a)
     weight = f"{ctx.rng.randint(8, 95) / 10:.1f} kg"
     days = ctx.rng.choice((7, 14, 21, 30, 60))
-    card = ctx.card("vet", "VET RECORD", [f"Pet: {pet} ({kind})", f"Weight: {weight}", f"Next visit: in {days} days"],
-                    f"A vet record for {a}'s {kind} {pet}.")
+    card = ctx.card(
+        "vet",
+        "VET RECORD",
+        [f"Pet: {pet} ({kind})", f"Weight: {weight}", f"Next visit: in {days} days"],
+        f"A vet record for {a}'s {kind} {pet}.",
+    )
     t1 = TurnDraft(a, f"Took {pet} to the vet today, everything is fine. Here's the record.", card)
     remark = f"Glad to hear {pet} is healthy!"
     t2 = TurnDraft(b, ctx.at(a, remark))
     qs = [
-        QDraft("CRR", f"{_on(ctx)}, how much did {a}'s {kind} weigh at the vet?", weight, "medium",
-               [(t1, "image")], [weight]),
-        QDraft("CRR", f"{_on(ctx)}, when was {pet}'s next vet visit due?", f"In {days} days", "medium",
-               [(t1, "image")], [f"{days} days"]),
+        QDraft(
+            "CRR",
+            f"{_on(ctx)}, how much did {a}'s {kind} weigh at the vet?",
+            weight,
+            "medium",
+            [(t1, "image")],
+            [weight],
+        ),
+        QDraft(
+            "CRR",
+            f"{_on(ctx)}, when was {pet}'s next vet visit due?",
+            f"In {days} days",
+            "medium",
+            [(t1, "image")],
+            [f"{days} days"],
+        ),
         _mcr(ctx, card, b, remark, t2, f"about {pet}"),
     ]
     return Episode([t1, t2], qs, [Event(f"{a} took {pet} to the vet", t1)])
@@ -275,42 +420,86 @@ def poster(ctx: Ctx, a: str, b: str, world) -> Episode:
     event, venue = ctx.pick(V.EVENTS, key=lambda e: e[0])
     day = ctx.rng.choice(V.WEEKDAYS)
     start = f"{ctx.rng.randint(9, 20)}:{ctx.rng.choice(('00', '15', '30', '45'))}"
-    card = ctx.card("poster", event.upper(), [f"Place: {venue}", f"Day: {day}", f"Starts at {start}"],
-                    f"A poster for the {event} at {venue}.")
+    card = ctx.card(
+        "poster",
+        event.upper(),
+        [f"Place: {venue}", f"Day: {day}", f"Starts at {start}"],
+        f"A poster for the {event} at {venue}.",
+    )
     t1 = TurnDraft(a, f"Want to come to the {event} with me? Here's the poster.", card)
     remark = "Sure, I'd love to come along!"
     t2 = TurnDraft(b, ctx.at(a, remark))
     qs = [
-        QDraft("CRR", f"{_on(ctx)}, at what time did the {event} {a} suggested start?", start, "medium",
-               [(t1, "image")], [start]),
-        QDraft("CRR", f"{_on(ctx)}, on which day was the {event} {a} suggested?", day, "medium",
-               [(t1, "image")], [day]),
+        QDraft(
+            "CRR",
+            f"{_on(ctx)}, at what time did the {event} {a} suggested start?",
+            start,
+            "medium",
+            [(t1, "image")],
+            [start],
+        ),
+        QDraft(
+            "CRR", f"{_on(ctx)}, on which day was the {event} {a} suggested?", day, "medium", [(t1, "image")], [day]
+        ),
         _mcr(ctx, card, b, remark, t2, f"about the {event}"),
-        _yes_no(ctx, b, f"they agreed to go to the {event} with {a}", f"they refused to go to the {event} with {a}",
-                [(t2, "text")]),
+        _yes_no(
+            ctx,
+            b,
+            f"they agreed to go to the {event} with {a}",
+            f"they refused to go to the {event} with {a}",
+            [(t2, "text")],
+        ),
     ]
     return Episode([t1, t2], qs, [Event(f"{a} invited {b} to the {event}", t1)])
 
 
-IMAGE_EPISODES = {"receipt": receipt, "ticket": ticket, "menu": menu, "app": app, "parcel": parcel, "vet": vet,
-                  "poster": poster}
-EPISODE_TURNS = {"receipt": 2, "ticket": 2, "menu": 2, "app": 4, "parcel": 2, "vet": 2, "poster": 2,
-                 "pet": 2, "habit": 2, "kr_intro": 2, "kr_update": 2}
+IMAGE_EPISODES = {
+    "receipt": receipt,
+    "ticket": ticket,
+    "menu": menu,
+    "app": app,
+    "parcel": parcel,
+    "vet": vet,
+    "poster": poster,
+}
+EPISODE_TURNS = {
+    "receipt": 2,
+    "ticket": 2,
+    "menu": 2,
+    "app": 4,
+    "parcel": 2,
+    "vet": 2,
+    "poster": 2,
+    "pet": 2,
+    "habit": 2,
+    "kr_intro": 2,
+    "kr_update": 2,
+}
 """Turns per episode kind (the session planner fits episodes into the turn budget with these)."""
 
 
 def pet(ctx: Ctx, owner: str, other: str, world, owner_first: bool) -> Episode:
     kind, name, age = world.pet(owner)
-    stated = TurnDraft(owner, ctx.at(other, f"My {kind} {name} turned {age} years old this week!") if not owner_first
-                       else f"My {kind} {name} turned {age} years old this week!")
+    stated = TurnDraft(
+        owner,
+        ctx.at(other, f"My {kind} {name} turned {age} years old this week!")
+        if not owner_first
+        else f"My {kind} {name} turned {age} years old this week!",
+    )
     if owner_first:
         turns = [stated, TurnDraft(other, ctx.at(owner, f"Happy birthday to {name}! Time flies."))]
     else:
         turns = [TurnDraft(other, "How are your pets doing?"), stated]
     qs = [
         QDraft("UPR", f"What is the name of {owner}'s {kind}?", name, "easy", [(stated, "text")], [name]),
-        QDraft("UPR", f"{_on(ctx)}, how old did {owner}'s {kind} {name} turn?", f"{age} years old", "easy",
-               [(stated, "text")], [f"{age} years old"]),
+        QDraft(
+            "UPR",
+            f"{_on(ctx)}, how old did {owner}'s {kind} {name} turn?",
+            f"{age} years old",
+            "easy",
+            [(stated, "text")],
+            [f"{age} years old"],
+        ),
         _yes_no(ctx, owner, f"their {kind} is called {name}", "they have never had a pet", [(stated, "text")]),
     ]
     return Episode(turns, qs)
@@ -320,11 +509,17 @@ def habit(ctx: Ctx, owner: str, other: str, world, owner_first: bool) -> Episode
     said, situation, action = world.habit(owner, ctx.rng)
     sentence = f"{said[0].upper()}{said[1:]}."
     stated = TurnDraft(owner, sentence if owner_first else ctx.at(other, f"What works for me: {said}."))
-    turns = ([stated, TurnDraft(other, ctx.at(owner, "That's a good habit, I might try it."))] if owner_first
-             else [TurnDraft(other, "Any tips? I've been struggling lately."), stated])
+    turns = (
+        [stated, TurnDraft(other, ctx.at(owner, "That's a good habit, I might try it."))]
+        if owner_first
+        else [TurnDraft(other, "Any tips? I've been struggling lately."), stated]
+    )
     text = f"{other} {situation}. Based on what {owner} said they do, what should {other} do?"
-    qs = [] if text in world.asked else [QDraft("TTL", text, action[0].upper() + action[1:], "medium",
-                                                [(stated, "text")], [action])]
+    qs = (
+        []
+        if text in world.asked
+        else [QDraft("TTL", text, action[0].upper() + action[1:], "medium", [(stated, "text")], [action])]
+    )
     world.asked.add(text)  # a habit restated later must not yield the same question twice
     return Episode(turns, qs)
 
@@ -333,10 +528,21 @@ def kr_intro(ctx: Ctx, owner: str, other: str, item: tuple, value: str, owner_fi
     subject, intro, _update, _values = item
     line = intro.format(v=value)
     stated = TurnDraft(owner, f"By the way, {line}." if owner_first else ctx.at(other, f"Well, {line}."))
-    turns = ([stated, TurnDraft(other, ctx.at(owner, "Good to know."))] if owner_first
-             else [TurnDraft(other, f"How is your {subject} these days?"), stated])
-    qs = [QDraft("UPR", f"{_on(ctx)}, what did {owner} say about their {subject}?", value, "easy",
-                 [(stated, "text")], [value])]
+    turns = (
+        [stated, TurnDraft(other, ctx.at(owner, "Good to know."))]
+        if owner_first
+        else [TurnDraft(other, f"How is your {subject} these days?"), stated]
+    )
+    qs = [
+        QDraft(
+            "UPR",
+            f"{_on(ctx)}, what did {owner} say about their {subject}?",
+            value,
+            "easy",
+            [(stated, "text")],
+            [value],
+        )
+    ]
     return Episode(turns, qs, [Event(f"{owner} mentioned their {subject} ({value})", stated)])
 
 
@@ -344,7 +550,10 @@ def kr_update(ctx: Ctx, owner: str, other: str, item: tuple, old: str, new: str,
     subject, _intro, update, _values = item
     line = f"Quick update: {update.format(v=new)} (it used to be {old})."
     stated = TurnDraft(owner, line if owner_first else ctx.at(other, line))
-    turns = ([stated, TurnDraft(other, ctx.at(owner, "Thanks for letting me know."))] if owner_first
-             else [TurnDraft(other, f"Anything new about your {subject}?"), stated])
+    turns = (
+        [stated, TurnDraft(other, ctx.at(owner, "Thanks for letting me know."))]
+        if owner_first
+        else [TurnDraft(other, f"Anything new about your {subject}?"), stated]
+    )
     qs = [_yes_no(ctx, owner, f"their {subject} is now {new}", f"their {subject} is still {old}", [(stated, "text")])]
     return Episode(turns, qs, [Event(f"{owner} updated their {subject} to {new}", stated)])

@@ -53,7 +53,7 @@ class TaskType(str, enum.Enum):
         return _MAIN_OF[self]
 
     @classmethod
-    def parse(cls, label: str) -> "TaskType":
+    def parse(cls, label: str) -> TaskType:
         """Map any known spelling to its canonical type.
 
         Comparison ignores case and surrounding whitespace, and a trailing abbreviation in

@@ -57,8 +57,9 @@ class EmbeddingCache:
         self.path = Path(path).expanduser()
         self._lock = threading.Lock()
         self.moved_aside: Path | None
-        self._conn, self.moved_aside = open_sqlite_store(self.path, _SCHEMA, "embeddings", _COLUMNS,
-                                                         busy_timeout_s=busy_timeout_s, what="embedding cache")
+        self._conn, self.moved_aside = open_sqlite_store(
+            self.path, _SCHEMA, "embeddings", _COLUMNS, busy_timeout_s=busy_timeout_s, what="embedding cache"
+        )
 
     def get_many(self, model: str, digests: list[bytes], dim: int | None = None) -> dict[bytes, np.ndarray]:
         """Stored vectors (float32, shape ``(dim,)``) of the ``digests`` present for ``model``;
@@ -66,11 +67,12 @@ class EmbeddingCache:
         out: dict[bytes, np.ndarray] = {}
         with self._lock:
             for lo in range(0, len(digests), _CHUNK):
-                part = digests[lo:lo + _CHUNK]
+                part = digests[lo : lo + _CHUNK]
                 marks = ",".join("?" * len(part))
                 rows = self._conn.execute(
                     f"SELECT text_sha256, dim, vector FROM embeddings WHERE model = ? AND text_sha256 IN ({marks})",
-                    (model, *part)).fetchall()
+                    (model, *part),
+                ).fetchall()
                 for digest, d, blob in rows:
                     if (dim is None or d == dim) and len(blob) == 4 * d:
                         out[bytes(digest)] = np.frombuffer(blob, dtype=np.float32).copy()
@@ -81,8 +83,10 @@ class EmbeddingCache:
         if not vectors:
             return
         now = time.time()
-        rows = [(model, d, int(v.shape[-1]), np.ascontiguousarray(v, dtype=np.float32).tobytes(), now)
-                for d, v in vectors.items()]
+        rows = [
+            (model, d, int(v.shape[-1]), np.ascontiguousarray(v, dtype=np.float32).tobytes(), now)
+            for d, v in vectors.items()
+        ]
         with self._lock:
             self._conn.execute("BEGIN IMMEDIATE")
             try:

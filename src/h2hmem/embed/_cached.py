@@ -52,13 +52,13 @@ class EmbeddingStats:
     compute_s: float = 0.0
     """Wall seconds inside ``_compute``."""
 
-    def __sub__(self, other: "EmbeddingStats") -> "EmbeddingStats":
+    def __sub__(self, other: EmbeddingStats) -> EmbeddingStats:
         return EmbeddingStats(**{f.name: getattr(self, f.name) - getattr(other, f.name) for f in fields(self)})
 
-    def __add__(self, other: "EmbeddingStats") -> "EmbeddingStats":
+    def __add__(self, other: EmbeddingStats) -> EmbeddingStats:
         return EmbeddingStats(**{f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(self)})
 
-    def copy(self) -> "EmbeddingStats":
+    def copy(self) -> EmbeddingStats:
         return EmbeddingStats(**asdict(self))
 
     def as_dict(self) -> dict[str, Any]:
@@ -90,8 +90,9 @@ class CachingEmbedder:
     dim: int = 0
     cache_model: str = "?"
 
-    def __init__(self, cache: EmbeddingCache | str | Path | None = None, *, refresh: bool = False,
-                 lru_size: int = LRU_SIZE):
+    def __init__(
+        self, cache: EmbeddingCache | str | Path | None = None, *, refresh: bool = False, lru_size: int = LRU_SIZE
+    ):
         self.cache = EmbeddingCache(cache) if isinstance(cache, (str, Path)) else cache
         self.refresh = refresh
         self.stats = EmbeddingStats()
@@ -185,12 +186,16 @@ class CachingEmbedder:
 
     def describe_cache(self) -> dict[str, Any]:
         """What the manifest records: model identity, cache file (None = memory only), refresh."""
-        return {"model": self.cache_model, "cache": str(self.cache.path) if self.cache is not None else None,
-                "refresh": self.refresh}
+        return {
+            "model": self.cache_model,
+            "cache": str(self.cache.path) if self.cache is not None else None,
+            "refresh": self.refresh,
+        }
 
 
-def embedding_record(embedder: Any, since: EmbeddingStats | None = None,
-                     old: dict[str, Any] | None = None) -> dict[str, Any] | None:
+def embedding_record(
+    embedder: Any, since: EmbeddingStats | None = None, old: dict[str, Any] | None = None
+) -> dict[str, Any] | None:
     """The manifest's ``embedding`` entry: the embedder's cache description and its counts
     since ``since`` (a copy of ``stats`` taken earlier), added to ``old`` (the entry of earlier
     invocations of the same run). None for an embedder without :class:`EmbeddingStats`."""

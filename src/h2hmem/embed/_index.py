@@ -97,7 +97,7 @@ class VectorIndex:
         os.replace(tmp_ids, ids_path)
 
     @classmethod
-    def load(cls, path: str | Path) -> "VectorIndex":
+    def load(cls, path: str | Path) -> VectorIndex:
         """Read what :meth:`save` wrote. Raises ``ValueError`` naming the file if they disagree."""
         path = Path(path)
         if path.suffix != ".npz":

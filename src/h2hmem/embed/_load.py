@@ -12,9 +12,15 @@ from ._protocol import Embedder
 SPEC_HELP = "embedder specs: 'minilm' (all-MiniLM-L6-v2, offline) or 'openai:<model>' (any /embeddings server)"
 
 
-def load_embedder(spec: str = "minilm", *, base_url: str | None = None, api_key: str | None = None,
-                  cache: EmbeddingCache | str | Path | None = None, refresh: bool = False,
-                  dim: int | None = None) -> Embedder:
+def load_embedder(
+    spec: str = "minilm",
+    *,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    cache: EmbeddingCache | str | Path | None = None,
+    refresh: bool = False,
+    dim: int | None = None,
+) -> Embedder:
     """Build an embedder.
 
     ``minilm``: all-MiniLM-L6-v2 (384-d), the paper's Naive RAG encoder; offline.

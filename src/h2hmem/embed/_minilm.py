@@ -97,8 +97,9 @@ class MiniLMEmbedder(CachingEmbedder):
     def _encode(self, texts: list[str]) -> np.ndarray:
         model = _load()
         with _encode_lock:
-            out = model.encode(texts, batch_size=BATCH_SIZE, normalize_embeddings=True, convert_to_numpy=True,
-                               show_progress_bar=False)
+            out = model.encode(
+                texts, batch_size=BATCH_SIZE, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+            )
         return l2_normalise(out)
 
     async def _compute(self, texts: list[str]) -> np.ndarray:

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -90,8 +91,9 @@ class CLIPImageTextEncoder:
 
     uses_images = True
 
-    def __init__(self, source: str | Path, *, device: str | None = None, batch_size: int = 32,
-                 local_files_only: bool = True):
+    def __init__(
+        self, source: str | Path, *, device: str | None = None, batch_size: int = 32, local_files_only: bool = True
+    ):
         import torch
         from transformers import CLIPModel, CLIPProcessor
 
@@ -116,9 +118,10 @@ class CLIPImageTextEncoder:
         out = np.zeros((len(items), self.dim), dtype=np.float32)
         with self._lock, torch.inference_mode():
             for lo in range(0, len(items), self.batch_size):
-                batch = items[lo:lo + self.batch_size]
-                tok = self.processor.tokenizer([t for t, _ in batch], padding=True, truncation=True,
-                                               max_length=self._max_len, return_tensors="pt").to(self.device)
+                batch = items[lo : lo + self.batch_size]
+                tok = self.processor.tokenizer(
+                    [t for t, _ in batch], padding=True, truncation=True, max_length=self._max_len, return_tensors="pt"
+                ).to(self.device)
                 text = l2_normalise(self._features(self.model.get_text_features(**tok)).float().cpu().numpy())
                 with_image = [i for i, (_, p) in enumerate(batch) if p is not None]
                 if with_image:
@@ -128,7 +131,7 @@ class CLIPImageTextEncoder:
                     img = l2_normalise(img.float().cpu().numpy())
                     for k, i in enumerate(with_image):
                         text[i] = (text[i] + img[k]) / 2.0
-                out[lo:lo + len(batch)] = l2_normalise(text)
+                out[lo : lo + len(batch)] = l2_normalise(text)
         return out
 
     async def encode(self, items: list[tuple[str, Path | None]]) -> np.ndarray:
@@ -152,8 +155,14 @@ class GMEImageTextEncoder:
 
     uses_images = True
 
-    def __init__(self, source: str | Path = GME_MODEL_ID, *, device: str | None = None, batch_size: int = 8,
-                 local_files_only: bool = True):
+    def __init__(
+        self,
+        source: str | Path = GME_MODEL_ID,
+        *,
+        device: str | None = None,
+        batch_size: int = 8,
+        local_files_only: bool = True,
+    ):
         import torch
         from transformers import AutoModel
 
@@ -167,8 +176,9 @@ class GMEImageTextEncoder:
         # transformers >= 4.56 names the argument ``dtype`` (``torch_dtype`` before)
         major, minor = (int(x) for x in transformers.__version__.split(".")[:2])
         dtype_kw = {"dtype": dtype} if (major, minor) >= (4, 56) else {"torch_dtype": dtype}
-        self.model = AutoModel.from_pretrained(self.source, trust_remote_code=True, device_map=self.device,
-                                               local_files_only=local_files_only, **dtype_kw).eval()
+        self.model = AutoModel.from_pretrained(
+            self.source, trust_remote_code=True, device_map=self.device, local_files_only=local_files_only, **dtype_kw
+        ).eval()
         self.dim = int(getattr(self.model.config, "hidden_size", 0))
         self._torch = torch
         self._lock = threading.Lock()
@@ -177,12 +187,13 @@ class GMEImageTextEncoder:
         rows: list[np.ndarray | None] = [None] * len(items)
         with self._lock, self._torch.inference_mode():
             for lo in range(0, len(items), self.batch_size):
-                batch = list(enumerate(items[lo:lo + self.batch_size], start=lo))
+                batch = list(enumerate(items[lo : lo + self.batch_size], start=lo))
                 fused = [(i, t, p) for i, (t, p) in batch if p is not None]
                 plain = [(i, t) for i, (t, p) in batch if p is None]
                 if fused:
-                    emb = self.model.get_fused_embeddings(texts=[t for _, t, _ in fused],
-                                                          images=[load_rgb(Path(p)) for _, _, p in fused])
+                    emb = self.model.get_fused_embeddings(
+                        texts=[t for _, t, _ in fused], images=[load_rgb(Path(p)) for _, _, p in fused]
+                    )
                     for (i, _, _), row in zip(fused, emb.float().cpu().numpy()):
                         rows[i] = row
                 if plain:
@@ -238,8 +249,9 @@ def gme_in_local_cache(model_id: str = GME_MODEL_ID) -> bool:
         return False
 
 
-def load_image_text_encoder(spec: str | None, *, text_embedder_factory: Callable[[], Any] | None = None,
-                            device: str | None = None) -> ImageTextEncoder:
+def load_image_text_encoder(
+    spec: str | None, *, text_embedder_factory: Callable[[], Any] | None = None, device: str | None = None
+) -> ImageTextEncoder:
     """Build (once per process for ``gme``/``clip``) the encoder named by ``spec``.
 
     Args:

@@ -25,9 +25,18 @@ class OpenAIEmbedder(CachingEmbedder):
     cached vector) when not given. The persistent cache is keyed by model name and ``dim``, not
     by the server's URL: one model gives one vector per text wherever it is served."""
 
-    def __init__(self, model: str, base_url: str, api_key: str | None, *, dim: int | None = None,
-                 cache: EmbeddingCache | str | Path | None = None, refresh: bool = False, timeout_s: float = 60.0,
-                 retry: RetryPolicy | None = None):
+    def __init__(
+        self,
+        model: str,
+        base_url: str,
+        api_key: str | None,
+        *,
+        dim: int | None = None,
+        cache: EmbeddingCache | str | Path | None = None,
+        refresh: bool = False,
+        timeout_s: float = 60.0,
+        retry: RetryPolicy | None = None,
+    ):
         super().__init__(cache, refresh=refresh)
         self.model = model
         self.cache_model = f"openai:{model}" + (f"@{dim}" if dim else "")
@@ -61,7 +70,7 @@ class OpenAIEmbedder(CachingEmbedder):
     async def _compute(self, texts: list[str]) -> np.ndarray:
         parts = []
         for start in range(0, len(texts), BATCH_SIZE):
-            batch = texts[start:start + BATCH_SIZE]
+            batch = texts[start : start + BATCH_SIZE]
             parts.append(await call_with_retries(lambda b=batch: self._request(b), self.retry))
         return np.concatenate(parts).astype(np.float32, copy=False)
 

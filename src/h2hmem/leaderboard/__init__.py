@@ -17,12 +17,25 @@ from ._format import ACCEPTED_NAMES, FILE_NAMES, SubmissionRow, split_from_name
 from ._scoring import GROUP_ORDER, METRICS, QuestionResult, score_submission, summarise
 from ._security import create_admin, hash_password, set_password, verify_password
 from ._sessions import (
-    SessionPolicy, list_admins, list_sessions, remove_admin, revoke_admin_sessions, revoke_session, revoke_sessions_of,
+    SessionPolicy,
+    list_admins,
+    list_sessions,
+    remove_admin,
+    revoke_admin_sessions,
+    revoke_session,
+    revoke_sessions_of,
     session_state,
 )
 from ._settings import SECRET_ENV, LeaderboardSettings
 from ._store import predictions_hash
-from ._validate import MatchedRow, SubmissionProblem, SubmissionReport, UploadedFile, check_submission, validate_submission
+from ._validate import (
+    MatchedRow,
+    SubmissionProblem,
+    SubmissionReport,
+    UploadedFile,
+    check_submission,
+    validate_submission,
+)
 
 
 def open_database(url: str):
@@ -31,11 +44,38 @@ def open_database(url: str):
 
 
 __all__ = [
-    "ACCEPTED_NAMES", "FILE_NAMES", "GROUP_ORDER", "METRICS", "SECRET_ENV", "LeaderboardSettings", "MatchedRow",
-    "QuestionResult", "SessionPolicy", "SubmissionProblem", "SubmissionReport", "SubmissionRow", "UploadedFile",
-    "check_submission", "create_admin", "create_app", "export_submission", "hash_password", "list_admins", "list_sessions",
-    "open_database", "predictions_hash", "remove_admin", "revoke_admin_sessions", "revoke_session", "revoke_sessions_of",
+    "ACCEPTED_NAMES",
+    "FILE_NAMES",
+    "GROUP_ORDER",
+    "METRICS",
+    "SECRET_ENV",
+    "LeaderboardSettings",
+    "MatchedRow",
+    "QuestionResult",
+    "SessionPolicy",
+    "SubmissionProblem",
+    "SubmissionReport",
+    "SubmissionRow",
+    "UploadedFile",
+    "check_submission",
+    "create_admin",
+    "create_app",
+    "export_submission",
+    "hash_password",
+    "list_admins",
+    "list_sessions",
+    "open_database",
+    "predictions_hash",
+    "remove_admin",
+    "revoke_admin_sessions",
+    "revoke_session",
+    "revoke_sessions_of",
     "score_submission",
-    "session_state", "set_password", "split_from_name", "submission_row", "summarise", "validate_submission",
+    "session_state",
+    "set_password",
+    "split_from_name",
+    "submission_row",
+    "summarise",
+    "validate_submission",
     "verify_password",
 ]

@@ -25,7 +25,9 @@ def sessions_page(request: Request, db: Session = Depends(get_db), me: AdminIden
 
 
 @router.post("/sessions/{session_id}/revoke")
-async def revoke(request: Request, session_id: int, db: Session = Depends(get_db), me: AdminIdentity = Depends(require_admin)):
+async def revoke(
+    request: Request, session_id: int, db: Session = Depends(get_db), me: AdminIdentity = Depends(require_admin)
+):
     await checked_form(request)
     if db.get(AdminSession, session_id) is None:
         raise PageError(404, f"No session #{session_id}.")
@@ -37,7 +39,9 @@ async def revoke(request: Request, session_id: int, db: Session = Depends(get_db
 
 
 @router.post("/admins/{username}/remove")
-async def remove(request: Request, username: str, db: Session = Depends(get_db), me: AdminIdentity = Depends(require_admin)):
+async def remove(
+    request: Request, username: str, db: Session = Depends(get_db), me: AdminIdentity = Depends(require_admin)
+):
     await checked_form(request)
     if username == me.username:
         raise PageError(409, "You cannot remove yourself; another administrator (or the command line) can.")

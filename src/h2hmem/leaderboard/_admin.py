@@ -38,8 +38,13 @@ async def login(request: Request, db: Session = Depends(get_db)):
     client = client_key(request.app.state.secret, request.client.host if request.client else "unknown")
     window = dt.timedelta(minutes=15)
     if await run_in_threadpool(over_limit, db, "login-fail", client, s.logins_per_15min, window) is not None:
-        return render(request, "login.html", status_code=429, notice="",
-                      error="Too many failed logins from your address; wait 15 minutes.")
+        return render(
+            request,
+            "login.html",
+            status_code=429,
+            notice="",
+            error="Too many failed logins from your address; wait 15 minutes.",
+        )
     username, password = form_text(form, "username"), form_text(form, "password")
     admin = None
     if username and password and len(username) <= 64 and len(password) <= 1024:
@@ -64,8 +69,9 @@ async def logout(request: Request, db: Session = Depends(get_db)):
 
 
 @router.get("/admin", response_class=HTMLResponse)
-def queue(request: Request, status: str = "pending", db: Session = Depends(get_db),
-          _: AdminIdentity = Depends(require_admin)):
+def queue(
+    request: Request, status: str = "pending", db: Session = Depends(get_db), _: AdminIdentity = Depends(require_admin)
+):
     if status not in (*STATUSES, "all"):
         raise PageError(400, f"unknown status {status!r}")
     entries = entries_by_status(db, None if status == "all" else status)
@@ -77,19 +83,42 @@ def api_queue(status: str = "pending", db: Session = Depends(get_db), _: AdminId
     """The review queue as JSON (admins only): id, method, status, score status, duplicate_of, e-mail."""
     if status not in (*STATUSES, "all"):
         raise PageError(400, f"unknown status {status!r}")
-    return {"entries": [{"id": e.id, "method": e.method, "organisation": e.organisation, "email": e.email,
-                         "status": e.status, "score_status": e.score_status, "duplicate_of": e.duplicate_of,
-                         "reason": e.reason} for e in entries_by_status(db, None if status == "all" else status)]}
+    return {
+        "entries": [
+            {
+                "id": e.id,
+                "method": e.method,
+                "organisation": e.organisation,
+                "email": e.email,
+                "status": e.status,
+                "score_status": e.score_status,
+                "duplicate_of": e.duplicate_of,
+                "reason": e.reason,
+            }
+            for e in entries_by_status(db, None if status == "all" else status)
+        ]
+    }
 
 
 @router.get("/admin/entries/{entry_id}", response_class=HTMLResponse)
-def entry_review(request: Request, entry_id: int, db: Session = Depends(get_db), _: AdminIdentity = Depends(require_admin)):
+def entry_review(
+    request: Request, entry_id: int, db: Session = Depends(get_db), _: AdminIdentity = Depends(require_admin)
+):
     e = db.get(Entry, entry_id)
     if e is None:
         raise PageError(404, f"No entry #{entry_id}.")
-    return render(request, "entry.html", entry=e, groups=[(g, group_label(g)) for g in GROUP_ORDER if g in e.summary],
-                  metrics=METRICS, metric_labels=METRIC_LABELS, chart=subtype_chart(e.summary), admin_view=True,
-                  judge_enabled=request.app.state.judge is not None, public_ids=set())
+    return render(
+        request,
+        "entry.html",
+        entry=e,
+        groups=[(g, group_label(g)) for g in GROUP_ORDER if g in e.summary],
+        metrics=METRICS,
+        metric_labels=METRIC_LABELS,
+        chart=subtype_chart(e.summary),
+        admin_view=True,
+        judge_enabled=request.app.state.judge is not None,
+        public_ids=set(),
+    )
 
 
 async def _act(request: Request, db: Session, entry_id: int, status: str, admin: AdminIdentity) -> RedirectResponse:
@@ -107,22 +136,30 @@ async def _act(request: Request, db: Session, entry_id: int, status: str, admin:
 
 
 @router.post("/admin/entries/{entry_id}/approve")
-async def approve(request: Request, entry_id: int, db: Session = Depends(get_db), admin: AdminIdentity = Depends(require_admin)):
+async def approve(
+    request: Request, entry_id: int, db: Session = Depends(get_db), admin: AdminIdentity = Depends(require_admin)
+):
     return await _act(request, db, entry_id, "approved", admin)
 
 
 @router.post("/admin/entries/{entry_id}/reject")
-async def reject(request: Request, entry_id: int, db: Session = Depends(get_db), admin: AdminIdentity = Depends(require_admin)):
+async def reject(
+    request: Request, entry_id: int, db: Session = Depends(get_db), admin: AdminIdentity = Depends(require_admin)
+):
     return await _act(request, db, entry_id, "rejected", admin)
 
 
 @router.post("/admin/entries/{entry_id}/withdraw")
-async def withdraw(request: Request, entry_id: int, db: Session = Depends(get_db), admin: AdminIdentity = Depends(require_admin)):
+async def withdraw(
+    request: Request, entry_id: int, db: Session = Depends(get_db), admin: AdminIdentity = Depends(require_admin)
+):
     return await _act(request, db, entry_id, "withdrawn", admin)
 
 
 @router.post("/admin/entries/{entry_id}/rejudge")
-async def rejudge(request: Request, entry_id: int, db: Session = Depends(get_db), _: AdminIdentity = Depends(require_admin)):
+async def rejudge(
+    request: Request, entry_id: int, db: Session = Depends(get_db), _: AdminIdentity = Depends(require_admin)
+):
     await checked_form(request)
     judge = request.app.state.judge
     if judge is None:

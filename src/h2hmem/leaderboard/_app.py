@@ -36,10 +36,16 @@ from ._web import LoginRequired, error_page, is_api, render
 _PKG = Path(str(resources.files(__package__)))
 log = logging.getLogger(__name__)
 
-_CSP = ("default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
-        "form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
-_HEADERS = {"Content-Security-Policy": _CSP, "X-Content-Type-Options": "nosniff", "Referrer-Policy": "same-origin",
-            "X-Frame-Options": "DENY"}
+_CSP = (
+    "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
+    "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+)
+_HEADERS = {
+    "Content-Security-Policy": _CSP,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",
+    "X-Frame-Options": "DENY",
+}
 
 
 def body_limit(settings: LeaderboardSettings) -> int:
@@ -81,7 +87,9 @@ def create_app(settings: LeaderboardSettings) -> FastAPI:
             judge.shutdown()
         engine.dispose()
 
-    app = FastAPI(title=settings.title, lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url="/api/openapi.json")
+    app = FastAPI(
+        title=settings.title, lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url="/api/openapi.json"
+    )
     app.state.settings = settings
     app.state.dataset = dataset
     app.state.engine = engine
@@ -90,8 +98,11 @@ def create_app(settings: LeaderboardSettings) -> FastAPI:
     app.state.judge = judge
     app.state.scorer = scorer
     app.state.templates = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(_PKG / "templates"), autoescape=True,
-        undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+        loader=jinja2.FileSystemLoader(_PKG / "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
     )
 
     def refuse_too_large(scope: Scope, limit: int) -> Response:
@@ -102,8 +113,14 @@ def create_app(settings: LeaderboardSettings) -> FastAPI:
         return page
 
     # Each one added wraps the previous: HEAD → security headers → body limit → cookie session → the app.
-    app.add_middleware(SessionMiddleware, secret_key=secret, session_cookie="h2hmem_session",
-                       max_age=int(settings.session_hours * 3600), same_site="lax", https_only=settings.https_only_cookies)
+    app.add_middleware(
+        SessionMiddleware,
+        secret_key=secret,
+        session_cookie="h2hmem_session",
+        max_age=int(settings.session_hours * 3600),
+        same_site="lax",
+        https_only=settings.https_only_cookies,
+    )
     app.add_middleware(BodyLimit, limit=body_limit(settings), refuse=refuse_too_large)
     app.add_middleware(SecurityHeaders, headers=_HEADERS)
     app.add_middleware(HeadAsGet)

@@ -10,11 +10,22 @@ import datetime as dt
 from typing import Any
 
 from sqlalchemy import (
-    JSON, Boolean, DateTime, Float, ForeignKey, Integer, LargeBinary, String, Text, create_engine, inspect, text,
+    JSON,
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Integer,
+    LargeBinary,
+    String,
+    Text,
+    create_engine,
+    inspect,
+    text,
 )
 from sqlalchemy.engine import Engine
-from sqlalchemy.schema import CreateColumn
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship, sessionmaker
+from sqlalchemy.schema import CreateColumn
 
 STATUSES = ("pending", "approved", "rejected", "withdrawn")
 """Review status of an entry (set by administrators)."""
@@ -97,7 +108,8 @@ class Entry(Base):
     """SHA-256 of the submitter's status token (the token itself is only in the status URL)."""
     files: Mapped[list[EntryFile]] = relationship(back_populates="entry", cascade="all, delete-orphan")
     questions: Mapped[list[QuestionScore]] = relationship(
-        back_populates="entry", cascade="all, delete-orphan", order_by="QuestionScore.id")
+        back_populates="entry", cascade="all, delete-orphan", order_by="QuestionScore.id"
+    )
 
 
 class EntryFile(Base):

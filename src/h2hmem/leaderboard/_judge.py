@@ -10,7 +10,7 @@ Entries still ``queued``/``running`` when the server stopped are queued again at
 from __future__ import annotations
 
 import asyncio
-from typing import Callable
+from collections.abc import Callable
 
 from pydantic import BaseModel
 from sqlalchemy import select
@@ -54,10 +54,13 @@ class MetricsJudge:
         from ..metrics import JudgeOptions, judge_predictions
 
         self.loop = self.loop or asyncio.new_event_loop()
-        records = self.loop.run_until_complete(judge_predictions(preds, self.model,
-                                                                 options=JudgeOptions(preset=self.preset)))
-        return [JudgeVerdict(question_id=r.question_id, score=r.score, reasoning=r.reasoning or (r.error or ""))
-                for r in records]
+        records = self.loop.run_until_complete(
+            judge_predictions(preds, self.model, options=JudgeOptions(preset=self.preset))
+        )
+        return [
+            JudgeVerdict(question_id=r.question_id, score=r.score, reasoning=r.reasoning or (r.error or ""))
+            for r in records
+        ]
 
     def close(self) -> None:
         if self.loop is not None:
@@ -70,9 +73,17 @@ class MetricsJudge:
 
 def _prediction(q: Question, answer: str) -> Prediction:
     return Prediction(
-        question_id=q.id, split=q.split, dialogue=q.dialogue, session=q.session, task_type=q.task_type.abbr,
-        main_category=q.main_category.value, difficulty=q.difficulty, question=q.text,
-        question_images=[i.key for i in q.images], gold=q.gold, answer=answer,
+        question_id=q.id,
+        split=q.split,
+        dialogue=q.dialogue,
+        session=q.session,
+        task_type=q.task_type.abbr,
+        main_category=q.main_category.value,
+        difficulty=q.difficulty,
+        question=q.text,
+        question_images=[i.key for i in q.images],
+        gold=q.gold,
+        answer=answer,
     )
 
 
@@ -139,5 +150,5 @@ class JudgeWorker(EntryQueue):
                 refresh_summary(entry)
                 entry.judge_status = "done"
                 db.commit()
-            except Exception as e:  # noqa: BLE001 - any judge failure is recorded on the entry, shown to admins
+            except Exception as e:
                 record_failure(db, entry_id, e, "judge_status", "judge_error", "judge")

@@ -7,7 +7,7 @@ the transfer encoding (``Content-Length`` or ``chunked``).
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -22,8 +22,10 @@ class BodyTooLarge(Exception):
 
 
 def too_large_message(limit: int) -> str:
-    return (f"The upload is too large: requests are limited to {limit / 1e6:.3g} MB in all. "
-            "Nothing was stored; check the files and upload again.")
+    return (
+        f"The upload is too large: requests are limited to {limit / 1e6:.3g} MB in all. "
+        "Nothing was stored; check the files and upload again."
+    )
 
 
 def _contains(exc: BaseException, kind: type[BaseException]) -> bool:

@@ -11,7 +11,17 @@ from sqlalchemy.orm import Session
 from ..data import SPLITS, TaskType
 from ._scoring import GROUP_ORDER, METRICS, group_label
 from ._store import public_entries, public_entry
-from ._views import INFO_COLUMNS, METRIC_LABELS, column_titles, entry_public, questions_csv, ranking, ranking_columns, ranking_csv, subtype_chart
+from ._views import (
+    INFO_COLUMNS,
+    METRIC_LABELS,
+    column_titles,
+    entry_public,
+    questions_csv,
+    ranking,
+    ranking_columns,
+    ranking_csv,
+    subtype_chart,
+)
 from ._web import PageError, get_db, render
 
 router = APIRouter()
@@ -26,27 +36,53 @@ def _entry_or_404(db: Session, entry_id: int, with_questions: bool = False):
 
 
 @router.get("/", response_class=HTMLResponse)
-def ranking_page(request: Request, metric: str = "f1", sort: str = "all", dir: str = "desc", db: Session = Depends(get_db)):
+def ranking_page(
+    request: Request, metric: str = "f1", sort: str = "all", dir: str = "desc", db: Session = Depends(get_db)
+):
     try:
         rows = ranking(public_entries(db), metric, sort, dir != "asc")
     except ValueError as e:
         raise PageError(400, str(e)) from None
-    return render(request, "index.html", rows=rows, metric=metric, metric_labels=METRIC_LABELS, sort=sort, dir=dir,
-                  columns=ranking_columns(), info_columns=INFO_COLUMNS, column_titles=column_titles())
+    return render(
+        request,
+        "index.html",
+        rows=rows,
+        metric=metric,
+        metric_labels=METRIC_LABELS,
+        sort=sort,
+        dir=dir,
+        columns=ranking_columns(),
+        info_columns=INFO_COLUMNS,
+        column_titles=column_titles(),
+    )
 
 
 @router.get("/entries/{entry_id}", response_class=HTMLResponse)
 def entry_page(request: Request, entry_id: int, db: Session = Depends(get_db)):
     e = _entry_or_404(db, entry_id)
     public_dup = e.duplicate_of is not None and public_entry(db, e.duplicate_of) is not None
-    return render(request, "entry.html", entry=e, groups=[(g, group_label(g)) for g in GROUP_ORDER if g in e.summary],
-                  metrics=METRICS, metric_labels=METRIC_LABELS, chart=subtype_chart(e.summary), admin_view=False,
-                  public_ids={e.duplicate_of} if public_dup else set())
+    return render(
+        request,
+        "entry.html",
+        entry=e,
+        groups=[(g, group_label(g)) for g in GROUP_ORDER if g in e.summary],
+        metrics=METRICS,
+        metric_labels=METRIC_LABELS,
+        chart=subtype_chart(e.summary),
+        admin_view=False,
+        public_ids={e.duplicate_of} if public_dup else set(),
+    )
 
 
 @router.get("/entries/{entry_id}/questions", response_class=HTMLResponse)
-def questions_page(request: Request, entry_id: int, split: str = "", task: str = "", page: int = Query(1, ge=1),
-                   db: Session = Depends(get_db)):
+def questions_page(
+    request: Request,
+    entry_id: int,
+    split: str = "",
+    task: str = "",
+    page: int = Query(1, ge=1),
+    db: Session = Depends(get_db),
+):
     e = _entry_or_404(db, entry_id, with_questions=True)
     if split and split not in SPLITS:
         raise PageError(400, f"unknown split {split!r}")
@@ -56,28 +92,50 @@ def questions_page(request: Request, entry_id: int, split: str = "", task: str =
     pages = max(1, math.ceil(len(rows) / QUESTIONS_PER_PAGE))
     page = min(page, pages)
     gold = {q.id: q for q in request.app.state.dataset.questions}
-    shown = rows[(page - 1) * QUESTIONS_PER_PAGE: page * QUESTIONS_PER_PAGE]
-    return render(request, "questions.html", entry=e, rows=shown, gold=gold, split=split, task=task, page=page, pages=pages,
-                  total=len(rows), splits=SPLITS, tasks=list(TaskType), metrics=METRICS, metric_labels=METRIC_LABELS)
+    shown = rows[(page - 1) * QUESTIONS_PER_PAGE : page * QUESTIONS_PER_PAGE]
+    return render(
+        request,
+        "questions.html",
+        entry=e,
+        rows=shown,
+        gold=gold,
+        split=split,
+        task=task,
+        page=page,
+        pages=pages,
+        total=len(rows),
+        splits=SPLITS,
+        tasks=list(TaskType),
+        metrics=METRICS,
+        metric_labels=METRIC_LABELS,
+    )
 
 
 @router.get("/entries/{entry_id}/questions.csv")
 def questions_download(entry_id: int, db: Session = Depends(get_db)):
     e = _entry_or_404(db, entry_id, with_questions=True)
-    return Response(questions_csv(e), media_type="text/csv; charset=utf-8",
-                    headers={"Content-Disposition": f'attachment; filename="h2hmem-entry-{e.id}-questions.csv"'})
+    return Response(
+        questions_csv(e),
+        media_type="text/csv; charset=utf-8",
+        headers={"Content-Disposition": f'attachment; filename="h2hmem-entry-{e.id}-questions.csv"'},
+    )
 
 
 @router.get("/leaderboard.csv")
 def leaderboard_csv(db: Session = Depends(get_db)):
-    return Response(ranking_csv(public_entries(db)), media_type="text/csv; charset=utf-8",
-                    headers={"Content-Disposition": 'attachment; filename="h2hmem-leaderboard.csv"'})
+    return Response(
+        ranking_csv(public_entries(db)),
+        media_type="text/csv; charset=utf-8",
+        headers={"Content-Disposition": 'attachment; filename="h2hmem-leaderboard.csv"'},
+    )
 
 
 @router.get("/leaderboard.json")
 def leaderboard_json(db: Session = Depends(get_db)):
-    return JSONResponse({"entries": [entry_public(e) for e in public_entries(db)]},
-                        headers={"Content-Disposition": 'attachment; filename="h2hmem-leaderboard.json"'})
+    return JSONResponse(
+        {"entries": [entry_public(e) for e in public_entries(db)]},
+        headers={"Content-Disposition": 'attachment; filename="h2hmem-leaderboard.json"'},
+    )
 
 
 @router.get("/api/entries")

@@ -8,7 +8,7 @@ by a stopped server are queued again at start-up.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from sqlalchemy import select
 from sqlalchemy.orm import sessionmaker
@@ -29,8 +29,9 @@ class ScoreWorker(EntryQueue):
 
     thread_name = "h2hmem-scorer"
 
-    def __init__(self, sessions: sessionmaker, dataset: Dataset, score: ScoreFn | None = None, *,
-                 max_rows: int = MAX_ROWS) -> None:
+    def __init__(
+        self, sessions: sessionmaker, dataset: Dataset, score: ScoreFn | None = None, *, max_rows: int = MAX_ROWS
+    ) -> None:
         super().__init__()
         self.sessions = sessions
         self.dataset = dataset
@@ -40,7 +41,9 @@ class ScoreWorker(EntryQueue):
     def resume(self) -> list[int]:
         """Queue the entries a previous server left ``queued`` or ``scoring``; returns their ids."""
         with self.sessions() as db:
-            ids = list(db.scalars(select(Entry.id).where(Entry.score_status.in_(("queued", "scoring"))).order_by(Entry.id)))
+            ids = list(
+                db.scalars(select(Entry.id).where(Entry.score_status.in_(("queued", "scoring"))).order_by(Entry.id))
+            )
         for i in ids:
             self.submit(i)
         return ids
@@ -61,5 +64,5 @@ class ScoreWorker(EntryQueue):
                 entry.summary = summarise(results)
                 entry.score_status, entry.score_error = "scored", ""
                 db.commit()
-            except Exception as e:  # noqa: BLE001 - recorded on the entry and shown to admins
+            except Exception as e:
                 record_failure(db, entry_id, e, "score_status", "score_error", "scoring")

@@ -67,15 +67,24 @@ def score_submission(report: SubmissionReport, dataset: Dataset) -> list[Questio
         s = _lexical(answer or "", q.gold)
         if not (answer or "").strip():
             s = s.model_copy(update=dict.fromkeys(METRICS, 0.0))  # a failed or missing answer scores 0
-        out.append(QuestionResult(
-            question_id=q.id, split=q.split, task_type=q.task_type.abbr, main_category=q.main_category.value,
-            system_answer=answer or "", answered=answer is not None, **{m: getattr(s, m) for m in METRICS},
-        ))
+        out.append(
+            QuestionResult(
+                question_id=q.id,
+                split=q.split,
+                task_type=q.task_type.abbr,
+                main_category=q.main_category.value,
+                system_answer=answer or "",
+                answered=answer is not None,
+                **{m: getattr(s, m) for m in METRICS},
+            )
+        )
     return out
 
 
 GROUP_ORDER: tuple[str, ...] = (
-    "all", "split:dyadic", "split:multi-party",
+    "all",
+    "split:dyadic",
+    "split:multi-party",
     *dict.fromkeys(f"main:{t.main_category.value}" for t in TaskType),
     *(f"sub:{t.abbr}" for t in TaskType),
 )
@@ -97,9 +106,15 @@ def group_label(key: str) -> str:
 def _records(results: list[QuestionResult], with_judge: bool) -> list[dict]:
     out = []
     for r in results:
-        rec = {"question_id": r.question_id, "split": r.split, "task_type": r.task_type, "main_category": r.main_category,
-               "dialogue": r.question_id.split("/")[1], "failed": not r.system_answer.strip(),
-               **{m: getattr(r, m) for m in METRICS}}
+        rec = {
+            "question_id": r.question_id,
+            "split": r.split,
+            "task_type": r.task_type,
+            "main_category": r.main_category,
+            "dialogue": r.question_id.split("/")[1],
+            "failed": not r.system_answer.strip(),
+            **{m: getattr(r, m) for m in METRICS},
+        }
         if with_judge:
             rec["judge"] = r.judge_score
         out.append(rec)
@@ -109,7 +124,10 @@ def _records(results: list[QuestionResult], with_judge: bool) -> list[dict]:
 def _stats(cell: dict, metrics: tuple[str, ...], macro: bool) -> dict[str, float | int | list[float] | None]:
     n = cell["n_total"]
     st: dict[str, float | int | list[float] | None] = {
-        "n": n, "answered": n - cell["failed"], "coverage": (n - cell["failed"]) / n if n else 0.0}
+        "n": n,
+        "answered": n - cell["failed"],
+        "coverage": (n - cell["failed"]) / n if n else 0.0,
+    }
     for m in (*METRICS, "judge"):
         c = cell["metrics"].get(m)
         st[m] = c["mean"] if c else None
@@ -134,7 +152,9 @@ def summarise(results: list[QuestionResult], *, n_boot: int = 1000, seed: int = 
     """
     with_judge = any(r.judge_score is not None for r in results)
     metrics = (*METRICS, "judge") if with_judge else METRICS
-    agg = aggregate(_records(results, with_judge), metrics, groups=("task_type", "main_category"), n_boot=n_boot, seed=seed)
+    agg = aggregate(
+        _records(results, with_judge), metrics, groups=("task_type", "main_category"), n_boot=n_boot, seed=seed
+    )
     out: dict[str, dict] = {}
     splits = agg["splits"]
     present = {r.split for r in results}

@@ -40,7 +40,9 @@ def verify_password(password: str, stored: str) -> bool:
         if scheme != "scrypt":
             return False
         want = base64.b64decode(digest)
-        got = hashlib.scrypt(password.encode(), salt=base64.b64decode(salt), n=int(n), r=int(r), p=int(p), dklen=len(want))
+        got = hashlib.scrypt(
+            password.encode(), salt=base64.b64decode(salt), n=int(n), r=int(r), p=int(p), dklen=len(want)
+        )
     except (ValueError, TypeError):
         return False
     return hmac.compare_digest(got, want)
@@ -134,7 +136,8 @@ def over_limit(db: Session, kind: str, client: str, limit: int, window: dt.timed
     the oldest one leaves the window (naive UTC); else None."""
     since = utcnow() - window
     q = select(func.count(), func.min(ClientEvent.at)).where(
-        ClientEvent.kind == kind, ClientEvent.client == client, ClientEvent.at > since)
+        ClientEvent.kind == kind, ClientEvent.client == client, ClientEvent.at > since
+    )
     n, oldest = db.execute(q).one()
     return oldest + window if n >= limit else None
 

@@ -67,8 +67,11 @@ def session_state(s: AdminSession, policy: SessionPolicy, now: dt.datetime | Non
 
 def resume_session(db: Session, token: str, policy: SessionPolicy) -> AdminIdentity | None:
     """The identity of an active session with ``token`` (its last-seen time refreshed), else None."""
-    s = db.scalar(select(AdminSession).where(AdminSession.token_hash == token_hash(token))
-                  .options(selectinload(AdminSession.admin)))
+    s = db.scalar(
+        select(AdminSession)
+        .where(AdminSession.token_hash == token_hash(token))
+        .options(selectinload(AdminSession.admin))
+    )
     if s is None:
         return None
     now = utcnow()
@@ -81,16 +84,22 @@ def resume_session(db: Session, token: str, policy: SessionPolicy) -> AdminIdent
 
 def revoke_session(db: Session, session_id: int, why: str) -> bool:
     """End one session; False when there is no such session or it had already been revoked."""
-    n = db.execute(update(AdminSession).where(AdminSession.id == session_id, AdminSession.revoked_at.is_(None))
-                   .values(revoked_at=utcnow(), revoked_why=why[:64])).rowcount
+    n = db.execute(
+        update(AdminSession)
+        .where(AdminSession.id == session_id, AdminSession.revoked_at.is_(None))
+        .values(revoked_at=utcnow(), revoked_why=why[:64])
+    ).rowcount
     db.commit()
     return bool(n)
 
 
 def revoke_admin_sessions(db: Session, admin_id: int, why: str) -> int:
     """End every session of one administrator; returns how many were still open. Commits."""
-    n = db.execute(update(AdminSession).where(AdminSession.admin_id == admin_id, AdminSession.revoked_at.is_(None))
-                   .values(revoked_at=utcnow(), revoked_why=why[:64])).rowcount
+    n = db.execute(
+        update(AdminSession)
+        .where(AdminSession.admin_id == admin_id, AdminSession.revoked_at.is_(None))
+        .values(revoked_at=utcnow(), revoked_why=why[:64])
+    ).rowcount
     db.commit()
     return n
 

@@ -7,7 +7,7 @@ import json
 import re
 import secrets
 import unicodedata
-from typing import Sequence
+from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from sqlalchemy import select
@@ -15,7 +15,13 @@ from sqlalchemy.orm import Session, selectinload
 
 from ..data import Dataset
 from ._db import (
-    MAX_DESCRIPTION_CHARS, MAX_EMAIL_CHARS, MAX_METHOD_CHARS, MAX_ORGANISATION_CHARS, MAX_REASON_CHARS, Entry, EntryFile,
+    MAX_DESCRIPTION_CHARS,
+    MAX_EMAIL_CHARS,
+    MAX_METHOD_CHARS,
+    MAX_ORGANISATION_CHARS,
+    MAX_REASON_CHARS,
+    Entry,
+    EntryFile,
     utcnow,
 )
 from ._format import MAX_ROWS
@@ -70,8 +76,9 @@ def predictions_hash(report: SubmissionReport) -> str:
     matched rows, each answer NFC-normalized with runs of white space collapsed and ends trimmed.
     File names, JSON formatting, row order and the ignored fields (``original_answer``,
     ``category``, extra keys) do not change it, so re-uploads of the same answers collide."""
-    pairs = sorted((m.question_id, " ".join(unicodedata.normalize("NFC", m.system_answer).split()))
-                   for m in report.matched)
+    pairs = sorted(
+        (m.question_id, " ".join(unicodedata.normalize("NFC", m.system_answer).split())) for m in report.matched
+    )
     return hashlib.sha256(json.dumps(pairs, ensure_ascii=False, separators=(",", ":")).encode()).hexdigest()
 
 
@@ -80,8 +87,9 @@ def receipt_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def create_entry(db: Session, dataset: Dataset, meta: EntryMeta, files: Sequence[UploadedFile], *,
-                 max_rows: int = MAX_ROWS) -> tuple[Entry | None, SubmissionReport, str]:
+def create_entry(
+    db: Session, dataset: Dataset, meta: EntryMeta, files: Sequence[UploadedFile], *, max_rows: int = MAX_ROWS
+) -> tuple[Entry | None, SubmissionReport, str]:
     """Validate both files and store a *pending* entry, queued for scoring (``_scorer``).
 
     The entry's ``content_hash`` is :func:`predictions_hash`; ``duplicate_of`` names the earliest
@@ -96,14 +104,24 @@ def create_entry(db: Session, dataset: Dataset, meta: EntryMeta, files: Sequence
     first = db.scalar(select(Entry.id).where(Entry.content_hash == digest).order_by(Entry.id).limit(1))
     token = secrets.token_urlsafe(24)
     entry = Entry(
-        method=meta.method, organisation=meta.organisation, description=meta.description, email=meta.email,
-        status="pending", score_status="queued", summary={}, validation=validation_summary(report),
-        content_hash=digest, duplicate_of=first, receipt_hash=receipt_hash(token),
+        method=meta.method,
+        organisation=meta.organisation,
+        description=meta.description,
+        email=meta.email,
+        status="pending",
+        score_status="queued",
+        summary={},
+        validation=validation_summary(report),
+        content_hash=digest,
+        duplicate_of=first,
+        receipt_hash=receipt_hash(token),
     )
     by_name = {f.name: f for f in files}
     for name, split in report.files.items():
         content = by_name[name].content
-        entry.files.append(EntryFile(split=split, name=name[:255], sha256=hashlib.sha256(content).hexdigest(), content=content))
+        entry.files.append(
+            EntryFile(split=split, name=name[:255], sha256=hashlib.sha256(content).hexdigest(), content=content)
+        )
     db.add(entry)
     db.commit()
     return entry, report, token
@@ -129,8 +147,11 @@ def stored_files(entry: Entry) -> list[UploadedFile]:
 
 def validation_summary(report: SubmissionReport) -> dict:
     return {
-        "rows": report.rows, "matched": len(report.matched), "expected": report.expected,
-        "missing": len(report.missing), "counts": report.counts(),
+        "rows": report.rows,
+        "matched": len(report.matched),
+        "expected": report.expected,
+        "missing": len(report.missing),
+        "counts": report.counts(),
         "problems": [str(p) for p in report.problems[:MAX_PROBLEMS_KEPT]],
     }
 

@@ -34,12 +34,26 @@ def human_size(n: int) -> str:
     return f"{n} bytes"
 
 
-def _form_page(request: Request, status: int = 200, errors: list[str] | None = None, problems: list[str] | None = None,
-               values: dict | None = None) -> HTMLResponse:
+def _form_page(
+    request: Request,
+    status: int = 200,
+    errors: list[str] | None = None,
+    problems: list[str] | None = None,
+    values: dict | None = None,
+) -> HTMLResponse:
     s = request.app.state.settings
-    return render(request, "submit.html", status_code=status, errors=errors or [], problems=problems or [],
-                  values=values or {}, file_names=FILE_NAMES, fields=FIELDS, max_size=human_size(s.max_file_bytes),
-                  per_hour=s.uploads_per_hour)
+    return render(
+        request,
+        "submit.html",
+        status_code=status,
+        errors=errors or [],
+        problems=problems or [],
+        values=values or {},
+        file_names=FILE_NAMES,
+        fields=FIELDS,
+        max_size=human_size(s.max_file_bytes),
+        per_hour=s.uploads_per_hour,
+    )
 
 
 @router.get("/submit", response_class=HTMLResponse)
@@ -66,8 +80,15 @@ async def submit(request: Request, db: Session = Depends(get_db)):
     client = client_key(request.app.state.secret, request.client.host if request.client else "unknown")
     until = await run_in_threadpool(over_limit, db, "upload", client, s.uploads_per_hour, dt.timedelta(hours=1))
     if until is not None:
-        return _form_page(request, 429, [f"Too many uploads from your address: at most {s.uploads_per_hour} per hour. "
-                                         f"Try again after {until:%H:%M} UTC."], values=values)
+        return _form_page(
+            request,
+            429,
+            [
+                f"Too many uploads from your address: at most {s.uploads_per_hour} per hour. "
+                f"Try again after {until:%H:%M} UTC."
+            ],
+            values=values,
+        )
     await run_in_threadpool(record_event, db, "upload", client)
     errors: list[str] = []
     try:
@@ -79,17 +100,32 @@ async def submit(request: Request, db: Session = Depends(get_db)):
     if errors or meta is None:
         too_big = any("larger than the limit" in e for e in errors)
         return _form_page(request, 413 if too_big else 400, errors, values=values)
-    entry, report, token = await run_in_threadpool(create_entry, db, request.app.state.dataset, meta, files,
-                                                   max_rows=s.max_rows)
+    entry, report, token = await run_in_threadpool(
+        create_entry, db, request.app.state.dataset, meta, files, max_rows=s.max_rows
+    )
     if entry is None:
         n = len(report.errors)
-        return _form_page(request, 400, [f"The files were refused: {n} error{'s' if n != 1 else ''} (first ones below). "
-                                         "Fix them and upload again; `h2hmem submission validate` shows the same report."],
-                          problems=[str(p) for p in report.errors[:50]], values=values)
+        return _form_page(
+            request,
+            400,
+            [
+                f"The files were refused: {n} error{'s' if n != 1 else ''} (first ones below). "
+                "Fix them and upload again; `h2hmem submission validate` shows the same report."
+            ],
+            problems=[str(p) for p in report.errors[:50]],
+            values=values,
+        )
     await run_in_threadpool(request.app.state.scorer.submit, entry.id)
     status_url = str(request.url_for("status_page", token=token))
-    resp = render(request, "submitted.html", entry=entry, status_url=status_url, state_text=STATE_TEXT["queued"],
-                  warnings=[str(p) for p in report.warnings[:50]], n_warnings=len(report.warnings))
+    resp = render(
+        request,
+        "submitted.html",
+        entry=entry,
+        status_url=status_url,
+        state_text=STATE_TEXT["queued"],
+        warnings=[str(p) for p in report.warnings[:50]],
+        n_warnings=len(report.warnings),
+    )
     resp.headers["Cache-Control"] = "no-store"
     return resp
 
@@ -117,20 +153,34 @@ def receipt_status(e: Entry) -> dict:
     """The status JSON a submitter sees: no e-mail, no review details beyond a rejection's reason."""
     state = submitter_state(e)
     scored = e.score_status == "scored"
-    return {"id": e.id, "method": e.method, "state": state,
-            "reason": e.reason if state in ("rejected", "withdrawn") else "",
-            "submitted": e.created_at.isoformat(timespec="seconds") + "Z",
-            "duplicate_of": e.duplicate_of, "judge_status": e.judge_status,
-            "scores": {g: e.summary[g] for g in GROUP_ORDER if g in e.summary} if scored else None}
+    return {
+        "id": e.id,
+        "method": e.method,
+        "state": state,
+        "reason": e.reason if state in ("rejected", "withdrawn") else "",
+        "submitted": e.created_at.isoformat(timespec="seconds") + "Z",
+        "duplicate_of": e.duplicate_of,
+        "judge_status": e.judge_status,
+        "scores": {g: e.summary[g] for g in GROUP_ORDER if g in e.summary} if scored else None,
+    }
 
 
 @router.get("/status/{token}", response_class=HTMLResponse)
 def status_page(request: Request, token: str, db: Session = Depends(get_db)):
     e = _receipt_or_404(db, token)
     state = submitter_state(e)
-    resp = render(request, "status.html", entry=e, state=state, state_text=STATE_TEXT[state],
-                  scored=e.score_status == "scored", groups=[(g, group_label(g)) for g in GROUP_ORDER if g in e.summary],
-                  metrics=METRICS, metric_labels=METRIC_LABELS, refresh=state in ("queued", "scoring"))
+    resp = render(
+        request,
+        "status.html",
+        entry=e,
+        state=state,
+        state_text=STATE_TEXT[state],
+        scored=e.score_status == "scored",
+        groups=[(g, group_label(g)) for g in GROUP_ORDER if g in e.summary],
+        metrics=METRICS,
+        metric_labels=METRIC_LABELS,
+        refresh=state in ("queued", "scoring"),
+    )
     resp.headers["Cache-Control"] = "no-store"
     return resp
 

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Sequence
+from typing import Literal
 
 from pydantic import BaseModel, ValidationError
 
@@ -125,8 +126,12 @@ class _Checker:
         self.report = SubmissionReport()
         self.claimed: dict[str, tuple[str, int]] = {}
 
-    def add(self, sev: Severity, code: str, file: str, message: str, row: int | None = None, field: str | None = None) -> None:
-        self.report.problems.append(SubmissionProblem(severity=sev, code=code, file=file, row=row, field=field, message=message))
+    def add(
+        self, sev: Severity, code: str, file: str, message: str, row: int | None = None, field: str | None = None
+    ) -> None:
+        self.report.problems.append(
+            SubmissionProblem(severity=sev, code=code, file=file, row=row, field=field, message=message)
+        )
 
     def parse(self, f: UploadedFile, split: Split) -> list[tuple[int, SubmissionRow]]:
         try:
@@ -142,13 +147,27 @@ class _Checker:
         except RecursionError:
             self.add("error", "invalid-json", f.name, "invalid JSON: nesting too deep")
             return []
-        if isinstance(data, dict) and isinstance(data.get("predictions"), list) and len(data["predictions"]) > self.max_rows:
-            self.add("error", "too-many-rows", f.name, f"{len(data['predictions'])} rows; at most {self.max_rows} are accepted",
-                     field="predictions")
+        if (
+            isinstance(data, dict)
+            and isinstance(data.get("predictions"), list)
+            and len(data["predictions"]) > self.max_rows
+        ):
+            self.add(
+                "error",
+                "too-many-rows",
+                f.name,
+                f"{len(data['predictions'])} rows; at most {self.max_rows} are accepted",
+                field="predictions",
+            )
             return []
         if not isinstance(data, dict):
-            self.add("error", "invalid-field", f.name, 'the file must hold a JSON object {"predictions": [...]}, '
-                     f"not a JSON {_JSON_TYPE.get(type(data), type(data).__name__)}")
+            self.add(
+                "error",
+                "invalid-field",
+                f.name,
+                'the file must hold a JSON object {"predictions": [...]}, '
+                f"not a JSON {_JSON_TYPE.get(type(data), type(data).__name__)}",
+            )
             return []
         try:
             top = SubmissionFile.model_validate(data)
@@ -174,36 +193,80 @@ class _Checker:
         if row.question_id is not None:
             q = self.index.by_id.get(row.question_id)
             if q is None:
-                self.add("error", "unknown-question-id", name, f"question_id {row.question_id!r} is not in the dataset", i, "question_id")
+                self.add(
+                    "error",
+                    "unknown-question-id",
+                    name,
+                    f"question_id {row.question_id!r} is not in the dataset",
+                    i,
+                    "question_id",
+                )
                 return None
             if q.split != split:
-                self.add("error", "wrong-split", name, f"question {q.id} belongs to the {q.split} split, not {split}", i, "question_id")
+                self.add(
+                    "error",
+                    "wrong-split",
+                    name,
+                    f"question {q.id} belongs to the {q.split} split, not {split}",
+                    i,
+                    "question_id",
+                )
                 return None
             if _norm(q.text) != _norm(row.question_text):
-                self.add("error", "id-text-mismatch", name,
-                         f"question_text differs from the dataset's question {q.id} (another dataset version?)", i, "question_text")
+                self.add(
+                    "error",
+                    "id-text-mismatch",
+                    name,
+                    f"question_text differs from the dataset's question {q.id} (another dataset version?)",
+                    i,
+                    "question_text",
+                )
                 return None
             return q
         cands = self.index.by_text.get((split, _norm(row.question_text)), [])
         if not cands:
             other = [sp for sp in SPLITS if sp != split and self.index.by_text.get((sp, _norm(row.question_text)))]
             if other:
-                self.add("error", "wrong-split", name, f"this is a {other[0]} question, not {split}: were the files swapped?",
-                         i, "question_text")
+                self.add(
+                    "error",
+                    "wrong-split",
+                    name,
+                    f"this is a {other[0]} question, not {split}: were the files swapped?",
+                    i,
+                    "question_text",
+                )
             else:
-                self.add("error", "unmatched", name, f"no {split} question has this text: {row.question_text[:80]!r}", i,
-                         "question_text")
+                self.add(
+                    "error",
+                    "unmatched",
+                    name,
+                    f"no {split} question has this text: {row.question_text[:80]!r}",
+                    i,
+                    "question_text",
+                )
             return None
         image = _norm_image(row.question_image)
         with_image = [q for q in cands if image in self.index.image_forms[q.id]]
         if not with_image:
             if len(cands) > 1:
-                self.add("error", "unmatched", name,
-                         f"{len(cands)} questions have this text but none has image {row.question_image!r}", i, "question_image")
+                self.add(
+                    "error",
+                    "unmatched",
+                    name,
+                    f"{len(cands)} questions have this text but none has image {row.question_image!r}",
+                    i,
+                    "question_image",
+                )
                 return None
-            self.add("warning", "image-mismatch", name,
-                     f"question_image {row.question_image!r} differs from the dataset's "
-                     f"{sorted(self.index.image_forms[cands[0].id])[0]!r}; matched {cands[0].id} by text", i, "question_image")
+            self.add(
+                "warning",
+                "image-mismatch",
+                name,
+                f"question_image {row.question_image!r} differs from the dataset's "
+                f"{sorted(self.index.image_forms[cands[0].id])[0]!r}; matched {cands[0].id} by text",
+                i,
+                "question_image",
+            )
             with_image = cands
         if len(with_image) == 1:
             return with_image[0]
@@ -215,24 +278,43 @@ class _Checker:
         by_gold = [q for q in free if _norm(q.gold) == _norm(row.original_answer)]
         if len({_norm(q.gold) for q in by_gold}) == 1:
             return by_gold[0]
-        self.add("error", "ambiguous", name,
-                 f"{len(with_image)} questions share this text and image ({', '.join(q.id for q in with_image)}); "
-                 "add question_id to tell them apart", i, "question_text")
+        self.add(
+            "error",
+            "ambiguous",
+            name,
+            f"{len(with_image)} questions share this text and image ({', '.join(q.id for q in with_image)}); "
+            "add question_id to tell them apart",
+            i,
+            "question_text",
+        )
         return None
 
     def compare(self, name: str, i: int, row: SubmissionRow, q: Question) -> None:
         if _norm(row.original_answer) != _norm(q.gold):
-            self.add("warning", "gold-mismatch", name,
-                     f"original_answer differs from the dataset's gold answer of {q.id} (ignored: the server scores against its own gold)",
-                     i, "original_answer")
+            self.add(
+                "warning",
+                "gold-mismatch",
+                name,
+                f"original_answer differs from the dataset's gold answer of {q.id} (ignored: the server scores against its own gold)",
+                i,
+                "original_answer",
+            )
         try:
             cat = TaskType.parse(row.category)
         except UnknownLabelError as e:
-            self.add("warning", "unknown-category", name, f"{e} (ignored: {q.id} is {q.task_type.value})", i, "category")
+            self.add(
+                "warning", "unknown-category", name, f"{e} (ignored: {q.id} is {q.task_type.value})", i, "category"
+            )
             return
         if cat is not q.task_type:
-            self.add("warning", "category-mismatch", name,
-                     f"category {row.category!r} differs from the dataset's {q.task_type.value!r} for {q.id} (ignored)", i, "category")
+            self.add(
+                "warning",
+                "category-mismatch",
+                name,
+                f"category {row.category!r} differs from the dataset's {q.task_type.value!r} for {q.id} (ignored)",
+                i,
+                "category",
+            )
 
     def check_file(self, f: UploadedFile, split: Split) -> None:
         rows = self.parse(f, split)
@@ -243,15 +325,20 @@ class _Checker:
                 continue
             if q.id in self.claimed:
                 fname, j = self.claimed[q.id]
-                self.add("error", "duplicate", f.name, f"question {q.id} is already answered by {fname} predictions[{j}]", i)
+                self.add(
+                    "error", "duplicate", f.name, f"question {q.id} is already answered by {fname} predictions[{j}]", i
+                )
                 continue
             self.claimed[q.id] = (f.name, i)
             self.compare(f.name, i, row, q)
-            self.report.matched.append(MatchedRow(question_id=q.id, split=split, file=f.name, row=i, system_answer=row.system_answer))
+            self.report.matched.append(
+                MatchedRow(question_id=q.id, split=split, file=f.name, row=i, system_answer=row.system_answer)
+            )
 
 
-def check_submission(files: Sequence[UploadedFile], dataset: Dataset, *, require_both: bool = False,
-                     max_rows: int = MAX_ROWS) -> SubmissionReport:
+def check_submission(
+    files: Sequence[UploadedFile], dataset: Dataset, *, require_both: bool = False, max_rows: int = MAX_ROWS
+) -> SubmissionReport:
     """Validate submission files held in memory (the server's entry point: no paths from users).
 
     Args:
@@ -266,8 +353,12 @@ def check_submission(files: Sequence[UploadedFile], dataset: Dataset, *, require
     for f in files:
         split = f.split or split_from_name(f.name)
         if split is None:
-            c.add("error", "unknown-split", f.name,
-                  "cannot tell the split from the file name; name it prediction_dyadic.json or prediction_multiparty.json, or pass --split")
+            c.add(
+                "error",
+                "unknown-split",
+                f.name,
+                "cannot tell the split from the file name; name it prediction_dyadic.json or prediction_multiparty.json, or pass --split",
+            )
             continue
         if split in seen:
             c.add("error", "duplicate-file", f.name, f"a second {split} file (first: {seen[split]})")
@@ -278,21 +369,30 @@ def check_submission(files: Sequence[UploadedFile], dataset: Dataset, *, require
     present = {q.split for q in dataset.questions}
     for split in sorted(present - set(seen)):
         if require_both or seen:
-            c.add("error" if require_both else "warning", "missing-file", f"<{split}>",
-                  f"no {split} file: a complete entry needs both prediction files")
+            c.add(
+                "error" if require_both else "warning",
+                "missing-file",
+                f"<{split}>",
+                f"no {split} file: a complete entry needs both prediction files",
+            )
     for split in seen:
         ids = [q.id for q in dataset.questions if q.split == split]
         c.report.expected[split] = len(ids)
         missing = [qid for qid in ids if qid not in c.claimed]
         c.report.missing.extend(missing)
         if missing:
-            c.add("warning", "missing", seen[split],
-                  f"{len(missing)} of {len(ids)} {split} questions have no row (scored 0), e.g. {', '.join(missing[:3])}")
+            c.add(
+                "warning",
+                "missing",
+                seen[split],
+                f"{len(missing)} of {len(ids)} {split} questions have no row (scored 0), e.g. {', '.join(missing[:3])}",
+            )
     return c.report
 
 
-def validate_submission(files: Sequence[str | Path], data_root: str | Path, *, split: Split | None = None,
-                        max_rows: int = MAX_ROWS) -> SubmissionReport:
+def validate_submission(
+    files: Sequence[str | Path], data_root: str | Path, *, split: Split | None = None, max_rows: int = MAX_ROWS
+) -> SubmissionReport:
     """Validate submission files on disk against the dataset at ``data_root``.
 
     Args:
@@ -315,4 +415,3 @@ def validate_submission(files: Sequence[str | Path], data_root: str | Path, *, s
     dataset = load_dataset(data_root)
     ups = [UploadedFile(name=str(p), content=p.read_bytes(), split=split) for p in paths]
     return check_submission(ups, dataset, max_rows=max_rows)
-

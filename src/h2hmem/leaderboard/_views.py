@@ -11,7 +11,11 @@ from ._db import Entry
 from ._scoring import GROUP_ORDER, METRICS, group_label
 
 METRIC_LABELS = {
-    "f1": "F1", "bleu1": "BLEU-1", "exact_match": "Exact match", "precision": "Precision", "recall": "Recall",
+    "f1": "F1",
+    "bleu1": "BLEU-1",
+    "exact_match": "Exact match",
+    "precision": "Precision",
+    "recall": "Recall",
     "judge": "LLM judge",
 }
 """Metrics a ranking can show; F1 is the default column (the official lexical headline)."""
@@ -26,8 +30,11 @@ def ranking_columns() -> list[tuple[str, str]]:
 
 def column_titles() -> dict[str, str]:
     """A description of each score column of :func:`ranking_columns` (header tooltips)."""
-    titles = {"macro": "Macro: mean of the nine sub-type means", "all": "All questions (micro average)",
-              "coverage": "Coverage: share of questions answered"}
+    titles = {
+        "macro": "Macro: mean of the nine sub-type means",
+        "all": "All questions (micro average)",
+        "coverage": "Coverage: share of questions answered",
+    }
     for g in GROUP_ORDER:
         kind, _, name = g.partition(":")
         if kind == "split":
@@ -42,15 +49,22 @@ def column_titles() -> dict[str, str]:
 def entry_public(e: Entry) -> dict[str, Any]:
     """The public JSON of an entry (metadata and aggregated scores; no review details)."""
     return {
-        "id": e.id, "method": e.method, "organisation": e.organisation, "description": e.description,
+        "id": e.id,
+        "method": e.method,
+        "organisation": e.organisation,
+        "description": e.description,
         "submitted": e.created_at.isoformat(timespec="seconds") + "Z",
         "approved": e.reviewed_at.isoformat(timespec="seconds") + "Z" if e.reviewed_at else None,
-        "judge_model": e.judge_model, "judge_status": e.judge_status, "duplicate_of": e.duplicate_of,
+        "judge_model": e.judge_model,
+        "judge_status": e.judge_status,
+        "duplicate_of": e.duplicate_of,
         "scores": {g: e.summary[g] for g in GROUP_ORDER if g in e.summary},
     }
 
 
-def ranking(entries: list[Entry], metric: str = "f1", sort: str = "all", descending: bool = True) -> list[dict[str, Any]]:
+def ranking(
+    entries: list[Entry], metric: str = "f1", sort: str = "all", descending: bool = True
+) -> list[dict[str, Any]]:
     """One row per entry: ``{"id", "rank", "method", "organisation", "submitted", "duplicate_of",
     "values": {col: float|None}}`` (``duplicate_of``: the earlier entry with the same predictions, or None).
 
@@ -74,8 +88,16 @@ def ranking(entries: list[Entry], metric: str = "f1", sort: str = "all", descend
         for g in GROUP_ORDER:
             values[g] = s.get(g, {}).get(metric)
         values["coverage"] = s.get("all", {}).get("coverage")
-        rows.append({"id": e.id, "method": e.method, "organisation": e.organisation,
-                     "submitted": e.created_at.date().isoformat(), "duplicate_of": e.duplicate_of, "values": values})
+        rows.append(
+            {
+                "id": e.id,
+                "method": e.method,
+                "organisation": e.organisation,
+                "submitted": e.created_at.date().isoformat(),
+                "duplicate_of": e.duplicate_of,
+                "values": values,
+            }
+        )
     overall = sorted((r["values"]["all"] for r in rows if r["values"]["all"] is not None), reverse=True)
     for r in rows:
         v = r["values"]["all"]
@@ -107,7 +129,13 @@ def ranking_csv(entries: list[Entry]) -> str:
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(header)
     for e in entries:
-        row: list[object] = [e.id, e.method, e.organisation, e.created_at.isoformat(timespec="seconds") + "Z", e.judge_model or ""]
+        row: list[object] = [
+            e.id,
+            e.method,
+            e.organisation,
+            e.created_at.isoformat(timespec="seconds") + "Z",
+            e.judge_model or "",
+        ]
         for g in GROUP_ORDER:
             st = e.summary.get(g, {})
             row += [st.get(f, "") if st.get(f) is not None else "" for f in fields]
@@ -146,9 +174,31 @@ def subtype_chart(summary: dict[str, dict], metrics: tuple[str, ...] = ("f1", "j
             if v is None:
                 continue
             h = plot_h * max(0.0, min(1.0, v))
-            bars.append({"x": x0 + j * bar_w, "y": top + plot_h - h, "w": bar_w - 2, "h": h, "value": v,
-                         "metric": METRIC_LABELS[m], "task": t.value, "color": colors.get(m, "#777")})
-    ticks = [{"y": top + plot_h * (1 - f), "text": f"{f:.2f}".rstrip("0").rstrip(".") if f else "0"} for f in (0, 0.25, 0.5, 0.75, 1)]
+            bars.append(
+                {
+                    "x": x0 + j * bar_w,
+                    "y": top + plot_h - h,
+                    "w": bar_w - 2,
+                    "h": h,
+                    "value": v,
+                    "metric": METRIC_LABELS[m],
+                    "task": t.value,
+                    "color": colors.get(m, "#777"),
+                }
+            )
+    ticks = [
+        {"y": top + plot_h * (1 - f), "text": f"{f:.2f}".rstrip("0").rstrip(".") if f else "0"}
+        for f in (0, 0.25, 0.5, 0.75, 1)
+    ]
     legend = [{"metric": m, "label": METRIC_LABELS[m], "color": colors.get(m, "#777")} for m in shown]
-    return {"width": left + len(TaskType) * group_w + 10, "height": top + plot_h + 30, "plot_top": top,
-            "plot_bottom": top + plot_h, "left": left, "bars": bars, "labels": labels, "ticks": ticks, "legend": legend}
+    return {
+        "width": left + len(TaskType) * group_w + 10,
+        "height": top + plot_h + 30,
+        "plot_top": top,
+        "plot_bottom": top + plot_h,
+        "left": left,
+        "bars": bars,
+        "labels": labels,
+        "ticks": ticks,
+        "legend": legend,
+    }

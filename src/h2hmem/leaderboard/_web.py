@@ -6,7 +6,8 @@ logged-in administrator. ``_app`` and the route modules (``_public``, ``_submit`
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import jinja2
 from fastapi import HTTPException, Request
@@ -35,8 +36,9 @@ def is_api(path: str) -> bool:
 
 def policy_of(settings: Any) -> SessionPolicy:
     """The session timeouts of :class:`LeaderboardSettings` ``settings``."""
-    return SessionPolicy(idle=dt.timedelta(minutes=settings.session_idle_minutes),
-                         absolute=dt.timedelta(hours=settings.session_hours))
+    return SessionPolicy(
+        idle=dt.timedelta(minutes=settings.session_idle_minutes), absolute=dt.timedelta(hours=settings.session_hours)
+    )
 
 
 def current_admin(request: Request) -> AdminIdentity | None:
@@ -87,7 +89,8 @@ def render(request: Request, template: str, status_code: int = 200, **ctx: Any) 
 def error_page(app: Any, status: int, message: str, path: str) -> HTMLResponse:
     """The error page without a session (used where no request session exists, e.g. in middleware)."""
     html = app.state.templates.get_template("error.html").render(
-        site_title=app.state.settings.title, admin=None, csrf="", request_path=path, message=message, status=status)
+        site_title=app.state.settings.title, admin=None, csrf="", request_path=path, message=message, status=status
+    )
     return HTMLResponse(html, status_code=status)
 
 
@@ -99,8 +102,10 @@ async def checked_form(request: Request) -> Any:
     """
     form = await request.form(max_files=4, max_fields=20)
     if not csrf_ok(request.session, form.get("csrf_token")):
-        raise PageError(403, "This form has no valid security token (CSRF). Reload the page and submit again; "
-                             "cookies must be enabled.")
+        raise PageError(
+            403,
+            "This form has no valid security token (CSRF). Reload the page and submit again; cookies must be enabled.",
+        )
     return form
 
 

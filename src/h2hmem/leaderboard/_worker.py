@@ -72,7 +72,7 @@ class EntryQueue:
             while (entry_id := self.queue.get()) is not None:
                 try:
                     self.process(entry_id)
-                except Exception:  # noqa: BLE001 - keep the worker alive; process() records failures itself
+                except Exception:
                     log.exception("%s: entry %s", self.thread_name, entry_id)
                 finally:
                     self.queue.task_done()

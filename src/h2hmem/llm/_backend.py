@@ -38,8 +38,9 @@ class Backend(Protocol):
 
     def count_tokens(self, text: str) -> int: ...
 
-    async def complete(self, messages: list[Message], config: GenerationConfig, *, description: str,
-                       timeout_s: float) -> BackendReply:
+    async def complete(
+        self, messages: list[Message], config: GenerationConfig, *, description: str, timeout_s: float
+    ) -> BackendReply:
         """One attempt. ``messages`` hold only image parts whose files exist (and only when
         ``supports_images``). Raises :class:`~h2hmem.llm.ModelError` subclasses."""
         ...

@@ -47,8 +47,9 @@ def cache_key(payload: dict[str, Any]) -> str:
     return hashlib.sha256(data.encode("utf-8")).hexdigest()
 
 
-def open_sqlite_store(path: Path, schema: str, table: str, columns: list[str], *, busy_timeout_s: float,
-                      what: str) -> tuple[sqlite3.Connection, Path | None]:
+def open_sqlite_store(
+    path: Path, schema: str, table: str, columns: list[str], *, busy_timeout_s: float, what: str
+) -> tuple[sqlite3.Connection, Path | None]:
     """Open (creating folders and ``table``) the SQLite file ``path`` in WAL mode, autocommit.
 
     A file that is not a valid SQLite database, fails ``PRAGMA quick_check`` or holds ``table``
@@ -128,14 +129,16 @@ class RequestCache:
         self._lock = threading.Lock()
         # moved_aside: where a corrupt file found at open was moved, if one was
         self.moved_aside: Path | None
-        self._conn, self.moved_aside = open_sqlite_store(self.path, _SCHEMA, "requests", _COLUMNS,
-                                                         busy_timeout_s=busy_timeout_s, what="request cache")
+        self._conn, self.moved_aside = open_sqlite_store(
+            self.path, _SCHEMA, "requests", _COLUMNS, busy_timeout_s=busy_timeout_s, what="request cache"
+        )
 
     def get(self, key: str) -> CacheEntry | None:
         with self._lock:
             row = self._conn.execute(
                 "SELECT model, text, finish_reason, prompt_tokens, completion_tokens FROM requests WHERE key = ?",
-                (key,)).fetchone()
+                (key,),
+            ).fetchone()
         return CacheEntry(*row) if row else None
 
     def put(self, key: str, entry: CacheEntry) -> None:
@@ -145,8 +148,16 @@ class RequestCache:
             try:
                 self._conn.execute(
                     "INSERT OR REPLACE INTO requests VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (key, entry.model, entry.text, entry.finish_reason, entry.prompt_tokens,
-                     entry.completion_tokens, time.time()))
+                    (
+                        key,
+                        entry.model,
+                        entry.text,
+                        entry.finish_reason,
+                        entry.prompt_tokens,
+                        entry.completion_tokens,
+                        time.time(),
+                    ),
+                )
             except BaseException:
                 self._conn.execute("ROLLBACK")
                 raise

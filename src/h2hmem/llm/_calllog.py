@@ -34,7 +34,8 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import datetime as dt
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
+from types import MappingProxyType
 from typing import Any
 
 from ._types import GenerationConfig, ImagePart, Message, Usage
@@ -44,7 +45,9 @@ CallSink = Callable[[dict[str, Any]], None]
 """Receives one record per model call (see the module docstring); must not raise for a good record."""
 
 _sink: contextvars.ContextVar[CallSink | None] = contextvars.ContextVar("h2hmem_call_sink", default=None)
-_tag: contextvars.ContextVar[dict[str, Any]] = contextvars.ContextVar("h2hmem_call_tag", default={})
+_tag: contextvars.ContextVar[Mapping[str, Any]] = contextvars.ContextVar(
+    "h2hmem_call_tag", default=MappingProxyType({})
+)
 
 
 @contextlib.contextmanager
@@ -59,8 +62,9 @@ def record_calls(sink: CallSink | None) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def tag_calls(*, question_ids: list[str] | None = None, dialogue: str | None = None,
-              session: str | None = None, **extra: Any) -> Iterator[None]:
+def tag_calls(
+    *, question_ids: list[str] | None = None, dialogue: str | None = None, session: str | None = None, **extra: Any
+) -> Iterator[None]:
     """Tag the model calls made in this block: the questions they serve (an answer call: one id;
     a judge batch: every id of the batch), or the dialogue and session being observed (memory
     construction). Nested tags replace the fields they set and keep the others."""
@@ -94,17 +98,35 @@ def messages_as_sent(messages: list[Message], sha256: Callable[[Any], str]) -> l
         parts: list[dict[str, Any]] = []
         for p in m.content:
             if isinstance(p, ImagePart):
-                parts.append({"type": "image", "name": p.name, "path": str(p.path) if p.path else None,
-                              "sha256": sha256(p.path) if p.path else None})
+                parts.append(
+                    {
+                        "type": "image",
+                        "name": p.name,
+                        "path": str(p.path) if p.path else None,
+                        "sha256": sha256(p.path) if p.path else None,
+                    }
+                )
             else:
                 parts.append({"type": "text", "text": p.text})
         out.append({"role": m.role, "content": parts})
     return out
 
 
-def emit_call(*, stage: str, model: str, messages: list[dict[str, Any]], config: GenerationConfig,
-              cache_key: str | None, reply: str | None, finish_reason: str | None, usage: Usage,
-              latency_s: float, cached: bool, images_substituted: int = 0, error: str | None = None) -> None:
+def emit_call(
+    *,
+    stage: str,
+    model: str,
+    messages: list[dict[str, Any]],
+    config: GenerationConfig,
+    cache_key: str | None,
+    reply: str | None,
+    finish_reason: str | None,
+    usage: Usage,
+    latency_s: float,
+    cached: bool,
+    images_substituted: int = 0,
+    error: str | None = None,
+) -> None:
     """Build the record of one call (tag of the current context included) and hand it to the sink.
 
     No-op without a sink. An exception from the sink (disk full) propagates to the caller of
@@ -114,12 +136,23 @@ def emit_call(*, stage: str, model: str, messages: list[dict[str, Any]], config:
         return
     tag = _tag.get()
     record: dict[str, Any] = {
-        "v": SCHEMA_VERSION, "at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds"),
-        "stage": stage, "question_ids": tag.get("question_ids", []), "dialogue": tag.get("dialogue"),
-        "session": tag.get("session"), "model": model, "cache_key": cache_key,
-        "params": config.model_dump(mode="json"), "messages": messages, "images_substituted": images_substituted,
-        "reply": reply, "finish_reason": finish_reason, "usage": usage.model_dump(),
-        "latency_s": round(latency_s, 6), "cached": cached, "error": error,
+        "v": SCHEMA_VERSION,
+        "at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds"),
+        "stage": stage,
+        "question_ids": tag.get("question_ids", []),
+        "dialogue": tag.get("dialogue"),
+        "session": tag.get("session"),
+        "model": model,
+        "cache_key": cache_key,
+        "params": config.model_dump(mode="json"),
+        "messages": messages,
+        "images_substituted": images_substituted,
+        "reply": reply,
+        "finish_reason": finish_reason,
+        "usage": usage.model_dump(),
+        "latency_s": round(latency_s, 6),
+        "cached": cached,
+        "error": error,
     }
     record.update({k: v for k, v in tag.items() if k not in record})
     sink(record)

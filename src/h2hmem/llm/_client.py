@@ -30,8 +30,11 @@ def describe_request(messages: list[Message], stage: str, n_images: int) -> str:
     last = ""
     for m in reversed(messages):
         if m.role == "user":
-            last = m.content[:400] if isinstance(m.content, str) else " ".join(
-                p.text[:400] for p in m.content if isinstance(p, TextPart))[:400]
+            last = (
+                m.content[:400]
+                if isinstance(m.content, str)
+                else " ".join(p.text[:400] for p in m.content if isinstance(p, TextPart))[:400]
+            )
             break
     last = " ".join(last.split())  # only the head: prompts run to tens of kB and this runs on every call
     if len(last) > 60:
@@ -63,10 +66,20 @@ class ModelClient:
     another request), so a queue of requests on one local model is not reported as latency.
     """
 
-    def __init__(self, spec: str, backend: Backend, *, cache: RequestCache | None = None, concurrency: int = 8,
-                 timeout_s: float = 120.0, retry: RetryPolicy | None = None, prices: Prices | None = None,
-                 refresh: bool = False, text_only: bool = False,
-                 on_truncation: Literal["return", "raise"] = "return"):
+    def __init__(
+        self,
+        spec: str,
+        backend: Backend,
+        *,
+        cache: RequestCache | None = None,
+        concurrency: int = 8,
+        timeout_s: float = 120.0,
+        retry: RetryPolicy | None = None,
+        prices: Prices | None = None,
+        refresh: bool = False,
+        text_only: bool = False,
+        on_truncation: Literal["return", "raise"] = "return",
+    ):
         if concurrency < 1:
             raise ValueError(f"concurrency must be >= 1, got {concurrency}")
         self.spec = spec
@@ -81,8 +94,9 @@ class ModelClient:
         self.on_truncation = on_truncation
         self.supports_images = backend.supports_images and not text_only
         self._usage: dict[str, Usage] = defaultdict(Usage)
-        self._semaphores: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = \
+        self._semaphores: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
             weakref.WeakKeyDictionary()
+        )
 
     # ----- model facts -------------------------------------------------------------------------
     @property
@@ -118,12 +132,14 @@ class ModelClient:
         for newer in ("top_p", "json_schema"):  # unset, they leave the keys of requests cached before they existed
             if settings.get(newer) is None:
                 settings.pop(newer, None)
-        return cache_key({"identity": self.backend.identity(), "messages": messages_fingerprint(messages),
-                          "config": settings})
+        return cache_key(
+            {"identity": self.backend.identity(), "messages": messages_fingerprint(messages), "config": settings}
+        )
 
     # ----- the call ----------------------------------------------------------------------------
-    async def chat(self, messages: list[Message], config: GenerationConfig | None = None, *,
-                   stage: Stage = "answer") -> ChatResult:
+    async def chat(
+        self, messages: list[Message], config: GenerationConfig | None = None, *, stage: Stage = "answer"
+    ) -> ChatResult:
         config = config or GenerationConfig()
         start = time.perf_counter()
         prepared, substituted = prepare_messages(messages, send_images=self.supports_images)
@@ -133,10 +149,27 @@ class ModelClient:
             if hit is not None:
                 usage = Usage(cached_calls=1)
                 self._usage[stage] = self._usage[stage] + usage
-                self._transcript(stage, prepared, config, key, hit.text, hit.finish_reason, usage,
-                                 time.perf_counter() - start, substituted, cached=True)
-                return ChatResult(text=hit.text, model=self.spec, usage=usage, latency_s=time.perf_counter() - start,
-                                  cached=True, finish_reason=hit.finish_reason, images_substituted=substituted)
+                self._transcript(
+                    stage,
+                    prepared,
+                    config,
+                    key,
+                    hit.text,
+                    hit.finish_reason,
+                    usage,
+                    time.perf_counter() - start,
+                    substituted,
+                    cached=True,
+                )
+                return ChatResult(
+                    text=hit.text,
+                    model=self.spec,
+                    usage=usage,
+                    latency_s=time.perf_counter() - start,
+                    cached=True,
+                    finish_reason=hit.finish_reason,
+                    images_substituted=substituted,
+                )
 
         n_images = sum(isinstance(p, ImagePart) for m in prepared if not isinstance(m.content, str) for p in m.content)
         description = describe_request(messages, stage, n_images)
@@ -148,56 +181,127 @@ class ModelClient:
             t_wait = time.perf_counter()
             async with self._semaphore():
                 queued += time.perf_counter() - t_wait
-                reply = await self.backend.complete(prepared, config, description=description,
-                                                    timeout_s=self.timeout_s)
+                reply = await self.backend.complete(prepared, config, description=description, timeout_s=self.timeout_s)
                 queued += reply.queue_s
                 return reply
 
         try:
             reply = await call_with_retries(attempt, self.retry)
         except Exception as e:
-            self._transcript(stage, prepared, config, key, None, None, Usage(), time.perf_counter() - start,
-                             substituted, error=f"{type(e).__name__}: {e}")
+            self._transcript(
+                stage,
+                prepared,
+                config,
+                key,
+                None,
+                None,
+                Usage(),
+                time.perf_counter() - start,
+                substituted,
+                error=f"{type(e).__name__}: {e}",
+            )
             raise
         latency = time.perf_counter() - start - queued
         if reply.finish_reason == "length" and self.on_truncation == "raise":
-            self._transcript(stage, prepared, config, key, reply.text, reply.finish_reason,
-                             Usage(prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens,
-                                   calls=1, latency_s=latency), latency, substituted, error="OutputTruncatedError")
-            raise OutputTruncatedError(f"answer hit max_tokens={config.max_tokens}",
-                                       RequestInfo(self.spec, None, description))
-        cost = 0.0 if self.backend.kind == "local" else cost_usd(
-            self.backend.model, reply.prompt_tokens, reply.completion_tokens, self.prices)
-        usage = Usage(prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens, calls=1,
-                      cost_usd=cost, latency_s=latency)
+            self._transcript(
+                stage,
+                prepared,
+                config,
+                key,
+                reply.text,
+                reply.finish_reason,
+                Usage(
+                    prompt_tokens=reply.prompt_tokens,
+                    completion_tokens=reply.completion_tokens,
+                    calls=1,
+                    latency_s=latency,
+                ),
+                latency,
+                substituted,
+                error="OutputTruncatedError",
+            )
+            raise OutputTruncatedError(
+                f"answer hit max_tokens={config.max_tokens}", RequestInfo(self.spec, None, description)
+            )
+        cost = (
+            0.0
+            if self.backend.kind == "local"
+            else cost_usd(self.backend.model, reply.prompt_tokens, reply.completion_tokens, self.prices)
+        )
+        usage = Usage(
+            prompt_tokens=reply.prompt_tokens,
+            completion_tokens=reply.completion_tokens,
+            calls=1,
+            cost_usd=cost,
+            latency_s=latency,
+        )
         self._usage[stage] = self._usage[stage] + usage
         text = _valid_unicode(reply.text)
         # the transcript before the cache: every reply the cache can serve later has its paid record
         self._transcript(stage, prepared, config, key, text, reply.finish_reason, usage, latency, substituted)
         if key is not None:
             try:
-                self.cache.put(key, CacheEntry(self.spec, text, reply.finish_reason,  # type: ignore[union-attr]
-                                               reply.prompt_tokens, reply.completion_tokens))
+                self.cache.put(
+                    key,
+                    CacheEntry(
+                        self.spec,
+                        text,
+                        reply.finish_reason,  # type: ignore[union-attr]
+                        reply.prompt_tokens,
+                        reply.completion_tokens,
+                    ),
+                )
             except (sqlite3.Error, OSError) as e:
                 # The reply is paid for: keep it, lose only the cache entry (disk full, I/O error).
                 log.warning("request cache write failed (%s); the reply is used but not cached", e)
-        return ChatResult(text=text, model=self.spec, usage=usage, latency_s=latency, cached=False,
-                          finish_reason=reply.finish_reason, images_substituted=substituted, queue_s=queued)
+        return ChatResult(
+            text=text,
+            model=self.spec,
+            usage=usage,
+            latency_s=latency,
+            cached=False,
+            finish_reason=reply.finish_reason,
+            images_substituted=substituted,
+            queue_s=queued,
+        )
 
-    def _transcript(self, stage: str, prepared: list[Message], config: GenerationConfig, key: str | None,
-                    reply: str | None, finish_reason: str | None, usage: Usage, latency: float, substituted: int,
-                    *, cached: bool = False, error: str | None = None) -> None:
+    def _transcript(
+        self,
+        stage: str,
+        prepared: list[Message],
+        config: GenerationConfig,
+        key: str | None,
+        reply: str | None,
+        finish_reason: str | None,
+        usage: Usage,
+        latency: float,
+        substituted: int,
+        *,
+        cached: bool = False,
+        error: str | None = None,
+    ) -> None:
         """Hand this call's record to the transcript sink of the context, if any (see ``_calllog``)."""
         if recording():
-            emit_call(stage=stage, model=self.spec, messages=messages_as_sent(prepared, file_sha256), config=config,
-                      cache_key=key, reply=reply, finish_reason=finish_reason, usage=usage, latency_s=latency,
-                      cached=cached, images_substituted=substituted, error=error)
+            emit_call(
+                stage=stage,
+                model=self.spec,
+                messages=messages_as_sent(prepared, file_sha256),
+                config=config,
+                cache_key=key,
+                reply=reply,
+                finish_reason=finish_reason,
+                usage=usage,
+                latency_s=latency,
+                cached=cached,
+                images_substituted=substituted,
+                error=error,
+            )
 
     async def aclose(self) -> None:
         """Close HTTP connections opened in the running event loop."""
         await self.backend.aclose()
 
-    async def __aenter__(self) -> "ModelClient":
+    async def __aenter__(self) -> ModelClient:
         return self
 
     async def __aexit__(self, *exc: object) -> None:

@@ -34,8 +34,15 @@ class ModelError(Exception):
     transient = False
     """Whether retrying the same request may succeed."""
 
-    def __init__(self, message: str, request: RequestInfo | None = None, *, status: int | None = None,
-                 body: str | None = None, retry_after: float | None = None):
+    def __init__(
+        self,
+        message: str,
+        request: RequestInfo | None = None,
+        *,
+        status: int | None = None,
+        body: str | None = None,
+        retry_after: float | None = None,
+    ):
         self.reason = message
         self.retry_after = retry_after
         """Seconds the server asked us to wait (``Retry-After`` / ``retry-after-ms``), if it did."""
@@ -52,7 +59,7 @@ class ModelError(Exception):
             text = f"{text} [request: {self.request}]"
         return text
 
-    def with_request(self, request: RequestInfo) -> "ModelError":
+    def with_request(self, request: RequestInfo) -> ModelError:
         """Attach ``request`` (when the raiser did not know it) and return self."""
         if self.request is None:
             self.request = request

@@ -82,8 +82,9 @@ def model_name(model: Any) -> str:
 
 def is_free(model: Any) -> bool:
     """True for in-process models (no per-token price)."""
-    return getattr(getattr(model, "backend", None), "kind", None) == "local" or \
-        str(getattr(model, "spec", "")).startswith("local:")
+    return getattr(getattr(model, "backend", None), "kind", None) == "local" or str(
+        getattr(model, "spec", "")
+    ).startswith("local:")
 
 
 def call_cost(model: Any, prompt_tokens: int, completion_tokens: int, prices: Prices | None) -> float | None:

@@ -66,8 +66,10 @@ def part_paths(model: SplitGGUF) -> list[Path]:
         paths.append(Path(module.get_part_path()))
     if missing:
         shown = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
-        raise RuntimeError(f"{model.file_name} is shipped in {model.parts} packages and {len(missing)} are not "
-                           f"installed ({shown}); install them with: {model.install_hint}")
+        raise RuntimeError(
+            f"{model.file_name} is shipped in {model.parts} packages and {len(missing)} are not "
+            f"installed ({shown}); install them with: {model.install_hint}"
+        )
     for p in paths:
         if not p.is_file():
             raise RuntimeError(f"model part {p} is missing (reinstall with: {model.install_hint})")
@@ -103,9 +105,11 @@ def assemble_gguf(model: SplitGGUF, dest_dir: Path | None = None) -> Path:
                         out.write(block)
         size = tmp.stat().st_size
         if size != model.size or digest.hexdigest() != model.sha256:
-            raise RuntimeError(f"joined {len(paths)} parts of {model.file_name} give {size} bytes with SHA-256 "
-                               f"{digest.hexdigest()}, expected {model.size} bytes and {model.sha256}: the installed "
-                               f"parts are not the pinned release (reinstall with: {model.install_hint})")
+            raise RuntimeError(
+                f"joined {len(paths)} parts of {model.file_name} give {size} bytes with SHA-256 "
+                f"{digest.hexdigest()}, expected {model.size} bytes and {model.sha256}: the installed "
+                f"parts are not the pinned release (reinstall with: {model.install_hint})"
+            )
         os.replace(tmp, dest)
     except BaseException:
         tmp.unlink(missing_ok=True)

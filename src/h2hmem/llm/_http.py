@@ -20,8 +20,16 @@ from typing import Any
 
 import aiohttp
 
-from ._errors import (BadRequestError, ConnectionFailure, ImageNotSupportedError, ModelError, ModelTimeoutError,
-                      RateLimitError, RequestInfo, ServerError)
+from ._errors import (
+    BadRequestError,
+    ConnectionFailure,
+    ImageNotSupportedError,
+    ModelError,
+    ModelTimeoutError,
+    RateLimitError,
+    RequestInfo,
+    ServerError,
+)
 
 # Error text of servers that cannot take image parts (llama.cpp's server on a text-only model
 # answers HTTP 500 "can only concatenate str (not "list") to str"; vLLM/OpenAI say "image"/"vision").
@@ -56,13 +64,13 @@ class SessionPool:
             if other.is_closed():
                 del self._sessions[key]
         # no connection cap here: the model's semaphore bounds requests in flight
-        session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0, limit_per_host=0),
-                                        headers=self._headers)
+        session = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(limit=0, limit_per_host=0), headers=self._headers
+        )
         closer = _close_at_shutdown(weakref.ref(self), loop, session)
         await closer.__anext__()  # runs to its yield at once: no other task can interleave
         self._sessions[id(loop)] = (loop, session, closer)
         return session
-
 
     async def aclose(self) -> None:
         """Close the running loop's session now."""
@@ -76,8 +84,9 @@ class SessionPool:
             await entry[2].aclose()
 
 
-async def _close_at_shutdown(pool_ref: "weakref.ref[SessionPool]", loop: asyncio.AbstractEventLoop,
-                             session: aiohttp.ClientSession):
+async def _close_at_shutdown(
+    pool_ref: weakref.ref[SessionPool], loop: asyncio.AbstractEventLoop, session: aiohttp.ClientSession
+):
     # Holds the pool weakly: a strong reference would form a cycle (pool → entry → this generator
     # → pool) that the garbage collector may break by finalising the open session first.
     try:
@@ -92,8 +101,9 @@ async def _close_at_shutdown(pool_ref: "weakref.ref[SessionPool]", loop: asyncio
             await session.close()
 
 
-async def post_json(pool: SessionPool, url: str, body: dict[str, Any], *, timeout_s: float,
-                    info: RequestInfo) -> HttpReply:
+async def post_json(
+    pool: SessionPool, url: str, body: dict[str, Any], *, timeout_s: float, info: RequestInfo
+) -> HttpReply:
     """POST ``body`` as JSON; raise :class:`ModelTimeoutError` / :class:`ConnectionFailure` for
     transport failures (timeouts, refused/reset connections, bodies cut short)."""
     timeout = aiohttp.ClientTimeout(total=timeout_s, sock_connect=min(timeout_s, 30.0))
@@ -152,8 +162,7 @@ def classify_http_error(reply: HttpReply, info: RequestInfo, *, had_images: bool
     message = error_message(reply.text)
     retry_after = parse_retry_after(reply.headers)
     if had_images and status in (400, 415, 422, 500) and _IMAGE_REFUSAL.search(message):
-        return ImageNotSupportedError(f"server refused image parts: {message}", info, status=status,
-                                      body=reply.text)
+        return ImageNotSupportedError(f"server refused image parts: {message}", info, status=status, body=reply.text)
     if status == 429:
         return RateLimitError(message, info, status=status, body=reply.text, retry_after=retry_after)
     if status >= 500:

@@ -146,8 +146,13 @@ def messages_fingerprint(messages: list[Message]) -> list[dict]:
             if isinstance(p, ImagePart):
                 fp = {"type": "image", "sha256": file_sha256(p.path)}  # type: ignore[arg-type]
                 # non-default wire forms only, so keys of earlier requests stay valid
-                fp.update({k: v for k, v in (("encoding", p.encoding), ("detail", p.detail))
-                           if v != ImagePart.model_fields[k].default})
+                fp.update(
+                    {
+                        k: v
+                        for k, v in (("encoding", p.encoding), ("detail", p.detail))
+                        if v != ImagePart.model_fields[k].default
+                    }
+                )
                 parts.append(fp)
             else:
                 parts.append({"type": "text", "text": p.text})

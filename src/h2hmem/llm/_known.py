@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 CONTEXT_TOKENS: dict[str, int] = {
-    "gpt-4o": 128_000,          # OpenAI model docs
-    "gpt-4o-mini": 128_000,     # OpenAI model docs
-    "gpt-4.1": 1_047_576,       # OpenAI model docs (GPT-4.1 family: 1,047,576 tokens)
-    "gpt-4-turbo": 128_000,     # OpenAI model docs
-    "gpt-4": 8_192,             # OpenAI model docs
-    "gpt-3.5-turbo": 16_385,    # OpenAI model docs
-    "qwen2.5-vl": 32_768,       # Qwen2.5-VL model cards (default config, without YaRN)
-    "qwen2-vl": 32_768,         # Qwen2-VL model cards
+    "gpt-4o": 128_000,  # OpenAI model docs
+    "gpt-4o-mini": 128_000,  # OpenAI model docs
+    "gpt-4.1": 1_047_576,  # OpenAI model docs (GPT-4.1 family: 1,047,576 tokens)
+    "gpt-4-turbo": 128_000,  # OpenAI model docs
+    "gpt-4": 8_192,  # OpenAI model docs
+    "gpt-3.5-turbo": 16_385,  # OpenAI model docs
+    "qwen2.5-vl": 32_768,  # Qwen2.5-VL model cards (default config, without YaRN)
+    "qwen2-vl": 32_768,  # Qwen2-VL model cards
 }
 """Context window (tokens) by model-name prefix (lower case; an ``org/`` prefix is ignored)."""
 

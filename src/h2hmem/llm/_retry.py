@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import logging
 import random
-from typing import Awaitable, Callable, TypeVar
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
@@ -59,8 +60,13 @@ def _log_retry(state: RetryCallState) -> None:
 async def call_with_retries(fn: Callable[[], Awaitable[T]], policy: RetryPolicy) -> T:
     """Await ``fn()``; on a transient :class:`ModelError` wait and call again, at most
     ``policy.max_retries`` times; then (or on a non-transient error) re-raise the last error."""
-    retrying = AsyncRetrying(stop=stop_after_attempt(policy.max_retries + 1), wait=_Wait(policy),
-                             retry=retry_if_exception(_is_transient), reraise=True, before_sleep=_log_retry)
+    retrying = AsyncRetrying(
+        stop=stop_after_attempt(policy.max_retries + 1),
+        wait=_Wait(policy),
+        retry=retry_if_exception(_is_transient),
+        reraise=True,
+        before_sleep=_log_retry,
+    )
     async for attempt in retrying:
         with attempt:
             result = await fn()

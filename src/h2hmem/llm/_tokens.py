@@ -42,7 +42,7 @@ def _load_ranks(name: str) -> dict[bytes, int]:
     return ranks
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def get_encoding(encoding: str = "cl100k_base") -> tiktoken.Encoding:
     """The tiktoken ``Encoding`` named ``encoding`` (one of :data:`ENCODINGS`), built offline.
 
@@ -56,8 +56,10 @@ def get_encoding(encoding: str = "cl100k_base") -> tiktoken.Encoding:
     with _lock, mock.patch.object(openai_public, "load_tiktoken_bpe", lambda *a, **k: ranks):
         definition = getattr(openai_public, encoding)()
     return tiktoken.Encoding(
-        name=definition["name"], pat_str=definition["pat_str"],
-        mergeable_ranks=definition["mergeable_ranks"], special_tokens=definition["special_tokens"],
+        name=definition["name"],
+        pat_str=definition["pat_str"],
+        mergeable_ranks=definition["mergeable_ranks"],
+        special_tokens=definition["special_tokens"],
     )
 
 

@@ -80,7 +80,7 @@ class Usage(BaseModel):
     latency_s: float = 0.0
     """Summed wall time of the calls (seconds)."""
 
-    def __add__(self, other: "Usage") -> "Usage":
+    def __add__(self, other: Usage) -> Usage:
         return Usage(**{k: getattr(self, k) + getattr(other, k) for k in Usage.model_fields})
 
     @property
@@ -112,5 +112,6 @@ class ChatModel(Protocol):
     """The model spec string it was built from, e.g. ``"openai:gpt-4o-mini"``."""
     supports_images: bool
 
-    async def chat(self, messages: list[Message], config: GenerationConfig | None = None,
-                   *, stage: Stage = "answer") -> ChatResult: ...
+    async def chat(
+        self, messages: list[Message], config: GenerationConfig | None = None, *, stage: Stage = "answer"
+    ) -> ChatResult: ...

@@ -26,7 +26,6 @@ context, the question image as an image part, 2,000 answer tokens.
 from __future__ import annotations
 
 import time
-
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -35,17 +34,24 @@ import numpy as np
 from ..data import Session
 from ..llm._types import GenerationConfig
 from ._amem_notes import (
-    Note, NoteStore, analysis_messages, evolution_messages, note_content, parse_analysis, parse_evolution,
-    parse_json_object, prompts_hash,
+    Note,
+    NoteStore,
+    analysis_messages,
+    evolution_messages,
+    note_content,
+    official_note_content,
+    parse_analysis,
+    parse_evolution,
+    parse_json_object,
+    prompts_hash,
 )
 from ._amem_paper import official_analysis, official_evolution, official_messages, official_query, read_reply
 from ._amem_retrieve import ALPHA, BM25Scorer, OkapiBM25, hybrid_scores, official_minmax, top_k
-from ._amem_notes import official_note_content
 from ._options import PresetOption, resolve_options
 from ._prompt import build_answer_messages
 from ._protocol import Answer, Evidence, MemoryContext
-from ._view import QuestionView
 from ._render import image_text
+from ._view import QuestionView
 
 TOP_K = 5
 """Published retrieval top-k."""
@@ -55,27 +61,58 @@ BUILD_TEMPERATURE = 0.3
 """Note-writer temperature (official A-Mem: ~0.3)."""
 BUILD_MAX_TOKENS = 1024
 OPTIONS: tuple[PresetOption, ...] = (
-    PresetOption("note_format", "official", "h2hmem",
-                 "note content '[role]: <timeline_date>:text [image: file] [image_description: …]' with time "
-                 "'<date>_<turn>', or '[role]: ISO-date: text [image: file in session] …'", ("official", "h2hmem")),
-    PresetOption("retrieval", "official", "h2hmem",
-                 "Okapi BM25 (rank_bm25 formula) over NLTK word tokens, no stopword removal, on 'content: … context: … "
-                 "keywords: … tags: …' with (s−min)/(max−min+1e-6); or bm25s with English stopwords on the note text",
-                 ("official", "h2hmem")),
-    PresetOption("evolution_neighbours", "hybrid", "cosine",
-                 "notes shown to the evolution step: the hybrid search on the new note's content (official) or the "
-                 "nearest by cosine", ("hybrid", "cosine")),
-    PresetOption("request", "official", "h2hmem",
-                 "answer request: the script's prompt, '[k] [Time:…] [Session:…] content' context, query with "
-                 "'image description:' and reply reading; or the shared prompt with rendered notes", ("official", "h2hmem")),
-    PresetOption("attach_question_image", True, False,
-                 "send the question's image as an image part (official: before the text; a text-only model gets the "
-                 "script's caption prompt) instead of its caption text", (True, False)),
-    PresetOption("answer_max_tokens", 2000, None, "new tokens of the answer call; None = the run's --answer-max-tokens"),
-    PresetOption("note_prompts", "official", "h2hmem",
-                 "note-writer and evolution prompts: the script's texts with their JSON schemas (system 'You are a "
-                 "helpful assistant.', temperature 0.3, 2,000 tokens; neighbours listed by memory index, links by "
-                 "index or id), or h2hmem's own", ("official", "h2hmem")),
+    PresetOption(
+        "note_format",
+        "official",
+        "h2hmem",
+        "note content '[role]: <timeline_date>:text [image: file] [image_description: …]' with time "
+        "'<date>_<turn>', or '[role]: ISO-date: text [image: file in session] …'",
+        ("official", "h2hmem"),
+    ),
+    PresetOption(
+        "retrieval",
+        "official",
+        "h2hmem",
+        "Okapi BM25 (rank_bm25 formula) over NLTK word tokens, no stopword removal, on 'content: … context: … "
+        "keywords: … tags: …' with (s−min)/(max−min+1e-6); or bm25s with English stopwords on the note text",
+        ("official", "h2hmem"),
+    ),
+    PresetOption(
+        "evolution_neighbours",
+        "hybrid",
+        "cosine",
+        "notes shown to the evolution step: the hybrid search on the new note's content (official) or the "
+        "nearest by cosine",
+        ("hybrid", "cosine"),
+    ),
+    PresetOption(
+        "request",
+        "official",
+        "h2hmem",
+        "answer request: the script's prompt, '[k] [Time:…] [Session:…] content' context, query with "
+        "'image description:' and reply reading; or the shared prompt with rendered notes",
+        ("official", "h2hmem"),
+    ),
+    PresetOption(
+        "attach_question_image",
+        True,
+        False,
+        "send the question's image as an image part (official: before the text; a text-only model gets the "
+        "script's caption prompt) instead of its caption text",
+        (True, False),
+    ),
+    PresetOption(
+        "answer_max_tokens", 2000, None, "new tokens of the answer call; None = the run's --answer-max-tokens"
+    ),
+    PresetOption(
+        "note_prompts",
+        "official",
+        "h2hmem",
+        "note-writer and evolution prompts: the script's texts with their JSON schemas (system 'You are a "
+        "helpful assistant.', temperature 0.3, 2,000 tokens; neighbours listed by memory index, links by "
+        "index or id), or h2hmem's own",
+        ("official", "h2hmem"),
+    ),
 )
 
 
@@ -96,16 +133,39 @@ class AMemMemory:
     name: ClassVar[str] = "a-mem"
     modality: ClassVar[str] = "caption"
 
-    def __init__(self, ctx: MemoryContext, top_k: int = TOP_K, neighbours: int = NEIGHBOURS, alpha: float = ALPHA,
-                 follow_links: bool = False, evolve: bool = True, build_temperature: float = BUILD_TEMPERATURE,
-                 build_max_tokens: int = BUILD_MAX_TOKENS, *, note_format: str | None = None,
-                 retrieval: str | None = None, evolution_neighbours: str | None = None, request: str | None = None,
-                 attach_question_image: bool | None = None, answer_max_tokens: int | None = None,
-                 note_prompts: str | None = None):
-        self.options = resolve_options(self.name, OPTIONS, ctx.preset, {
-            "note_format": note_format, "retrieval": retrieval, "evolution_neighbours": evolution_neighbours,
-            "request": request, "attach_question_image": attach_question_image,
-            "answer_max_tokens": answer_max_tokens, "note_prompts": note_prompts})
+    def __init__(
+        self,
+        ctx: MemoryContext,
+        top_k: int = TOP_K,
+        neighbours: int = NEIGHBOURS,
+        alpha: float = ALPHA,
+        follow_links: bool = False,
+        evolve: bool = True,
+        build_temperature: float = BUILD_TEMPERATURE,
+        build_max_tokens: int = BUILD_MAX_TOKENS,
+        *,
+        note_format: str | None = None,
+        retrieval: str | None = None,
+        evolution_neighbours: str | None = None,
+        request: str | None = None,
+        attach_question_image: bool | None = None,
+        answer_max_tokens: int | None = None,
+        note_prompts: str | None = None,
+    ):
+        self.options = resolve_options(
+            self.name,
+            OPTIONS,
+            ctx.preset,
+            {
+                "note_format": note_format,
+                "retrieval": retrieval,
+                "evolution_neighbours": evolution_neighbours,
+                "request": request,
+                "attach_question_image": attach_question_image,
+                "answer_max_tokens": answer_max_tokens,
+                "note_prompts": note_prompts,
+            },
+        )
         self._doc = (lambda n: n.searchable()) if self.options["retrieval"] == "official" else (lambda n: n.document())
         if top_k < 1 or neighbours < 0 or not 0.0 <= alpha <= 1.0:
             raise ValueError("a-mem: top_k must be >= 1, neighbours >= 0 and alpha within [0, 1]")
@@ -126,11 +186,16 @@ class AMemMemory:
         self._bm25: BM25Scorer | None = None
 
     def _fingerprint(self) -> dict[str, Any]:
-        return {"writer": getattr(self.writer, "spec", type(self.writer).__name__), "prompts": prompts_hash(),
-                "build_temperature": self.build_config.temperature, "build_max_tokens": self.build_config.max_tokens,
-                "neighbours": self.neighbours, "evolve": self.evolve,
-                **self._build_options(),
-                "embedder": getattr(self.embedder, "name", type(self.embedder).__name__)}
+        return {
+            "writer": getattr(self.writer, "spec", type(self.writer).__name__),
+            "prompts": prompts_hash(),
+            "build_temperature": self.build_config.temperature,
+            "build_max_tokens": self.build_config.max_tokens,
+            "neighbours": self.neighbours,
+            "evolve": self.evolve,
+            **self._build_options(),
+            "embedder": getattr(self.embedder, "name", type(self.embedder).__name__),
+        }
 
     def _build_options(self) -> dict[str, Any]:
         """The options that shape the notes, for the store fingerprint (absent when all are h2hmem's, so
@@ -141,17 +206,28 @@ class AMemMemory:
         return {} if chosen == harmonized else {"options": chosen}
 
     def describe(self) -> dict[str, Any]:
-        return {"method": self.name, "modality": self.modality, "preset": self.ctx.preset, "options": self.options,
-                "top_k": self.top_k, "neighbours": self.neighbours,
-                "alpha_bm25": self.alpha, "follow_links": self.follow_links, "evolve": self.evolve,
-                "note_writer": getattr(self.writer, "spec", "?"), "build_temperature": self.build_config.temperature,
-                "embedder": getattr(self.embedder, "name", "?"),
-                "answer_temperature": self.ctx.answer_config.temperature,
-                "images": "captions: note content '[speaker]: date: text [image: <file> in <session>] "
-                          "[image_description: caption]'; question image as its caption",
-                "deviations": ["unparseable note-writer replies give fallback notes (official code crashed); "
-                               "count in stats.analysis_failures"],
-                "stats": self.store.stats.model_dump()}
+        return {
+            "method": self.name,
+            "modality": self.modality,
+            "preset": self.ctx.preset,
+            "options": self.options,
+            "top_k": self.top_k,
+            "neighbours": self.neighbours,
+            "alpha_bm25": self.alpha,
+            "follow_links": self.follow_links,
+            "evolve": self.evolve,
+            "note_writer": getattr(self.writer, "spec", "?"),
+            "build_temperature": self.build_config.temperature,
+            "embedder": getattr(self.embedder, "name", "?"),
+            "answer_temperature": self.ctx.answer_config.temperature,
+            "images": "captions: note content '[speaker]: date: text [image: <file> in <session>] "
+            "[image_description: caption]'; question image as its caption",
+            "deviations": [
+                "unparseable note-writer replies give fallback notes (official code crashed); "
+                "count in stats.analysis_failures"
+            ],
+            "stats": self.store.stats.model_dump(),
+        }
 
     # ----- construction ----------------------------------------------------------------------
 
@@ -159,8 +235,9 @@ class AMemMemory:
         """Note vectors, computed once for notes loaded from disk."""
         if self._vectors is None or len(self._vectors) != len(self.store.notes):
             if self.store.notes:
-                self._vectors = np.asarray(await self.embedder.embed([self._doc(n) for n in self.store.notes]),
-                                           np.float32)
+                self._vectors = np.asarray(
+                    await self.embedder.embed([self._doc(n) for n in self.store.notes]), np.float32
+                )
             else:
                 self._vectors = None
         return self._vectors if self._vectors is not None else np.zeros((0, 0), np.float32)
@@ -174,12 +251,22 @@ class AMemMemory:
         turn = session.turns[turn_index]
         date = session.date.isoformat() if session.date else (session.raw_date or "date unknown")
         if self.options["note_format"] == "official":
-            note = Note(id=f"{session.name}/t{turn.index}", session=session.name, turn=turn.index, date=date,
-                        content=official_note_content(session, turn, self.ctx.captions),
-                        time=f"{session.raw_date or ''}_{turn.index + 1:03d}")
+            note = Note(
+                id=f"{session.name}/t{turn.index}",
+                session=session.name,
+                turn=turn.index,
+                date=date,
+                content=official_note_content(session, turn, self.ctx.captions),
+                time=f"{session.raw_date or ''}_{turn.index + 1:03d}",
+            )
         else:
-            note = Note(id=f"{session.name}/t{turn.index}", session=session.name, turn=turn.index, date=date,
-                        content=note_content(session, turn, self.ctx.captions))
+            note = Note(
+                id=f"{session.name}/t{turn.index}",
+                session=session.name,
+                turn=turn.index,
+                date=date,
+                content=note_content(session, turn, self.ctx.captions),
+            )
         if self.options["note_prompts"] == "official":
             messages, config = official_analysis(note.content)
             analysis = parse_analysis(await self._write(messages, config))
@@ -238,8 +325,9 @@ class AMemMemory:
                     changed.append(i)
             if changed:
                 self.store.stats.neighbour_updates += len(changed)
-                fresh = np.asarray(await self.embedder.embed([self._doc(self.store.notes[i]) for i in changed]),
-                                   np.float32)
+                fresh = np.asarray(
+                    await self.embedder.embed([self._doc(self.store.notes[i]) for i in changed]), np.float32
+                )
                 assert self._vectors is not None
                 self._vectors[changed] = fresh
 
@@ -275,8 +363,12 @@ class AMemMemory:
                 for k in range(min(len(near), len(tag_lists))):
                     i, tag = near[k], tag_lists[k]
                     context = contexts[k] if k < len(contexts) and isinstance(contexts[k], str) else notes[i].context
-                    notes[i] = notes[i].model_copy(update={"tags": [str(t) for t in tag] if isinstance(tag, list)
-                                                           else [str(tag)], "context": context})
+                    notes[i] = notes[i].model_copy(
+                        update={
+                            "tags": [str(t) for t in tag] if isinstance(tag, list) else [str(tag)],
+                            "context": context,
+                        }
+                    )
                     changed.append(i)
         if changed:  # the script re-indexed these only at every 100th evolution; here at once
             self.store.stats.neighbour_updates += len(changed)
@@ -352,30 +444,50 @@ class AMemMemory:
         memory = "\n\n".join(n.render() for n, _ in hits) if hits else "(nothing relevant was retrieved)"
         if q_caps:
             memory += "\n\nImage attached to the question: " + " ".join(q_caps)
-        result = await self.ctx.chat.chat(build_answer_messages(question, memory), self.ctx.answer_config,
-                                          stage="answer")
+        result = await self.ctx.chat.chat(
+            build_answer_messages(question, memory), self.ctx.answer_config, stage="answer"
+        )
         return Answer(
             text=result.text.strip(),
             evidence=self._evidence(hits),
-            usage=result.usage, cached=result.cached,
-            details={"retrieved": len(hits), "retrieval_s": round(retrieval_s, 6), "linked": sum(1 for _, s in hits if s is None), "notes": len(self.store.notes),
-                     "fallback_notes": self.store.stats.analysis_failures})
+            usage=result.usage,
+            cached=result.cached,
+            details={
+                "retrieved": len(hits),
+                "retrieval_s": round(retrieval_s, 6),
+                "linked": sum(1 for _, s in hits if s is None),
+                "notes": len(self.store.notes),
+                "fallback_notes": self.store.stats.analysis_failures,
+            },
+        )
 
     async def _answer_official(self, question: QuestionView) -> Answer:
         t0 = time.perf_counter()
         hits = await self.retrieve(official_query(question, self.ctx.captions))
         retrieval_s = time.perf_counter() - t0
-        messages, n_images = official_messages(question, [n for n, _ in hits], self.ctx.captions,
-                                               attach_image=self.options["attach_question_image"],
-                                               sees_images=bool(getattr(self.ctx.chat, "supports_images", False)))
+        messages, n_images = official_messages(
+            question,
+            [n for n, _ in hits],
+            self.ctx.captions,
+            attach_image=self.options["attach_question_image"],
+            sees_images=bool(getattr(self.ctx.chat, "supports_images", False)),
+        )
         config = self.ctx.answer_config
         if self.options["answer_max_tokens"] is not None:
             config = config.model_copy(update={"max_tokens": int(self.options["answer_max_tokens"])})
         result = await self.ctx.chat.chat(messages, config, stage="answer")
         return Answer(
             text=read_reply(result.text),
-            evidence=[Evidence(session=n.session, turn=n.turn, score=None if s is None else round(s, 6))
-                      for n, s in hits],
-            usage=result.usage, cached=result.cached,
-            details={"retrieved": len(hits), "retrieval_s": round(retrieval_s, 6), "notes": len(self.store.notes),
-                     "question_images_attached": n_images, "fallback_notes": self.store.stats.analysis_failures})
+            evidence=[
+                Evidence(session=n.session, turn=n.turn, score=None if s is None else round(s, 6)) for n, s in hits
+            ],
+            usage=result.usage,
+            cached=result.cached,
+            details={
+                "retrieved": len(hits),
+                "retrieval_s": round(retrieval_s, 6),
+                "notes": len(self.store.notes),
+                "question_images_attached": n_images,
+                "fallback_notes": self.store.stats.analysis_failures,
+            },
+        )

@@ -98,14 +98,18 @@ class Note(BaseModel):
     def searchable(self) -> str:
         """The official indexed text (``core.py`` @ 47e20bba ``get_searchable_text``):
         ``content: … context: … keywords: a, b tags: c, d``."""
-        return (f"content: {self.content} context: {self.context} keywords: {', '.join(self.keywords)} "
-                f"tags: {', '.join(self.tags)}")
+        return (
+            f"content: {self.content} context: {self.context} keywords: {', '.join(self.keywords)} "
+            f"tags: {', '.join(self.tags)}"
+        )
 
     def render(self) -> str:
         """How the note is shown to the answer model."""
-        return (f"({self.session}, turn {self.turn}) talk start time: {self.date}\nmemory content: {self.content}\n"
-                f"memory context: {self.context}\nmemory keywords: {', '.join(self.keywords)}\n"
-                f"memory tags: {', '.join(self.tags)}")
+        return (
+            f"({self.session}, turn {self.turn}) talk start time: {self.date}\nmemory content: {self.content}\n"
+            f"memory context: {self.context}\nmemory keywords: {', '.join(self.keywords)}\n"
+            f"memory tags: {', '.join(self.tags)}"
+        )
 
 
 def note_content(session: Session, turn: Turn, captions: CaptionLookup) -> str:
@@ -135,11 +139,23 @@ def analysis_messages(content: str) -> list[Message]:
 
 
 def evolution_messages(note: Note, neighbours: list[Note]) -> list[Message]:
-    lines = "\n".join(f"index {i}: talk start time: {n.date} | content: {n.content} | context: {n.context} | "
-                      f"keywords: {', '.join(n.keywords)} | tags: {', '.join(n.tags)}" for i, n in enumerate(neighbours))
-    return [Message(role="user", content=EVOLUTION_PROMPT.format(
-        context=note.context, content=note.content, keywords=", ".join(note.keywords), neighbours=lines,
-        n=len(neighbours)))]
+    lines = "\n".join(
+        f"index {i}: talk start time: {n.date} | content: {n.content} | context: {n.context} | "
+        f"keywords: {', '.join(n.keywords)} | tags: {', '.join(n.tags)}"
+        for i, n in enumerate(neighbours)
+    )
+    return [
+        Message(
+            role="user",
+            content=EVOLUTION_PROMPT.format(
+                context=note.context,
+                content=note.content,
+                keywords=", ".join(note.keywords),
+                neighbours=lines,
+                n=len(neighbours),
+            ),
+        )
+    ]
 
 
 def parse_json_object(text: str) -> dict[str, Any] | None:
@@ -149,7 +165,7 @@ def parse_json_object(text: str) -> dict[str, Any] | None:
     start, end = body.find("{"), body.rfind("}")
     if start < 0 or end <= start:
         return None
-    chunk = body[start:end + 1]
+    chunk = body[start : end + 1]
     for candidate in (chunk, re.sub(r"\bTrue\b", "true", re.sub(r"\bFalse\b", "false", chunk))):
         try:
             value = json.loads(candidate)
@@ -214,12 +230,19 @@ def parse_evolution(text: str, n_neighbours: int) -> Evolution | None:
     contexts = obj.get("new_context_neighborhood") or []
     tag_lists = obj.get("new_tags_neighborhood") or []
     return Evolution(
-        should_evolve=should, strengthen="strengthen" in actions, update_neighbor="update_neighbor" in actions,
-        connections=conns, tags=_str_list(obj.get("tags_to_update")),
-        neighbour_contexts=[c.strip() if isinstance(c, str) and c.strip() else None
-                            for c in (contexts if isinstance(contexts, list) else [])][:n_neighbours],
-        neighbour_tags=[_str_list(t) if isinstance(t, list) else None
-                        for t in (tag_lists if isinstance(tag_lists, list) else [])][:n_neighbours])
+        should_evolve=should,
+        strengthen="strengthen" in actions,
+        update_neighbor="update_neighbor" in actions,
+        connections=conns,
+        tags=_str_list(obj.get("tags_to_update")),
+        neighbour_contexts=[
+            c.strip() if isinstance(c, str) and c.strip() else None
+            for c in (contexts if isinstance(contexts, list) else [])
+        ][:n_neighbours],
+        neighbour_tags=[
+            _str_list(t) if isinstance(t, list) else None for t in (tag_lists if isinstance(tag_lists, list) else [])
+        ][:n_neighbours],
+    )
 
 
 class StoreStats(BaseModel):
@@ -246,7 +269,7 @@ class NoteStore(BaseModel):
     stats: StoreStats = Field(default_factory=StoreStats)
 
     @classmethod
-    def open(cls, path: Path | None, fingerprint: dict[str, Any]) -> "NoteStore":
+    def open(cls, path: Path | None, fingerprint: dict[str, Any]) -> NoteStore:
         """The store saved at ``path`` (a new one when absent or ``path`` is None).
 
         Raises:
@@ -259,12 +282,15 @@ class NoteStore(BaseModel):
             store = cls.model_validate_json(path.read_text(encoding="utf-8"))
         except ValueError as e:
             raise ValueError(f"{path}: not a readable A-Mem note store ({str(e).splitlines()[0]})") from e
-        diff = sorted(k for k in set(fingerprint) | set(store.fingerprint)
-                      if fingerprint.get(k) != store.fingerprint.get(k))
+        diff = sorted(
+            k for k in set(fingerprint) | set(store.fingerprint) if fingerprint.get(k) != store.fingerprint.get(k)
+        )
         if diff:
-            raise ValueError(f"{path}: field 'fingerprint' differs in {', '.join(diff)} "
-                             f"(saved {[store.fingerprint.get(k) for k in diff]}, now {[fingerprint.get(k) for k in diff]}); "
-                             "use a new run directory or delete the file to rebuild")
+            raise ValueError(
+                f"{path}: field 'fingerprint' differs in {', '.join(diff)} "
+                f"(saved {[store.fingerprint.get(k) for k in diff]}, now {[fingerprint.get(k) for k in diff]}); "
+                "use a new run directory or delete the file to rebuild"
+            )
         return store
 
     def save(self, path: Path | None) -> None:

@@ -13,14 +13,15 @@
 from __future__ import annotations
 
 import json
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..llm._types import ContentPart, GenerationConfig, Message, TextPart
 from ._amem_notes import Note
 from ._paper import load_prompt, official_instruction
-from ._paper_answer import question_caption as image_caption, question_image_parts
-from ._view import QuestionView
+from ._paper_answer import question_caption as image_caption
+from ._paper_answer import question_image_parts
 from ._protocol import CaptionLookup
+from ._view import QuestionView
 
 
 def question_caption(question: QuestionView, captions: CaptionLookup) -> str | None:
@@ -49,8 +50,9 @@ def official_context(notes: Sequence[Note]) -> str:
     return "\n".join(lines)
 
 
-def official_messages(question: QuestionView, notes: Sequence[Note], captions: CaptionLookup, *,
-                      attach_image: bool, sees_images: bool) -> tuple[list[Message], int]:
+def official_messages(
+    question: QuestionView, notes: Sequence[Note], captions: CaptionLookup, *, attach_image: bool, sees_images: bool
+) -> tuple[list[Message], int]:
     """The official messages and the number of image parts in them."""
     data = load_prompt("amem")
     instruction, fmt = official_instruction(data, question.task_type)
@@ -60,8 +62,10 @@ def official_messages(question: QuestionView, notes: Sequence[Note], captions: C
         system = data["multimodal_system"].format(instruction=instruction, format_requirement=fmt)
         text = data["multimodal_prompt"].format(system_prompt=system, context=context, question=question.text)
         parts: list[ContentPart] = [*images, TextPart(text=text)]
-        return [Message(role="system", content=data["multimodal_system_message"]),
-                Message(role="user", content=parts)], len(images)
+        return [
+            Message(role="system", content=data["multimodal_system_message"]),
+            Message(role="user", content=parts),
+        ], len(images)
     q_text = question.text
     caption = question_caption(question, captions) if images else None
     if caption:
@@ -86,27 +90,49 @@ def read_reply(text: str) -> str:
 
 def _construction_config(schema: dict) -> GenerationConfig:
     gen = load_prompt("amem")["construction_generation"]
-    return GenerationConfig(temperature=gen["temperature"], max_tokens=gen["max_tokens"], json_mode=True,
-                            json_schema=json.dumps(schema, sort_keys=True))
+    return GenerationConfig(
+        temperature=gen["temperature"],
+        max_tokens=gen["max_tokens"],
+        json_mode=True,
+        json_schema=json.dumps(schema, sort_keys=True),
+    )
 
 
 def official_analysis(content: str) -> tuple[list[Message], GenerationConfig]:
     """The script's note-writer request (``LLMController.analyze_content``) for one note's content."""
     data = load_prompt("amem")
-    return ([Message(role="system", content=data["construction_system_message"]),
-             Message(role="user", content=data["analysis_prompt"].format(content=content))],
-            _construction_config(data["analysis_schema"]))
+    return (
+        [
+            Message(role="system", content=data["construction_system_message"]),
+            Message(role="user", content=data["analysis_prompt"].format(content=content)),
+        ],
+        _construction_config(data["analysis_schema"]),
+    )
 
 
 def official_evolution(note: Note, neighbours: Sequence[tuple[int, Note]]) -> tuple[list[Message], GenerationConfig]:
     """The script's evolution request: the new note and its neighbours listed by memory index (keywords and tags
     as Python lists, as the script formatted them)."""
     data = load_prompt("amem")
-    listing = "".join(data["neighbour_line"].format(index=i, time=n.time, content=n.content, context=n.context,
-                                                    keywords=str(list(n.keywords)), tags=str(list(n.tags)))
-                      for i, n in neighbours)
-    prompt = data["evolution_prompt"].format(context=note.context, content=note.content,
-                                             keywords=", ".join(note.keywords), nearest_neighbors_memories=listing,
-                                             neighbor_number=len(neighbours))
-    return ([Message(role="system", content=data["construction_system_message"]), Message(role="user", content=prompt)],
-            _construction_config(data["evolution_schema"]))
+    listing = "".join(
+        data["neighbour_line"].format(
+            index=i,
+            time=n.time,
+            content=n.content,
+            context=n.context,
+            keywords=str(list(n.keywords)),
+            tags=str(list(n.tags)),
+        )
+        for i, n in neighbours
+    )
+    prompt = data["evolution_prompt"].format(
+        context=note.context,
+        content=note.content,
+        keywords=", ".join(note.keywords),
+        nearest_neighbors_memories=listing,
+        neighbor_number=len(neighbours),
+    )
+    return (
+        [Message(role="system", content=data["construction_system_message"]), Message(role="user", content=prompt)],
+        _construction_config(data["evolution_schema"]),
+    )

@@ -106,8 +106,8 @@ class OkapiBM25:
     """
 
     def __init__(self, documents: list[str], k1: float = 1.5, b: float = 0.75, epsilon: float = 0.25):
-        from collections import Counter
         import math
+        from collections import Counter
 
         self.k1, self.b = k1, b
         self.n = len(documents)

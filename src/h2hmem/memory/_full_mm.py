@@ -33,8 +33,8 @@ from ._options import PresetOption, resolve_options
 from ._paper_native import MAX_CONTEXT_TOKENS, full_mm_request
 from ._prompt import build_answer_messages
 from ._protocol import Answer, Evidence, MemoryContext
-from ._view import QuestionView
 from ._render import image_part, image_text, render_turn, session_header
+from ._view import QuestionView
 
 MAX_IMAGES = 10
 """Published image budget per answer call."""
@@ -44,14 +44,24 @@ cost of a 1,024 × 1,024 image (85 + 4 tiles × 170); images are sent at most 1,
 
 
 OPTIONS: tuple[PresetOption, ...] = (
-    PresetOption("request", "official", "h2hmem",
-                 "the whole answer request: the script's lines, head truncation (cl100k) with its note, prompt and "
-                 "image order (question images, then dialogue images, after the text), or h2hmem's interleaved "
-                 "context with the most recent turns and images and the shared prompt", ("official", "h2hmem")),
-    PresetOption("max_context_tokens", MAX_CONTEXT_TOKENS, None,
-                 "request=official: cl100k tokens of dialogue kept from the head (h2hmem: context_tokens)"),
-    PresetOption("date_format", "raw", "iso", "request=official: timeline_date as written, or the ISO date",
-                 ("raw", "iso")),
+    PresetOption(
+        "request",
+        "official",
+        "h2hmem",
+        "the whole answer request: the script's lines, head truncation (cl100k) with its note, prompt and "
+        "image order (question images, then dialogue images, after the text), or h2hmem's interleaved "
+        "context with the most recent turns and images and the shared prompt",
+        ("official", "h2hmem"),
+    ),
+    PresetOption(
+        "max_context_tokens",
+        MAX_CONTEXT_TOKENS,
+        None,
+        "request=official: cl100k tokens of dialogue kept from the head (h2hmem: context_tokens)",
+    ),
+    PresetOption(
+        "date_format", "raw", "iso", "request=official: timeline_date as written, or the ISO date", ("raw", "iso")
+    ),
 )
 
 
@@ -82,11 +92,23 @@ class FullMMMemory:
     name: ClassVar[str] = "full-mm"
     modality: ClassVar[str] = "native"
 
-    def __init__(self, ctx: MemoryContext, context_tokens: int | None = None, max_images: int = MAX_IMAGES,
-                 image_tokens: int = IMAGE_TOKENS, *, request: str | None = None, max_context_tokens: int | None = None,
-                 date_format: str | None = None):
-        self.options = resolve_options(self.name, OPTIONS, ctx.preset, {
-            "request": request, "max_context_tokens": max_context_tokens, "date_format": date_format})
+    def __init__(
+        self,
+        ctx: MemoryContext,
+        context_tokens: int | None = None,
+        max_images: int = MAX_IMAGES,
+        image_tokens: int = IMAGE_TOKENS,
+        *,
+        request: str | None = None,
+        max_context_tokens: int | None = None,
+        date_format: str | None = None,
+    ):
+        self.options = resolve_options(
+            self.name,
+            OPTIONS,
+            ctx.preset,
+            {"request": request, "max_context_tokens": max_context_tokens, "date_format": date_format},
+        )
         if max_images < 0 or image_tokens < 0:
             raise ValueError(f"full-mm: max_images and image_tokens must be >= 0, got {max_images}, {image_tokens}")
         self.image_tokens = image_tokens
@@ -99,14 +121,23 @@ class FullMMMemory:
         self._sessions: list[Session] = []
 
     def describe(self) -> dict[str, Any]:
-        return {"method": self.name, "modality": self.modality, "preset": self.ctx.preset, "options": self.options,
-                "context_tokens": self.context_tokens,
-                "max_images": self.max_images, "image_tokens": self.image_tokens, "token_counter": self._counter_kind,
-                "truncation": "keep most recent turns; keep most recent images",
-                "images": ("native: each image part right after its turn's line, question image first; images over "
-                           "the budget shown as caption text; a text-only answer model or a missing file gets "
-                           "'[Image <file> in <session>: caption]' (counted in the text budget when the model "
-                           "cannot see images, else image_tokens per image; details.images_substituted)")}
+        return {
+            "method": self.name,
+            "modality": self.modality,
+            "preset": self.ctx.preset,
+            "options": self.options,
+            "context_tokens": self.context_tokens,
+            "max_images": self.max_images,
+            "image_tokens": self.image_tokens,
+            "token_counter": self._counter_kind,
+            "truncation": "keep most recent turns; keep most recent images",
+            "images": (
+                "native: each image part right after its turn's line, question image first; images over "
+                "the budget shown as caption text; a text-only answer model or a missing file gets "
+                "'[Image <file> in <session>: caption]' (counted in the text budget when the model "
+                "cannot see images, else image_tokens per image; details.images_substituted)"
+            ),
+        }
 
     def _image_cost(self, ref: ImageRef) -> int:
         """Context tokens an attached image takes: pixels, or the caption text that replaces them."""
@@ -127,8 +158,9 @@ class FullMMMemory:
                 self._lines.append(_Line(session.name, text, cost))
                 continue
             cap = render_turn(session, turn, self.ctx.captions, image_as_text=True)
-            self._lines.append(_Line(session.name, text, cost + self._image_cost(turn.image), turn.image,
-                                     cap, self._count(cap) + 1))
+            self._lines.append(
+                _Line(session.name, text, cost + self._image_cost(turn.image), turn.image, cap, self._count(cap) + 1)
+            )
 
     def _plan(self, question: QuestionView) -> tuple[int, set[int], list[int], int, list[int]]:
         """``(first kept line, lines whose image is attached, line costs, budget, image lines)``."""
@@ -138,7 +170,7 @@ class FullMMMemory:
         # the most recent images overall are the ones attached; older images become caption text
         image_slots = self.max_images - n_q
         with_image = [i for i, ln in enumerate(self._lines) if ln.image is not None]
-        attach = set(with_image[max(0, len(with_image) - image_slots):]) if image_slots > 0 else set()
+        attach = set(with_image[max(0, len(with_image) - image_slots) :]) if image_slots > 0 else set()
         costs = [ln.cost if (i in attach or ln.image is None) else ln.caption_cost for i, ln in enumerate(self._lines)]
         return keep_most_recent(costs, budget), attach, costs, budget, with_image
 
@@ -168,31 +200,48 @@ class FullMMMemory:
                 attached += 1
             else:
                 parts.append(TextPart(text=ln.caption_text if ln.image is not None else ln.text))
-        over = question.images[self.max_images:]  # question images beyond the budget: caption text
+        over = question.images[self.max_images :]  # question images beyond the budget: caption text
         if over:
-            parts.append(TextPart(text="Image attached to the question: "
-                                  + " ".join(image_text(ref, self.ctx.captions) for ref in over)))
+            parts.append(
+                TextPart(
+                    text="Image attached to the question: "
+                    + " ".join(image_text(ref, self.ctx.captions) for ref in over)
+                )
+            )
         memory: list[ContentPart] | str = parts if parts else ""
-        result = await self.ctx.chat.chat(build_answer_messages(question, memory, q_images), self.ctx.answer_config,
-                                          stage="answer")
+        result = await self.ctx.chat.chat(
+            build_answer_messages(question, memory, q_images), self.ctx.answer_config, stage="answer"
+        )
         dropped_turns = sum(1 for ln in self._lines[:start] if not ln.header)
         return Answer(
             text=result.text.strip(),
             evidence=self._kept_sessions(start),
             usage=result.usage,
             cached=result.cached,
-            details={"context_tokens": sum(costs[start:]), "budget_tokens": budget, "truncated": start > 0,
-                     "dropped_lines": start, "dropped_turns": dropped_turns,
-                     "images_attached": attached + len(q_images), "dropped_images": len(with_image) - attached,
-                     "images_substituted": result.images_substituted},
+            details={
+                "context_tokens": sum(costs[start:]),
+                "budget_tokens": budget,
+                "truncated": start > 0,
+                "dropped_lines": start,
+                "dropped_turns": dropped_turns,
+                "images_attached": attached + len(q_images),
+                "dropped_images": len(with_image) - attached,
+                "images_substituted": result.images_substituted,
+            },
         )
 
     def _official_request(self, question: QuestionView) -> tuple[list, dict, list[Evidence]]:
         """``(messages, details, evidence)`` of the official request; evidence = the sessions that survive the
         cut, most recent first (h2hmem's evidence order)."""
         max_tokens = self.options["max_context_tokens"] or MAX_CONTEXT_TOKENS
-        messages, details = full_mm_request(self._sessions, question, self.ctx.captions, max_context_tokens=max_tokens,
-                                            max_images=self.max_images, date_format=self.options["date_format"])
+        messages, details = full_mm_request(
+            self._sessions,
+            question,
+            self.ctx.captions,
+            max_context_tokens=max_tokens,
+            max_images=self.max_images,
+            date_format=self.options["date_format"],
+        )
         shown = details.pop("sessions_shown")
         return messages, details, [Evidence(session=s) for s in reversed(shown)]
 
@@ -200,5 +249,6 @@ class FullMMMemory:
         messages, details, evidence = self._official_request(question)
         result = await self.ctx.chat.chat(messages, self.ctx.answer_config, stage="answer")
         details["images_substituted"] = result.images_substituted
-        return Answer(text=result.text.strip(), evidence=evidence, usage=result.usage,
-                      cached=result.cached, details=details)
+        return Answer(
+            text=result.text.strip(), evidence=evidence, usage=result.usage, cached=result.cached, details=details
+        )

@@ -25,30 +25,61 @@ from ._paper_answer import official_messages, question_image_parts
 from ._paper_render import full_text_context, head_truncate
 from ._prompt import build_answer_messages
 from ._protocol import Answer, Evidence, MemoryContext
-from ._view import QuestionView
 from ._render import image_text, render_turn, session_header
+from ._view import QuestionView
 
 OPTIONS: tuple[PresetOption, ...] = (
-    PresetOption("layout", "official", "h2hmem",
-                 "context layout: the official session header and 'Turn i - role: [Image: caption] date:text' lines, "
-                 "or h2hmem's '## session (date)' header and '[date] speaker: text [Image …: caption]' lines",
-                 ("official", "h2hmem")),
-    PresetOption("prompt", "official", "shared",
-                 "answer prompt: the script's per-type instruction, one-shot example and counter-example in one user "
-                 "message, or the shared system + user prompt of all methods", ("official", "shared")),
-    PresetOption("truncation", "head", "recent",
-                 "what survives an over-long context: its first tokens (official) or the most recent turns",
-                 ("head", "recent")),
-    PresetOption("max_context_tokens", 4096, None,
-                 "tokens of memory context; None = the model's window minus the answer budget and prompt overhead"),
-    PresetOption("tokenizer", "cl100k", "model",
-                 "how context tokens are counted: tiktoken cl100k_base (official) or the answer model's tokenizer",
-                 ("cl100k", "model")),
-    PresetOption("date_format", "raw", "iso",
-                 "session dates: timeline_date as written ('2024-02-20 (正月十一)') or the ISO date", ("raw", "iso")),
-    PresetOption("attach_question_image", True, False,
-                 "send the question's (first) image as an image part (a text-only model gets its caption) instead "
-                 "of its caption text", (True, False)),
+    PresetOption(
+        "layout",
+        "official",
+        "h2hmem",
+        "context layout: the official session header and 'Turn i - role: [Image: caption] date:text' lines, "
+        "or h2hmem's '## session (date)' header and '[date] speaker: text [Image …: caption]' lines",
+        ("official", "h2hmem"),
+    ),
+    PresetOption(
+        "prompt",
+        "official",
+        "shared",
+        "answer prompt: the script's per-type instruction, one-shot example and counter-example in one user "
+        "message, or the shared system + user prompt of all methods",
+        ("official", "shared"),
+    ),
+    PresetOption(
+        "truncation",
+        "head",
+        "recent",
+        "what survives an over-long context: its first tokens (official) or the most recent turns",
+        ("head", "recent"),
+    ),
+    PresetOption(
+        "max_context_tokens",
+        4096,
+        None,
+        "tokens of memory context; None = the model's window minus the answer budget and prompt overhead",
+    ),
+    PresetOption(
+        "tokenizer",
+        "cl100k",
+        "model",
+        "how context tokens are counted: tiktoken cl100k_base (official) or the answer model's tokenizer",
+        ("cl100k", "model"),
+    ),
+    PresetOption(
+        "date_format",
+        "raw",
+        "iso",
+        "session dates: timeline_date as written ('2024-02-20 (正月十一)') or the ISO date",
+        ("raw", "iso"),
+    ),
+    PresetOption(
+        "attach_question_image",
+        True,
+        False,
+        "send the question's (first) image as an image part (a text-only model gets its caption) instead "
+        "of its caption text",
+        (True, False),
+    ),
     PresetOption("top_p", 0.9, None, "nucleus sampling of the answer call; None = not sent"),
 )
 
@@ -66,18 +97,40 @@ class FullTextMemory:
     name: ClassVar[str] = "full-text"
     modality: ClassVar[str] = "caption"
 
-    def __init__(self, ctx: MemoryContext, context_tokens: int | None = None, *, layout: str | None = None,
-                 prompt: str | None = None, truncation: str | None = None, max_context_tokens: int | None = None,
-                 tokenizer: str | None = None, date_format: str | None = None,
-                 attach_question_image: bool | None = None, top_p: float | None = None):
+    def __init__(
+        self,
+        ctx: MemoryContext,
+        context_tokens: int | None = None,
+        *,
+        layout: str | None = None,
+        prompt: str | None = None,
+        truncation: str | None = None,
+        max_context_tokens: int | None = None,
+        tokenizer: str | None = None,
+        date_format: str | None = None,
+        attach_question_image: bool | None = None,
+        top_p: float | None = None,
+    ):
         self.ctx = ctx
         self.context_tokens = context_tokens
-        self.options = resolve_options(self.name, OPTIONS, ctx.preset, {
-            "layout": layout, "prompt": prompt, "truncation": truncation, "max_context_tokens": max_context_tokens,
-            "tokenizer": tokenizer, "date_format": date_format, "attach_question_image": attach_question_image,
-            "top_p": top_p})
+        self.options = resolve_options(
+            self.name,
+            OPTIONS,
+            ctx.preset,
+            {
+                "layout": layout,
+                "prompt": prompt,
+                "truncation": truncation,
+                "max_context_tokens": max_context_tokens,
+                "tokenizer": tokenizer,
+                "date_format": date_format,
+                "attach_question_image": attach_question_image,
+                "top_p": top_p,
+            },
+        )
         if self.options["tokenizer"] == "cl100k":
             from ..llm._tokens import count_tokens
+
             self._count, self._counter_kind = count_tokens, "cl100k_base"
         else:
             self._count, self._counter_kind = token_counter(ctx.chat)
@@ -86,9 +139,15 @@ class FullTextMemory:
         self._lines: list[tuple[str, str, int]] = []
 
     def describe(self) -> dict[str, Any]:
-        return {"method": self.name, "modality": self.modality, "preset": self.ctx.preset, "options": self.options,
-                "context_tokens": self.context_tokens, "token_counter": self._counter_kind,
-                "images": "memory images as captions inline; question image per attach_question_image"}
+        return {
+            "method": self.name,
+            "modality": self.modality,
+            "preset": self.ctx.preset,
+            "options": self.options,
+            "context_tokens": self.context_tokens,
+            "token_counter": self._counter_kind,
+            "images": "memory images as captions inline; question image per attach_question_image",
+        }
 
     async def observe(self, session: Session) -> None:
         if session.absent:
@@ -121,7 +180,9 @@ class FullTextMemory:
         counts, and the kept sessions as evidence (most recent first)."""
         opts = self.options
         q_images = question_image_parts(question.images, self.ctx.captions) if opts["attach_question_image"] else []
-        q_caps = [] if opts["attach_question_image"] else [image_text(ref, self.ctx.captions) for ref in question.images]
+        q_caps = (
+            [] if opts["attach_question_image"] else [image_text(ref, self.ctx.captions) for ref in question.images]
+        )
         lines = self._lines_now()
         if opts["max_context_tokens"] is not None:
             budget = int(opts["max_context_tokens"])
@@ -129,10 +190,19 @@ class FullTextMemory:
             budget = context_budget(self.ctx.chat, self.context_tokens, self.ctx.answer_config.max_tokens)
             budget -= sum(self._count(c) for c in q_caps)
         context, original, kept_tokens, kept_lines = self._cut(lines, budget)
-        kept = lines[:kept_lines] if opts["truncation"] == "head" else lines[len(lines) - kept_lines:]
+        kept = lines[:kept_lines] if opts["truncation"] == "head" else lines[len(lines) - kept_lines :]
         evidence = [Evidence(session=s) for s in dict.fromkeys(s for s, _, _ in reversed(kept) if s)]
-        return {"q_images": q_images, "q_caps": q_caps, "n_lines": len(lines), "budget": budget, "context": context,
-                "original": original, "kept_tokens": kept_tokens, "kept_lines": kept_lines, "evidence": evidence}
+        return {
+            "q_images": q_images,
+            "q_caps": q_caps,
+            "n_lines": len(lines),
+            "budget": budget,
+            "context": context,
+            "original": original,
+            "kept_tokens": kept_tokens,
+            "kept_lines": kept_lines,
+            "evidence": evidence,
+        }
 
     async def retrieve_evidence(self, question: QuestionView) -> list[Evidence]:
         """The sessions ``answer`` would show, most recent first (no model call)."""
@@ -152,9 +222,14 @@ class FullTextMemory:
             evidence=plan["evidence"],
             usage=result.usage,
             cached=result.cached,
-            details={"context_tokens": kept_tokens, "original_context_tokens": original, "budget_tokens": plan["budget"],
-                     "dropped_lines": plan["n_lines"] - plan["kept_lines"], "truncated": truncated,
-                     "question_images_attached": len(plan["q_images"])},
+            details={
+                "context_tokens": kept_tokens,
+                "original_context_tokens": original,
+                "budget_tokens": plan["budget"],
+                "dropped_lines": plan["n_lines"] - plan["kept_lines"],
+                "truncated": truncated,
+                "question_images_attached": len(plan["q_images"]),
+            },
         )
 
     def _cut(self, lines: list[tuple[str, str, int]], budget: int) -> tuple[str, int, int, int]:
@@ -174,10 +249,17 @@ class FullTextMemory:
         n_lines = len(lines) if cut == text else cut.count("\n")  # the last, partial line is not counted as kept
         return cut, original, kept_tokens, n_lines
 
-    def _messages(self, question: QuestionView, context: str, q_images: list, truncated: bool, original: int,
-                  kept_tokens: int) -> list[Message]:
+    def _messages(
+        self, question: QuestionView, context: str, q_images: list, truncated: bool, original: int, kept_tokens: int
+    ) -> list[Message]:
         if self.options["prompt"] == "shared":
             return build_answer_messages(question, context, q_images or None)
-        return official_messages("full_text", question, context, q_images, truncated=truncated,
-                                 original_tokens=original, truncated_tokens=kept_tokens)
-
+        return official_messages(
+            "full_text",
+            question,
+            context,
+            q_images,
+            truncated=truncated,
+            original_tokens=original,
+            truncated_tokens=kept_tokens,
+        )

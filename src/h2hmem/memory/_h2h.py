@@ -76,11 +76,24 @@ class H2HMemory:
     name: ClassVar[str] = "h2h"
     modality: ClassVar[str] = "caption"
 
-    def __init__(self, ctx: MemoryContext, top_k: int = TOP_K, window: int = WINDOW,
-                 image_followers: int = IMAGE_FOLLOWERS, abstain_threshold: float = ABSTAIN_THRESHOLD,
-                 bm25: bool = True, context: bool = True, speakers: bool = True, time_anchors: bool = True,
-                 session_prior: bool = False, decompose: bool = True, clean_query: bool = True,
-                 recency: bool = True, pictures: bool = True, session_cap: int = SESSION_CAP):
+    def __init__(
+        self,
+        ctx: MemoryContext,
+        top_k: int = TOP_K,
+        window: int = WINDOW,
+        image_followers: int = IMAGE_FOLLOWERS,
+        abstain_threshold: float = ABSTAIN_THRESHOLD,
+        bm25: bool = True,
+        context: bool = True,
+        speakers: bool = True,
+        time_anchors: bool = True,
+        session_prior: bool = False,
+        decompose: bool = True,
+        clean_query: bool = True,
+        recency: bool = True,
+        pictures: bool = True,
+        session_cap: int = SESSION_CAP,
+    ):
         if ctx.embedder_factory is None:
             raise ValueError("h2h needs a text embedder (MemoryContext.embedder_factory)")
         if top_k < 1 or window < 0 or image_followers < 0 or session_cap < 0:
@@ -89,17 +102,32 @@ class H2HMemory:
         self.ctx = ctx
         self.top_k, self.window, self.image_followers = top_k, window, image_followers
         self.abstain_threshold = abstain_threshold
-        self.switches = {"bm25": bm25, "context": context, "speakers": speakers, "time_anchors": time_anchors,
-                         "session_prior": session_prior, "decompose": decompose, "clean_query": clean_query,
-                         "recency": recency, "pictures": pictures}
+        self.switches = {
+            "bm25": bm25,
+            "context": context,
+            "speakers": speakers,
+            "time_anchors": time_anchors,
+            "session_prior": session_prior,
+            "decompose": decompose,
+            "clean_query": clean_query,
+            "recency": recency,
+            "pictures": pictures,
+        }
         w = ScoreWeights()
         self.weights = ScoreWeights(
-            dense=w.dense + (0 if context else w.context), context=w.context if context else 0.0,
-            bm25=w.bm25 if bm25 else 0.0, speaker=w.speaker if speakers else 0.0,
-            time=w.time if time_anchors else 0.0, turn=w.turn if time_anchors else 0.0,
-            backref=w.backref if time_anchors else 0.0, session=w.session if session_prior else 0.0,
-            recency=w.recency if recency else 0.0, image=w.image if pictures else 0.0,
-            neighbour=w.neighbour, session_top=w.session_top)
+            dense=w.dense + (0 if context else w.context),
+            context=w.context if context else 0.0,
+            bm25=w.bm25 if bm25 else 0.0,
+            speaker=w.speaker if speakers else 0.0,
+            time=w.time if time_anchors else 0.0,
+            turn=w.turn if time_anchors else 0.0,
+            backref=w.backref if time_anchors else 0.0,
+            session=w.session if session_prior else 0.0,
+            recency=w.recency if recency else 0.0,
+            image=w.image if pictures else 0.0,
+            neighbour=w.neighbour,
+            session_top=w.session_top,
+        )
         self.embedder = ctx.embedder_factory()
         self.people = SpeakerDirectory()
         self.index = TurnIndex()
@@ -108,12 +136,19 @@ class H2HMemory:
         self._captions_missing = 0
 
     def describe(self) -> dict[str, Any]:
-        return {"method": self.name, "modality": self.modality, "top_k": self.top_k, "window": self.window,
-                "image_followers": self.image_followers, "session_cap": self.session_cap,
-                "abstain_threshold": self.abstain_threshold,
-                "weights": self.weights.__dict__, "components": self.switches,
-                "embedder": getattr(self.embedder, "name", "?"),
-                "images": "captions (never file names in queries); image turns linked to the turns discussing them"}
+        return {
+            "method": self.name,
+            "modality": self.modality,
+            "top_k": self.top_k,
+            "window": self.window,
+            "image_followers": self.image_followers,
+            "session_cap": self.session_cap,
+            "abstain_threshold": self.abstain_threshold,
+            "weights": self.weights.__dict__,
+            "components": self.switches,
+            "embedder": getattr(self.embedder, "name", "?"),
+            "images": "captions (never file names in queries); image turns linked to the turns discussing them",
+        }
 
     # ----- construction ----------------------------------------------------------------------
 
@@ -147,15 +182,27 @@ class H2HMemory:
                 span = range(max(0, i - 1), min(len(turns), i + 1 + self.image_followers))
             else:
                 span = range(max(0, i - 1), min(len(turns), i + 2))
-            ctx_parts = [f"{turns[j].speaker}: {turns[j].text.strip()} {self._image_note(session, j)}".strip()
-                         for j in span]
+            ctx_parts = [
+                f"{turns[j].speaker}: {turns[j].text.strip()} {self._image_note(session, j)}".strip() for j in span
+            ]
             if i in linked:
                 ctx_parts.append(f"(about {self._image_note(session, linked[i])})")
-            records.append(TurnRecord(
-                session=session.name, session_pos=pos, turn=t.index, speaker=t.speaker, addressees=to, text=text,
-                words=f"{text} {tags}",
-                context=" ".join(ctx_parts), mentioned_sessions=time_refs(t.text).sessions,
-                has_image=t.image is not None, about_image=t.image is not None or i in linked, line=render_turn(session, t, self.ctx.captions)))
+            records.append(
+                TurnRecord(
+                    session=session.name,
+                    session_pos=pos,
+                    turn=t.index,
+                    speaker=t.speaker,
+                    addressees=to,
+                    text=text,
+                    words=f"{text} {tags}",
+                    context=" ".join(ctx_parts),
+                    mentioned_sessions=time_refs(t.text).sessions,
+                    has_image=t.image is not None,
+                    about_image=t.image is not None or i in linked,
+                    line=render_turn(session, t, self.ctx.captions),
+                )
+            )
         return records
 
     async def observe(self, session: Session) -> None:
@@ -164,9 +211,10 @@ class H2HMemory:
         for t in session.turns:
             self.people.add(t.speaker)
         records = self._records(session)
-        vecs = np.asarray(await self.embedder.embed([r.text for r in records] + [r.context for r in records]),
-                          np.float32)
-        self.index.add(records, vecs[:len(records)], vecs[len(records):])
+        vecs = np.asarray(
+            await self.embedder.embed([r.text for r in records] + [r.context for r in records]), np.float32
+        )
+        self.index.add(records, vecs[: len(records)], vecs[len(records) :])
         self._sessions.append((session.name, session.number, session.date))
         self._by_session[session.name] = session
 
@@ -175,8 +223,9 @@ class H2HMemory:
     async def _embed_query(self, text: str) -> np.ndarray:
         return np.asarray(await self.embedder.embed([text]), np.float32)[0]
 
-    async def _scores(self, query: str, named: list[str], refs: TimeRefs, matched: set[str],
-                      task: TaskType) -> tuple[np.ndarray, float]:
+    async def _scores(
+        self, query: str, named: list[str], refs: TimeRefs, matched: set[str], task: TaskType
+    ) -> tuple[np.ndarray, float]:
         """Final score per turn and the best raw cosine (the abstention signal)."""
         w = self.weights
         text_vecs, ctx_vecs = self.index.vectors()
@@ -190,8 +239,9 @@ class H2HMemory:
             base = base + w.bm25 * self.index.bm25(f"{query} {tags}")
         turns = self.index.turns
         if w.speaker and named and len(named) < len(self.people.speakers):
-            base = base + w.speaker * np.array([t.speaker in named or any(a in named for a in t.addressees)
-                                                for t in turns], np.float64)
+            base = base + w.speaker * np.array(
+                [t.speaker in named or any(a in named for a in t.addressees) for t in turns], np.float64
+            )
         if matched:
             in_session = np.array([t.session in matched for t in turns], np.float64)
             base = base + w.time * in_session
@@ -229,15 +279,21 @@ class H2HMemory:
             first, rest = [], []
             for sub, sub_refs, primary in subs:
                 sub_matched = matching_sessions(sub_refs, self._sessions)
-                s, _ = await self._scores(sub, self.people.named_in(sub) if named else [], sub_refs, sub_matched,
-                                          question.task_type)
+                s, _ = await self._scores(
+                    sub, self.people.named_in(sub) if named else [], sub_refs, sub_matched, question.task_type
+                )
                 (first if primary else rest).append(list(np.lexsort((np.arange(len(s)), -s))))
             order = _round_robin(first + [order] + rest)
         if self.session_cap and not matched:
             order = _cap_per_session(order, [t.session for t in self.index.turns], self.session_cap, self.top_k)
-        hits = [(int(i), float(scores[i])) for i in order[:self.top_k]]
-        facts = {"abstain_signal": round(signal, 6), "abstain": signal < self.abstain_threshold,
-                 "speakers_named": named, "sessions_anchored": sorted(matched), "sub_queries": len(subs)}
+        hits = [(int(i), float(scores[i])) for i in order[: self.top_k]]
+        facts = {
+            "abstain_signal": round(signal, 6),
+            "abstain": signal < self.abstain_threshold,
+            "speakers_named": named,
+            "sessions_anchored": sorted(matched),
+            "sub_queries": len(subs),
+        }
         return hits, facts
 
     def _sub_queries(self, raw: str, refs: TimeRefs) -> list[tuple[str, TimeRefs, bool]]:
@@ -292,13 +348,24 @@ class H2HMemory:
         caps = [c for c in (self.ctx.captions(ref) for ref in question.images) if c]
         if caps:
             memory += "\n\nImage attached to the question: " + " ".join(caps)
-        result = await self.ctx.chat.chat(build_answer_messages(question, memory), self.ctx.answer_config,
-                                          stage="answer")
+        result = await self.ctx.chat.chat(
+            build_answer_messages(question, memory), self.ctx.answer_config, stage="answer"
+        )
         turns = self.index.turns
         evidence = self._evidence(hits) + [Evidence(session=turns[j].session, turn=turns[j].turn) for j in neighbours]
-        return Answer(text=result.text.strip(), evidence=evidence, usage=result.usage, cached=result.cached,
-                      details={**facts, "retrieved": len(hits), "neighbours": len(neighbours),
-                               "retrieval_s": round(retrieval_s, 6), "captions_missing": self._captions_missing})
+        return Answer(
+            text=result.text.strip(),
+            evidence=evidence,
+            usage=result.usage,
+            cached=result.cached,
+            details={
+                **facts,
+                "retrieved": len(hits),
+                "neighbours": len(neighbours),
+                "retrieval_s": round(retrieval_s, 6),
+                "captions_missing": self._captions_missing,
+            },
+        )
 
 
 def _cap_per_session(order: list[int], sessions: list[str], cap: int, k: int) -> list[int]:

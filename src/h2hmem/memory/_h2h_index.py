@@ -118,7 +118,7 @@ def session_prior(base: np.ndarray, sessions: list[str], top: int) -> np.ndarray
     names = np.array(sessions)
     for s in dict.fromkeys(sessions):
         sel = names == s
-        best = np.sort(base[sel])[::-1][:max(1, top)]
+        best = np.sort(base[sel])[::-1][: max(1, top)]
         out[sel] = best.mean()
     return out
 

@@ -95,11 +95,11 @@ class SpeakerDirectory:
         used = [False] * len(words)
         for n in (3, 2, 1):
             for i in range(len(words) - n + 1):
-                if any(used[i:i + n]):
+                if any(used[i : i + n]):
                     continue
-                who = self.lookup(" ".join(words[i:i + n]), fuzzy=n > 1 or len(words[i]) >= 6)
+                who = self.lookup(" ".join(words[i : i + n]), fuzzy=n > 1 or len(words[i]) >= 6)
                 if who is not None:
-                    used[i:i + n] = [True] * n
+                    used[i : i + n] = [True] * n
                     if who not in out:
                         out.append(who)
         return out

@@ -21,13 +21,13 @@ images (rank order) then the question image after the text, at most 5 images (th
 
 from __future__ import annotations
 
-import time
-
 import hashlib
 import json
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -38,8 +38,8 @@ from ._options import PresetOption, resolve_options
 from ._paper_native import MAX_CONTEXT_TOKENS, murag_request, murag_unit_text
 from ._prompt import build_answer_messages
 from ._protocol import Answer, CaptionLookup, Evidence, MemoryContext
-from ._view import QuestionView
 from ._render import image_part, image_text, render_turn
+from ._view import QuestionView
 
 TOP_K = 5
 """Published top-k."""
@@ -78,8 +78,10 @@ def encoder_describe(encoder: Any) -> dict[str, Any]:
     """Encoder facts for ``describe()``, with the deviation when the text fallback is in use."""
     out: dict[str, Any] = {"encoder": encoder.name, "encoder_uses_images": encoder.uses_images}
     if not encoder.uses_images:
-        out["deviations"] = ["no image encoder available: units are embedded as turn text + image caption "
-                             "with the text embedder (paper: GME-Qwen2-VL-7B fused text+image embeddings)"]
+        out["deviations"] = [
+            "no image encoder available: units are embedded as turn text + image caption "
+            "with the text embedder (paper: GME-Qwen2-VL-7B fused text+image embeddings)"
+        ]
     return out
 
 
@@ -126,9 +128,15 @@ class Unit:
     turn: Turn
 
 
-def build_native_context(hits: list[tuple[Unit, float]], question: QuestionView, captions: CaptionLookup,
-                         count: Callable[[str], int], *, max_images: int, max_text_tokens: int
-                         ) -> tuple[list[ContentPart], list[ImagePart], dict[str, Any]]:
+def build_native_context(
+    hits: list[tuple[Unit, float]],
+    question: QuestionView,
+    captions: CaptionLookup,
+    count: Callable[[str], int],
+    *,
+    max_images: int,
+    max_text_tokens: int,
+) -> tuple[list[ContentPart], list[ImagePart], dict[str, Any]]:
     """Memory parts for retrieved turns, best first, each image right after its turn's line.
 
     Lines read ``(session3, turn 12) [2024-03-20] Kiki: text <image 1.png in session3>``. The
@@ -146,7 +154,8 @@ def build_native_context(hits: list[tuple[Unit, float]], question: QuestionView,
     for unit, _ in hits:
         send_image = unit.turn.image is not None and attached < budget_images
         line = f"({unit.session.name}, turn {unit.turn.index}) " + render_turn(
-            unit.session, unit.turn, captions, image_as_text=not send_image)
+            unit.session, unit.turn, captions, image_as_text=not send_image
+        )
         cost = count(line) + 1
         if tokens + cost > max_text_tokens:
             dropped_turns += 1
@@ -160,8 +169,12 @@ def build_native_context(hits: list[tuple[Unit, float]], question: QuestionView,
             dropped_images += 1
     if not parts:
         parts.append(TextPart(text="(nothing was retrieved)"))
-    details = {"context_tokens": tokens, "dropped_turns": dropped_turns, "images_attached": attached + len(q_images),
-               "dropped_images": dropped_images}
+    details = {
+        "context_tokens": tokens,
+        "dropped_turns": dropped_turns,
+        "images_attached": attached + len(q_images),
+        "dropped_images": dropped_images,
+    }
     return parts, q_images, details
 
 
@@ -170,30 +183,45 @@ def hits_evidence(hits: list[tuple[Unit, float]]) -> list[Evidence]:
     return [Evidence(session=u.session.name, turn=u.turn.index, score=round(s, 6)) for u, s in hits]
 
 
-async def answer_from_hits(ctx: MemoryContext, question: QuestionView, hits: list[tuple[Unit, float]],
-                           count: Callable[[str], int], *, max_images: int, max_text_tokens: int,
-                           extra: dict[str, Any] | None = None) -> Answer:
+async def answer_from_hits(
+    ctx: MemoryContext,
+    question: QuestionView,
+    hits: list[tuple[Unit, float]],
+    count: Callable[[str], int],
+    *,
+    max_images: int,
+    max_text_tokens: int,
+    extra: dict[str, Any] | None = None,
+) -> Answer:
     """The answer call shared by MuRAG and NGM: native context, shared prompt, evidence in rank order."""
-    parts, q_images, details = build_native_context(hits, question, ctx.captions, count,
-                                                    max_images=max_images, max_text_tokens=max_text_tokens)
-    result = await ctx.chat.chat(build_answer_messages(question, parts, q_images), ctx.answer_config,
-                                 stage="answer")
+    parts, q_images, details = build_native_context(
+        hits, question, ctx.captions, count, max_images=max_images, max_text_tokens=max_text_tokens
+    )
+    result = await ctx.chat.chat(build_answer_messages(question, parts, q_images), ctx.answer_config, stage="answer")
     details.update(extra or {})
     details["images_substituted"] = result.images_substituted
     return Answer(
         text=result.text.strip(),
         evidence=hits_evidence(hits),
-        usage=result.usage, cached=result.cached, details=details)
+        usage=result.usage,
+        cached=result.cached,
+        details=details,
+    )
 
 
-async def official_answer(ctx: MemoryContext, messages: list, hits: list[tuple[Unit, float]],
-                          details: dict[str, Any]) -> Answer:
+async def official_answer(
+    ctx: MemoryContext, messages: list, hits: list[tuple[Unit, float]], details: dict[str, Any]
+) -> Answer:
     """Send an official request (MuRAG, NGM under ``paper``); evidence in rank order."""
     result = await ctx.chat.chat(messages, ctx.answer_config, stage="answer")
     details["images_substituted"] = result.images_substituted
-    return Answer(text=result.text.strip(),
-                  evidence=[Evidence(session=u.session.name, turn=u.turn.index, score=round(s, 6)) for u, s in hits],
-                  usage=result.usage, cached=result.cached, details=details)
+    return Answer(
+        text=result.text.strip(),
+        evidence=[Evidence(session=u.session.name, turn=u.turn.index, score=round(s, 6)) for u, s in hits],
+        usage=result.usage,
+        cached=result.cached,
+        details=details,
+    )
 
 
 async def encode_query(encoder: Any, question: QuestionView, captions: CaptionLookup) -> np.ndarray:
@@ -206,19 +234,30 @@ async def encode_query(encoder: Any, question: QuestionView, captions: CaptionLo
     return (await encoder.encode([encoder_item(text, first, encoder, captions)]))[0]
 
 
-IMAGES_NOTE = ("native: image parts attached (retrieval order) after the question image; a text-only answer model "
-               "or a missing image file gets '[Image <file> in <session>: caption]' instead "
-               "(count in each answer's details.images_substituted)")
+IMAGES_NOTE = (
+    "native: image parts attached (retrieval order) after the question image; a text-only answer model "
+    "or a missing image file gets '[Image <file> in <session>: caption]' instead "
+    "(count in each answer's details.images_substituted)"
+)
 
 
 OPTIONS: tuple[PresetOption, ...] = (
-    PresetOption("request", "official", "h2hmem",
-                 "the answer request: the script's '[Memory k] …' lines, prompt and image order (memory images, then "
-                 "the question image, after the text; prompt cut to 4,096 cl100k tokens), or h2hmem's context with "
-                 "each image after its turn and the shared prompt", ("official", "h2hmem")),
-    PresetOption("unit_text", "official", "h2hmem",
-                 "text embedded with a turn's image: '[role] date:text' (raw timeline_date) or '[role] ISO-date: text'",
-                 ("official", "h2hmem")),
+    PresetOption(
+        "request",
+        "official",
+        "h2hmem",
+        "the answer request: the script's '[Memory k] …' lines, prompt and image order (memory images, then "
+        "the question image, after the text; prompt cut to 4,096 cl100k tokens), or h2hmem's context with "
+        "each image after its turn and the shared prompt",
+        ("official", "h2hmem"),
+    ),
+    PresetOption(
+        "unit_text",
+        "official",
+        "h2hmem",
+        "text embedded with a turn's image: '[role] date:text' (raw timeline_date) or '[role] ISO-date: text'",
+        ("official", "h2hmem"),
+    ),
     PresetOption("max_images", 5, MAX_IMAGES, "images per answer call, question image included"),
 )
 
@@ -239,11 +278,21 @@ class MuRAGMemory:
     name: ClassVar[str] = "murag"
     modality: ClassVar[str] = "native"
 
-    def __init__(self, ctx: MemoryContext, encoder: Any = None, device: str | None = None,
-                 top_k: int = TOP_K, max_images: int | None = None, max_text_tokens: int = MAX_TEXT_TOKENS, *,
-                 request: str | None = None, unit_text: str | None = None):
-        self.options = resolve_options(self.name, OPTIONS, ctx.preset,
-                                       {"request": request, "unit_text": unit_text, "max_images": max_images})
+    def __init__(
+        self,
+        ctx: MemoryContext,
+        encoder: Any = None,
+        device: str | None = None,
+        top_k: int = TOP_K,
+        max_images: int | None = None,
+        max_text_tokens: int = MAX_TEXT_TOKENS,
+        *,
+        request: str | None = None,
+        unit_text: str | None = None,
+    ):
+        self.options = resolve_options(
+            self.name, OPTIONS, ctx.preset, {"request": request, "unit_text": unit_text, "max_images": max_images}
+        )
         max_images = self.options["max_images"]
         if top_k < 1 or max_images < 0 or max_text_tokens < 1:
             raise ValueError("murag: top_k and max_text_tokens must be >= 1 and max_images >= 0")
@@ -258,11 +307,19 @@ class MuRAGMemory:
         self._units: dict[str, Unit] = {}
 
     def describe(self) -> dict[str, Any]:
-        return {"method": self.name, "modality": self.modality, "preset": self.ctx.preset, "options": self.options,
-                "top_k": self.top_k, "max_images": self.max_images,
-                "max_text_tokens": self.max_text_tokens, "token_counter": self._counter_kind,
-                "unit": "1 turn: '[speaker] date: text' + its image", "images": IMAGES_NOTE,
-                **encoder_describe(self.encoder)}
+        return {
+            "method": self.name,
+            "modality": self.modality,
+            "preset": self.ctx.preset,
+            "options": self.options,
+            "top_k": self.top_k,
+            "max_images": self.max_images,
+            "max_text_tokens": self.max_text_tokens,
+            "token_counter": self._counter_kind,
+            "unit": "1 turn: '[speaker] date: text' + its image",
+            "images": IMAGES_NOTE,
+            **encoder_describe(self.encoder),
+        }
 
     @staticmethod
     def unit_text(session: Session, turn: Turn) -> str:
@@ -295,8 +352,20 @@ class MuRAGMemory:
         hits = await self._hits(question)
         extra = {"retrieved": len(hits), "retrieval_s": round(time.perf_counter() - t0, 6)}
         if self.options["request"] == "official":
-            messages, details = murag_request([(u.session, u.turn) for u, _ in hits], question, self.ctx.captions,
-                                              max_context_tokens=MAX_CONTEXT_TOKENS, max_images=self.max_images)
+            messages, details = murag_request(
+                [(u.session, u.turn) for u, _ in hits],
+                question,
+                self.ctx.captions,
+                max_context_tokens=MAX_CONTEXT_TOKENS,
+                max_images=self.max_images,
+            )
             return await official_answer(self.ctx, messages, hits, {**details, **extra})
-        return await answer_from_hits(self.ctx, question, hits, self._count, max_images=self.max_images,
-                                      max_text_tokens=self.max_text_tokens, extra=extra)
+        return await answer_from_hits(
+            self.ctx,
+            question,
+            hits,
+            self._count,
+            max_images=self.max_images,
+            max_text_tokens=self.max_text_tokens,
+            extra=extra,
+        )

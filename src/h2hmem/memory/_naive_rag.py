@@ -30,9 +30,9 @@ from ._paper_answer import official_messages, question_caption, question_image_p
 from ._paper_render import naive_rag_chunk, naive_rag_context, naive_rag_embedding_text
 from ._prompt import build_answer_messages
 from ._protocol import Answer, Evidence, MemoryContext
-from ._view import QuestionView
 from ._render import image_text, render_turn
 from ._reply import read_json_reply
+from ._view import QuestionView
 
 TOP_K = 5
 """Published top-k (official ``evaluate.sh``: TOP_K=5)."""
@@ -40,23 +40,47 @@ MIN_SIMILARITY = 0.1
 """Official threshold: hits with cosine ≤ 0.1 are dropped."""
 
 OPTIONS: tuple[PresetOption, ...] = (
-    PresetOption("layout", "official", "h2hmem",
-                 "chunk text, embedded text and context block: the script's, or h2hmem's '(session) [date] speaker: "
-                 "text [Image …: caption]' lines", ("official", "h2hmem")),
-    PresetOption("prompt", "official", "shared",
-                 "answer prompt: the script's per-type instruction and JSON worked example, or the shared prompt",
-                 ("official", "shared")),
-    PresetOption("answer_format", "json", "plain",
-                 "reply read as JSON (system_answer scored; an unreadable reply is scored whole) or as the plain answer",
-                 ("json", "plain")),
-    PresetOption("query_format", "official", "h2hmem",
-                 "query with a question-image caption: '[question image description]: [image1description]: … "
-                 "[user question]: …' or question text + caption", ("official", "h2hmem")),
-    PresetOption("date_format", "raw", "iso", "session dates: timeline_date as written, or the ISO date",
-                 ("raw", "iso")),
-    PresetOption("attach_question_image", True, False,
-                 "send the question's (first) image as an image part (a text-only model gets its caption) instead "
-                 "of its caption text in the context", (True, False)),
+    PresetOption(
+        "layout",
+        "official",
+        "h2hmem",
+        "chunk text, embedded text and context block: the script's, or h2hmem's '(session) [date] speaker: "
+        "text [Image …: caption]' lines",
+        ("official", "h2hmem"),
+    ),
+    PresetOption(
+        "prompt",
+        "official",
+        "shared",
+        "answer prompt: the script's per-type instruction and JSON worked example, or the shared prompt",
+        ("official", "shared"),
+    ),
+    PresetOption(
+        "answer_format",
+        "json",
+        "plain",
+        "reply read as JSON (system_answer scored; an unreadable reply is scored whole) or as the plain answer",
+        ("json", "plain"),
+    ),
+    PresetOption(
+        "query_format",
+        "official",
+        "h2hmem",
+        "query with a question-image caption: '[question image description]: [image1description]: … "
+        "[user question]: …' or question text + caption",
+        ("official", "h2hmem"),
+    ),
+    PresetOption(
+        "date_format", "raw", "iso", "session dates: timeline_date as written, or the ISO date", ("raw", "iso")
+    ),
+    PresetOption(
+        "attach_question_image",
+        True,
+        False,
+        "send the question's (first) image as an image part (a text-only model gets its caption) instead "
+        "of its caption text in the context",
+        (True, False),
+    ),
     PresetOption("top_p", 0.9, None, "nucleus sampling of the answer call; None = not sent"),
 )
 
@@ -75,10 +99,20 @@ class NaiveRAGMemory:
     name: ClassVar[str] = "naive-rag"
     modality: ClassVar[str] = "caption"
 
-    def __init__(self, ctx: MemoryContext, top_k: int = TOP_K, min_similarity: float = MIN_SIMILARITY, *,
-                 layout: str | None = None, prompt: str | None = None, answer_format: str | None = None,
-                 query_format: str | None = None, date_format: str | None = None,
-                 attach_question_image: bool | None = None, top_p: float | None = None):
+    def __init__(
+        self,
+        ctx: MemoryContext,
+        top_k: int = TOP_K,
+        min_similarity: float = MIN_SIMILARITY,
+        *,
+        layout: str | None = None,
+        prompt: str | None = None,
+        answer_format: str | None = None,
+        query_format: str | None = None,
+        date_format: str | None = None,
+        attach_question_image: bool | None = None,
+        top_p: float | None = None,
+    ):
         if ctx.embedder_factory is None:
             raise ValueError("naive-rag needs a text embedder (MemoryContext.embedder_factory)")
         if top_k < 1:
@@ -88,19 +122,37 @@ class NaiveRAGMemory:
         self.ctx = ctx
         self.top_k = top_k
         self.min_similarity = min_similarity
-        self.options = resolve_options(self.name, OPTIONS, ctx.preset, {
-            "layout": layout, "prompt": prompt, "answer_format": answer_format, "query_format": query_format,
-            "date_format": date_format, "attach_question_image": attach_question_image, "top_p": top_p})
+        self.options = resolve_options(
+            self.name,
+            OPTIONS,
+            ctx.preset,
+            {
+                "layout": layout,
+                "prompt": prompt,
+                "answer_format": answer_format,
+                "query_format": query_format,
+                "date_format": date_format,
+                "attach_question_image": attach_question_image,
+                "top_p": top_p,
+            },
+        )
         self.embedder = ctx.embedder_factory()
         self.index = VectorIndex()
         # chunk id → (session, turn index, chunk text, has image)
         self._chunks: dict[str, tuple[str, int, str, bool]] = {}
 
     def describe(self) -> dict[str, Any]:
-        return {"method": self.name, "modality": self.modality, "preset": self.ctx.preset, "options": self.options,
-                "top_k": self.top_k, "min_similarity": self.min_similarity,
-                "embedder": getattr(self.embedder, "name", "?"), "chunk": "1 turn",
-                "images": "memory images as captions; question image per attach_question_image"}
+        return {
+            "method": self.name,
+            "modality": self.modality,
+            "preset": self.ctx.preset,
+            "options": self.options,
+            "top_k": self.top_k,
+            "min_similarity": self.min_similarity,
+            "embedder": getattr(self.embedder, "name", "?"),
+            "chunk": "1 turn",
+            "images": "memory images as captions; question image per attach_question_image",
+        }
 
     async def observe(self, session: Session) -> None:
         if session.absent or not session.turns:
@@ -122,12 +174,16 @@ class NaiveRAGMemory:
 
     def _query(self, question: QuestionView) -> str:
         if self.options["query_format"] == "official":
-            caps = [c for c in (question_caption(ref, self.ctx.captions) for ref in question.images
-                                if ref.path is not None) if c][:1]
+            caps = [
+                c
+                for c in (question_caption(ref, self.ctx.captions) for ref in question.images if ref.path is not None)
+                if c
+            ][:1]
             if not caps:
                 return question.text
-            items = " ".join(load_prompt("naive_rag")["query_caption_item"].format(n=i, caption=c)
-                             for i, c in enumerate(caps, 1))
+            items = " ".join(
+                load_prompt("naive_rag")["query_caption_item"].format(n=i, caption=c) for i, c in enumerate(caps, 1)
+            )
             return load_prompt("naive_rag")["query_with_image_caption"].format(captions=items, question=question.text)
         query = question.text.strip()
         q_caps = [image_text(ref, self.ctx.captions) for ref in question.images]
@@ -153,22 +209,27 @@ class NaiveRAGMemory:
         hits = await self._hits(question)
         retrieval_s = time.perf_counter() - t0
         if opts["layout"] == "official":
-            memory = naive_rag_context([(*self._chunks[cid][:3], s, self._chunks[cid][3]) for cid, s in hits],
-                                       self.top_k)
+            memory = naive_rag_context(
+                [(*self._chunks[cid][:3], s, self._chunks[cid][3]) for cid, s in hits], self.top_k
+            )
         else:
             memory = "\n".join(self._chunks[cid][2] for cid, _ in hits) or "(nothing relevant was retrieved)"
         q_images = question_image_parts(question.images, self.ctx.captions) if opts["attach_question_image"] else []
         if not opts["attach_question_image"] and question.images:
-            memory += "\n\nImage attached to the question: " + " ".join(image_text(r, self.ctx.captions)
-                                                                        for r in question.images)
+            memory += "\n\nImage attached to the question: " + " ".join(
+                image_text(r, self.ctx.captions) for r in question.images
+            )
         if opts["prompt"] == "official":
             messages = official_messages("naive_rag", question, memory, q_images)
         else:
             messages = build_answer_messages(question, memory, q_images or None)
         config = self.ctx.answer_config.model_copy(update={"top_p": opts["top_p"]})
         result = await self.ctx.chat.chat(messages, config, stage="answer")
-        details: dict[str, Any] = {"retrieved": len(hits), "retrieval_s": round(retrieval_s, 6),
-                                   "question_images_attached": len(q_images)}
+        details: dict[str, Any] = {
+            "retrieved": len(hits),
+            "retrieval_s": round(retrieval_s, 6),
+            "question_images_attached": len(q_images),
+        }
         text = result.text.strip()
         if opts["answer_format"] == "json":
             reply = read_json_reply(text)

@@ -53,8 +53,9 @@ DFS_MIN_COSINE = 0.5
 EdgeKind = Literal["temporal", "semantic"]
 
 
-def session_turn_times(date: dt.date | None, n_turns: int, previous_end_s: float | None,
-                       turn_gap_s: float = TURN_GAP_S) -> list[float]:
+def session_turn_times(
+    date: dt.date | None, n_turns: int, previous_end_s: float | None, turn_gap_s: float = TURN_GAP_S
+) -> list[float]:
     """Times (seconds since 1970-01-01 UTC) of the ``n_turns`` turns of one session.
 
     A session starts at midnight UTC of its date; turn ``i`` is at ``start + i × turn_gap_s``.

@@ -8,8 +8,9 @@ the runner records in the manifest. ``docs/protocol.md`` lists every option with
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from ..presets import DEFAULT_PRESET, check_preset
 
@@ -37,8 +38,9 @@ class PresetOption:
         return self.paper if check_preset(preset) == "paper" else self.harmonized
 
 
-def resolve_options(method: str, table: Sequence[PresetOption], preset: str | None,
-                    given: Mapping[str, Any]) -> dict[str, Any]:
+def resolve_options(
+    method: str, table: Sequence[PresetOption], preset: str | None, given: Mapping[str, Any]
+) -> dict[str, Any]:
     """Resolved value of every option in ``table``: ``given[name]`` when it is not ``None``, else the preset's.
 
     Args:
@@ -69,8 +71,9 @@ def resolve_options(method: str, table: Sequence[PresetOption], preset: str | No
         value = given.get(opt.name)
         value = opt.default(preset) if value is None else value
         if opt.choices is not None and value not in opt.choices:
-            raise ValueError(f"{method} option {opt.name}: expected one of {', '.join(map(repr, opt.choices))}, "
-                             f"got {value!r}")
+            raise ValueError(
+                f"{method} option {opt.name}: expected one of {', '.join(map(repr, opt.choices))}, got {value!r}"
+            )
         out[opt.name] = value
     return out
 

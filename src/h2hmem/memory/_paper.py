@@ -23,7 +23,7 @@ type by its canonical name except MCR)."""
 DATASET_SUB_TYPE[TaskType.MCR] = "Multimodal Causal Inference"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def load_prompt(name: str) -> dict[str, Any]:
     """The prompt file ``prompts/paper/<name>.json`` (e.g. ``"full_text"``), parsed.
 

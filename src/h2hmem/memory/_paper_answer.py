@@ -7,14 +7,14 @@ an image file, else the prompt as a plain string. Only the question's first imag
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..data import ImageRef
 from ..llm._types import ContentPart, ImagePart, Message, TextPart
 from ._paper import load_prompt, official_instruction
-from ._view import QuestionImage, QuestionView
 from ._protocol import CaptionLookup
 from ._render import QUESTION_IMAGE_LABEL
+from ._view import QuestionImage, QuestionView
 
 QUESTION_IMAGE_NAME = QUESTION_IMAGE_LABEL
 """What a text-only model is told the substituted image is (never its file name or session)."""
@@ -40,8 +40,15 @@ def question_image_parts(images: Sequence[ImageRef], captions: CaptionLookup | N
     return []
 
 
-def official_prompt(name: str, question: QuestionView, context: str, *, truncated: bool = False,
-                    original_tokens: int = 0, truncated_tokens: int = 0) -> str:
+def official_prompt(
+    name: str,
+    question: QuestionView,
+    context: str,
+    *,
+    truncated: bool = False,
+    original_tokens: int = 0,
+    truncated_tokens: int = 0,
+) -> str:
     """The official prompt text of ``prompts/paper/<name>.json`` for ``question`` and ``context``.
 
     ``full_text``: the template with ``context_section`` and the truncation note (empty when not
@@ -58,8 +65,9 @@ def official_prompt(name: str, question: QuestionView, context: str, *, truncate
     return data["template"].format(**fields)
 
 
-def official_messages(name: str, question: QuestionView, context: str, images: Sequence[ImagePart],
-                      **note: int | bool) -> list[Message]:
+def official_messages(
+    name: str, question: QuestionView, context: str, images: Sequence[ImagePart], **note: int | bool
+) -> list[Message]:
     """``[user]`` with the official prompt, then the image part(s) when there are any."""
     prompt = official_prompt(name, question, context, **note)  # type: ignore[arg-type]
     if not images:

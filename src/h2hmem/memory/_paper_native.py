@@ -13,16 +13,16 @@ Full (MM)'s unordered choice of dialogue images (here: dialogue order, earliest 
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..data import ImageRef, Session, Turn
 from ..llm._types import ContentPart, ImagePart, Message, TextPart
 from ._paper import load_prompt, official_instruction
 from ._paper_answer import question_image_parts
 from ._paper_render import DateFormat, head_truncate, session_date
-from ._view import QuestionView
 from ._protocol import CaptionLookup
 from ._render import image_part
+from ._view import QuestionView
 
 MAX_CONTEXT_TOKENS = 4096
 """The scripts' ``--max_context_tokens`` (their evaluate.sh: 4,096)."""
@@ -39,6 +39,7 @@ def _turn_text(session: Session, turn: Turn, date_format: DateFormat) -> str:
 
 # ----- Full (MM) ---------------------------------------------------------------------------------
 
+
 def full_mm_context(sessions: Sequence[Session], date_format: DateFormat = "raw") -> str:
     """``[Session s Turn i role]: [Image: file] date:text`` lines for every turn, in order (1-based ``i``)."""
     lines = []
@@ -50,9 +51,15 @@ def full_mm_context(sessions: Sequence[Session], date_format: DateFormat = "raw"
     return "\n".join(lines)
 
 
-def full_mm_request(sessions: Sequence[Session], question: QuestionView, captions: CaptionLookup, *,
-                    max_context_tokens: int, max_images: int, date_format: DateFormat = "raw"
-                    ) -> tuple[list[Message], dict]:
+def full_mm_request(
+    sessions: Sequence[Session],
+    question: QuestionView,
+    captions: CaptionLookup,
+    *,
+    max_context_tokens: int,
+    max_images: int,
+    date_format: DateFormat = "raw",
+) -> tuple[list[Message], dict]:
     """The official Full (MM) request and its facts (``context_tokens``, ``truncated``, images attached).
 
     Images: the question's images that exist, then each distinct dialogue image (dialogue order)
@@ -71,28 +78,45 @@ def full_mm_request(sessions: Sequence[Session], question: QuestionView, caption
         for t in s.turns:
             if t.image is not None:
                 seen.setdefault((t.image.file, t.image.session), t.image)
-    memory_refs = list(seen.values())[:max(0, slots)]
+    memory_refs = list(seen.values())[: max(0, slots)]
     memory_images = [image_part(ref, captions) for ref in memory_refs if ref.path is not None]
     instruction, fmt = official_instruction(data, question.task_type)
-    prompt = data["template"].format(instruction=instruction, context=context, question=question.text,
-                                     image_note=data["image_note"] if q_images else "", format_requirement=fmt)
+    prompt = data["template"].format(
+        instruction=instruction,
+        context=context,
+        question=question.text,
+        image_note=data["image_note"] if q_images else "",
+        format_requirement=fmt,
+    )
     shown = [s.name for s in sessions if s.turns and f"[Session {s.name} Turn 1 " in context]
-    details = {"context_tokens": kept, "original_context_tokens": original, "truncated": truncated,
-               "images_attached": len(q_images) + len(memory_images), "question_images_attached": len(q_images),
-               "sessions_shown": shown}
+    details = {
+        "context_tokens": kept,
+        "original_context_tokens": original,
+        "truncated": truncated,
+        "images_attached": len(q_images) + len(memory_images),
+        "question_images_attached": len(q_images),
+        "sessions_shown": shown,
+    }
     return _message(prompt, [*q_images, *memory_images]), details
 
 
 # ----- MuRAG -------------------------------------------------------------------------------------
+
 
 def murag_unit_text(session: Session, turn: Turn, date_format: DateFormat = "raw") -> str:
     """What MuRAG embeds for a turn (with its image): ``[role] date:text``."""
     return f"[{turn.speaker}] {_turn_text(session, turn, date_format)}"
 
 
-def murag_request(hits: Sequence[tuple[Session, Turn]], question: QuestionView, captions: CaptionLookup, *,
-                  max_context_tokens: int, max_images: int, date_format: DateFormat = "raw"
-                  ) -> tuple[list[Message], dict]:
+def murag_request(
+    hits: Sequence[tuple[Session, Turn]],
+    question: QuestionView,
+    captions: CaptionLookup,
+    *,
+    max_context_tokens: int,
+    max_images: int,
+    date_format: DateFormat = "raw",
+) -> tuple[list[Message], dict]:
     """The official MuRAG request for retrieved turns (rank order) and its facts.
 
     Context: ``[Memory k] Session s Turn i - role: [Image: file] date:text`` lines cut to
@@ -103,7 +127,9 @@ def murag_request(hits: Sequence[tuple[Session, Turn]], question: QuestionView, 
     lines = []
     for k, (s, t) in enumerate(hits, 1):
         image = f"[Image: {t.image.file}] " if t.image is not None else ""
-        lines.append(f"[Memory{k}] Session {s.name} Turn {t.index + 1} - {t.speaker}: {image}{_turn_text(s, t, date_format)}")
+        lines.append(
+            f"[Memory{k}] Session {s.name} Turn {t.index + 1} - {t.speaker}: {image}{_turn_text(s, t, date_format)}"
+        )
     context = head_truncate("\n".join(lines), max_context_tokens)[0] if lines else data["empty_context"]
     q_images = question_image_parts(question.images, captions)
     memory_refs = [t.image for _, t in hits if t.image is not None and t.image.path is not None]
@@ -120,24 +146,39 @@ def murag_request(hits: Sequence[tuple[Session, Turn]], question: QuestionView, 
         rows.append(data["image_section_tail"])
         section = "\n".join(rows)
     instruction, fmt = official_instruction(data, question.task_type)
-    prompt = data["template"].format(instruction=instruction, context=context, image_section=section,
-                                     question=question.text, image_note=data["image_note"] if q_images else "",
-                                     format_requirement=fmt)
+    prompt = data["template"].format(
+        instruction=instruction,
+        context=context,
+        image_section=section,
+        question=question.text,
+        image_note=data["image_note"] if q_images else "",
+        format_requirement=fmt,
+    )
     prompt, original, kept = head_truncate(prompt, max_context_tokens)
-    details = {"prompt_tokens_cl100k": kept, "truncated": kept < original,
-               "images_attached": len(memory_images) + len(q_images), "question_images_attached": len(q_images)}
+    details = {
+        "prompt_tokens_cl100k": kept,
+        "truncated": kept < original,
+        "images_attached": len(memory_images) + len(q_images),
+        "question_images_attached": len(q_images),
+    }
     return _message(prompt, [*memory_images, *q_images]), details
 
 
 # ----- NGM ---------------------------------------------------------------------------------------
+
 
 def ngm_node_text(session: Session, turn: Turn, date_format: DateFormat = "raw") -> str:
     """What NGM embeds for a turn (with its image): ``date:text`` (no speaker)."""
     return _turn_text(session, turn, date_format)
 
 
-def ngm_request(hits: Sequence[tuple[Session, Turn]], question: QuestionView, captions: CaptionLookup, *,
-                date_format: DateFormat = "raw") -> tuple[list[Message], dict]:
+def ngm_request(
+    hits: Sequence[tuple[Session, Turn]],
+    question: QuestionView,
+    captions: CaptionLookup,
+    *,
+    date_format: DateFormat = "raw",
+) -> tuple[list[Message], dict]:
     """The official NGM request for recalled turns (score order) and its facts.
 
     Context grouped by session (sessions in order of their best-ranked turn, turns by index):

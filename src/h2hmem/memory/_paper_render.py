@@ -11,7 +11,8 @@
 
 from __future__ import annotations
 
-from typing import Literal, Sequence
+from collections.abc import Sequence
+from typing import Literal
 
 from ..data import Session, Turn
 
@@ -44,12 +45,18 @@ def full_text_context(sessions: Sequence[Session], captions, date_format: DateFo
         date_format: ``"raw"`` (official) or ``"iso"``.
     """
     sessions = [s for s in sessions if not s.absent]
-    lines = [f"Total sessions: {len(sessions)}", f"Total dialogue turns: {sum(len(s.turns) for s in sessions)}",
-             "\n[Session Information]"]
+    lines = [
+        f"Total sessions: {len(sessions)}",
+        f"Total dialogue turns: {sum(len(s.turns) for s in sessions)}",
+        "\n[Session Information]",
+    ]
     for s in sessions:
         date = session_date(s, date_format)
-        lines.append(f"Session {s.name}: ({date}) - {len(s.turns)} dialogue turns" if s.title
-                     else f"Session {s.name}: {len(s.turns)} dialogue turns")
+        lines.append(
+            f"Session {s.name}: ({date}) - {len(s.turns)} dialogue turns"
+            if s.title
+            else f"Session {s.name}: {len(s.turns)} dialogue turns"
+        )
     if any(s.turns for s in sessions):
         lines.append("\n[Complete Dialogue Content]")
         for s in sessions:
@@ -113,11 +120,17 @@ def naive_rag_context(hits: Sequence[tuple[str, int, str, float, bool]], top_k: 
         hits: ``(session name, 0-based turn index, chunk text, cosine, has image)`` in rank order.
         top_k: the configured top-k (printed in the header).
     """
-    lines = ["[Naive RAG Retrieval Results (BERT Embedding)]", "Similarity calculation method: bert_embedding_cosine",
-             f"Retrieved {len(hits)} relevant chunks (top_k={top_k})", "\n[Retrieved Relevant Chunks]"]
+    lines = [
+        "[Naive RAG Retrieval Results (BERT Embedding)]",
+        "Similarity calculation method: bert_embedding_cosine",
+        f"Retrieved {len(hits)} relevant chunks (top_k={top_k})",
+        "\n[Retrieved Relevant Chunks]",
+    ]
     for i, (session, turn, _, score, has_image) in enumerate(hits, 1):
-        lines.append(f"\nChunk {i} [Session {session} chunk {turn + 1}] (similarity: {score:.4f}, method: embedding, "
-                     f"dialogue turns: {turn + 1}-{turn + 1})")
+        lines.append(
+            f"\nChunk {i} [Session {session} chunk {turn + 1}] (similarity: {score:.4f}, method: embedding, "
+            f"dialogue turns: {turn + 1}-{turn + 1})"
+        )
         if has_image:
             lines.append("  (contains image)")
     if hits:

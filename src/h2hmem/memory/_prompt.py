@@ -33,8 +33,13 @@ def task_instruction(task: TaskType) -> str:
     return TASK_INSTRUCTIONS.get(task, DEFAULT_INSTRUCTION)
 
 
-def build_answer_messages(question: Question, memory: str | list[ContentPart],
-                          question_images: list[ImagePart] | None = None, *, memory_intro: str = "Memory:") -> list[Message]:
+def build_answer_messages(
+    question: Question,
+    memory: str | list[ContentPart],
+    question_images: list[ImagePart] | None = None,
+    *,
+    memory_intro: str = "Memory:",
+) -> list[Message]:
     """Messages for one answer call.
 
     Args:
@@ -75,5 +80,7 @@ def _merge_text(parts: list[ContentPart]) -> list[ContentPart]:
 
 def prompt_hash() -> str:
     """SHA-256 (first 16 hex) of the system prompt and instructions: proves two runs used the same prompt."""
-    blob = "\x1e".join([SYSTEM_PROMPT, DEFAULT_INSTRUCTION, *(f"{k.abbr}={v}" for k, v in sorted(TASK_INSTRUCTIONS.items()))])
+    blob = "\x1e".join(
+        [SYSTEM_PROMPT, DEFAULT_INSTRUCTION, *(f"{k.abbr}={v}" for k, v in sorted(TASK_INSTRUCTIONS.items()))]
+    )
     return hashlib.sha256(blob.encode()).hexdigest()[:16]

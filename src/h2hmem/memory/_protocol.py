@@ -9,9 +9,10 @@ never the dataset's ``Question`` with its gold answer, gold sessions and home se
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, ClassVar, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from pydantic import BaseModel
 
@@ -51,7 +52,7 @@ CaptionLookup = Callable[["ImageRef | QuestionImage"], "str | None"]
 found by its content hash), or None."""
 
 
-def no_captions(image: "ImageRef | QuestionImage") -> str | None:
+def no_captions(image: ImageRef | QuestionImage) -> str | None:
     """The lookup of a context built without captions: only a question image's own caption."""
     return image.caption if isinstance(image, QuestionImage) else None
 
@@ -112,5 +113,3 @@ RETRIEVAL_HOOK = "retrieve_evidence"
 """Optional method of a :class:`MemorySystem`: ``async retrieve_evidence(question) -> list[Evidence]``
 returns the memory units ``answer`` would use, in rank order, without calling the answer model
 (``run --retrieval-only``). The built-in methods implement it with the same code ``answer`` uses."""
-
-

@@ -54,8 +54,9 @@ def resolve_method(name: str) -> type[Any]:
     if target is None:
         close = difflib.get_close_matches(name, list(methods), n=3)
         hint = f" Did you mean {', '.join(close)}?" if close else ""
-        raise UnknownMethodError(f"unknown method {name!r}.{hint} Known: {', '.join(methods)}; "
-                                 "or give a plugin as 'package.module:Class'.")
+        raise UnknownMethodError(
+            f"unknown method {name!r}.{hint} Known: {', '.join(methods)}; or give a plugin as 'package.module:Class'."
+        )
     module, _, attr = target.partition(":")
     try:
         obj: Any = importlib.import_module(module)
@@ -88,17 +89,21 @@ def check_params(cls: type[Any], params: dict[str, Any]) -> None:
     unknown = sorted(set(params) - set(accepted))
     name = getattr(cls, "name", cls.__name__)
     if unknown:
-        raise ValueError(f"method {name!r} takes no parameter {', '.join(unknown)}; "
-                         f"its parameters: {', '.join(accepted) or '(none)'}")
+        raise ValueError(
+            f"method {name!r} takes no parameter {', '.join(unknown)}; "
+            f"its parameters: {', '.join(accepted) or '(none)'}"
+        )
     for key, value in params.items():
         choices = _literal_choices(cls, key)
         if choices is not None and value not in choices:
-            raise ValueError(f"method {name!r} parameter {key}: expected one of "
-                             f"{', '.join(map(repr, choices))}, got {value!r}")
+            raise ValueError(
+                f"method {name!r} parameter {key}: expected one of {', '.join(map(repr, choices))}, got {value!r}"
+            )
         if key in sig.parameters and not _same_kind(sig.parameters[key].default, value):
             default = sig.parameters[key].default
-            raise ValueError(f"method {name!r} parameter {key}: expected {_KIND[type(default)]} "
-                             f"(default {default!r}), got {value!r}")
+            raise ValueError(
+                f"method {name!r} parameter {key}: expected {_KIND[type(default)]} (default {default!r}), got {value!r}"
+            )
 
 
 def _literal_choices(cls: type[Any], key: str) -> tuple[Any, ...] | None:

@@ -42,8 +42,14 @@ def image_text(ref: ImageRef | QuestionImage, captions: CaptionLookup | None) ->
     return f"[Image {image_label(ref)}]"
 
 
-def render_turn(session: Session, turn: Turn, captions: CaptionLookup | None = None, *, with_date: bool = True,
-                image_as_text: bool = True) -> str:
+def render_turn(
+    session: Session,
+    turn: Turn,
+    captions: CaptionLookup | None = None,
+    *,
+    with_date: bool = True,
+    image_as_text: bool = True,
+) -> str:
     """One turn as a line: ``"[2024-03-20] Xu Huaian: text [Image 1.png in session1: caption]"``.
 
     With ``image_as_text=False`` (native methods) the image is only named (``<image 1.png in session1>``);

@@ -88,8 +88,9 @@ class QuestionImage:
     def __getattr__(self, name: str) -> Any:
         if name in _IMAGE_WITHHELD:
             raise AttributeError(f"QuestionImage.{name}: methods do not get it: {_IMAGE_WITHHELD[name]}")
-        raise AttributeError(f"QuestionImage has no attribute {name!r} (it has sha256, path, caption, "
-                             "exists, read_bytes())")
+        raise AttributeError(
+            f"QuestionImage has no attribute {name!r} (it has sha256, path, caption, exists, read_bytes())"
+        )
 
 
 @dataclass(frozen=True)
@@ -117,14 +118,20 @@ class QuestionView:
         if name in granted:
             return granted[name]
         if name in WITHHELD:
-            raise AttributeError(f"QuestionView.{name}: memory methods do not get this field: {WITHHELD[name]}. "
-                                 "A method whose published protocol needs a fact declares it in question_fields "
-                                 "(docs/custom-memory.md)")
+            raise AttributeError(
+                f"QuestionView.{name}: memory methods do not get this field: {WITHHELD[name]}. "
+                "A method whose published protocol needs a fact declares it in question_fields "
+                "(docs/custom-memory.md)"
+            )
         if name in GRANTABLE:
-            raise AttributeError(f"QuestionView.{name}: not granted to this method; declare "
-                                 f"question_fields = ({name!r},) on the class if its published protocol used it")
-        raise AttributeError(f"QuestionView has no attribute {name!r}; a method gets key, text, task_type, "
-                             "main_category, images and dialogue_id")
+            raise AttributeError(
+                f"QuestionView.{name}: not granted to this method; declare "
+                f"question_fields = ({name!r},) on the class if its published protocol used it"
+            )
+        raise AttributeError(
+            f"QuestionView has no attribute {name!r}; a method gets key, text, task_type, "
+            "main_category, images and dialogue_id"
+        )
 
 
 def check_fields(fields: tuple[str, ...], owner: str) -> None:
@@ -169,9 +176,15 @@ def question_image(ref: ImageRef, captions: Callable[[Any], str | None] | None, 
     return QuestionImage(sha256=sha, path=copy, caption=caption)
 
 
-def question_view(question: Question, captions: Callable[[Any], str | None] | None = None, *,
-                  image_dir: Path | None = None, dialogue_id: str | None = None, key: str | None = None,
-                  fields: tuple[str, ...] = ()) -> QuestionView:
+def question_view(
+    question: Question,
+    captions: Callable[[Any], str | None] | None = None,
+    *,
+    image_dir: Path | None = None,
+    dialogue_id: str | None = None,
+    key: str | None = None,
+    fields: tuple[str, ...] = (),
+) -> QuestionView:
     """Build the :class:`QuestionView` of ``question`` (what the runner passes to ``answer``).
 
     Args:
@@ -189,5 +202,11 @@ def question_view(question: Question, captions: Callable[[Any], str | None] | No
     folder = image_dir if image_dir is not None else default_image_dir()
     images = tuple(question_image(ref, captions, folder) for ref in question.images)
     granted = tuple((f, GRANTABLE[f](question)) for f in fields)
-    return QuestionView(key=key or new_key(), text=question.text, task_type=question.task_type, images=images,
-                        dialogue_id=dialogue_id or f"{question.split}/{question.dialogue}", granted=granted)
+    return QuestionView(
+        key=key or new_key(),
+        text=question.text,
+        task_type=question.task_type,
+        images=images,
+        dialogue_id=dialogue_id or f"{question.split}/{question.dialogue}",
+        granted=granted,
+    )

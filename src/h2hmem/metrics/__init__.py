@@ -3,28 +3,87 @@
 from ._aggregate import DEFAULT_GROUPS, SPLIT_KEYS, aggregate
 from ._evaluate import LEXICAL_FIELDS, METRICS, evaluate_run
 from ._evidence import EVIDENCE_KS, evidence_metric_names, evidence_scores, score_evidence
-from ._judge import (DEFAULT_JUDGE_SPEC, JUDGE_LEVELS, NOT_COMPARABLE, JudgeRecord, comparability_label,
-                     judge_messages, judge_predictions, parse_judgments)
-from ._judge_official import (official_judge_messages, official_judge_prompt, official_rubric, parse_official_reply,
-                              snap_score)
+from ._judge import (
+    DEFAULT_JUDGE_SPEC,
+    JUDGE_LEVELS,
+    NOT_COMPARABLE,
+    JudgeRecord,
+    comparability_label,
+    judge_messages,
+    judge_predictions,
+    parse_judgments,
+)
+from ._judge_official import (
+    official_judge_messages,
+    official_judge_prompt,
+    official_rubric,
+    parse_official_reply,
+    snap_score,
+)
 from ._judge_options import JUDGE_OPTION_NAMES, JUDGE_PRESETS, JudgeFormat, JudgeMode, JudgeOptions, ScoreLevels
-from ._labels import (LABEL_STATUSES, EvidenceLabel, EvidenceLabels, LabelTurn, find_evidence_labels,
-                      load_evidence_labels)
-from ._turn_evidence import TURN_KS, ranked_turns, score_turn_evidence, turn_metric_names, turn_scores
+from ._labels import (
+    LABEL_STATUSES,
+    EvidenceLabel,
+    EvidenceLabels,
+    LabelTurn,
+    find_evidence_labels,
+    load_evidence_labels,
+)
 from ._lexical import LexicalScores, bleu1, lexical_scores, set_prf
 from ._tables import metric_table, summary_tables
 from ._tokenize import TokenizerUnavailableError, content_tokens, english_stopwords, normalize_answer, tokenize
+from ._turn_evidence import TURN_KS, ranked_turns, score_turn_evidence, turn_metric_names, turn_scores
 
 __all__ = [
-    "metric_table", "summary_tables",
-    "LEXICAL_FIELDS", "METRICS", "evaluate_run",
-    "DEFAULT_JUDGE_SPEC", "JUDGE_LEVELS", "NOT_COMPARABLE", "JudgeMode", "JudgeRecord", "comparability_label",
-    "judge_messages", "judge_predictions", "parse_judgments",
-    "JUDGE_OPTION_NAMES", "JUDGE_PRESETS", "JudgeFormat", "JudgeOptions", "ScoreLevels",
-    "official_judge_messages", "official_judge_prompt", "official_rubric", "parse_official_reply", "snap_score",
-    "DEFAULT_GROUPS", "EVIDENCE_KS", "SPLIT_KEYS", "aggregate", "evidence_metric_names", "evidence_scores", "score_evidence",
-    "LABEL_STATUSES", "EvidenceLabel", "EvidenceLabels", "LabelTurn", "find_evidence_labels", "load_evidence_labels",
-    "TURN_KS", "ranked_turns", "score_turn_evidence", "turn_metric_names", "turn_scores",
-    "LexicalScores", "TokenizerUnavailableError", "bleu1", "content_tokens", "english_stopwords",
-    "lexical_scores", "normalize_answer", "set_prf", "tokenize",
+    "metric_table",
+    "summary_tables",
+    "LEXICAL_FIELDS",
+    "METRICS",
+    "evaluate_run",
+    "DEFAULT_JUDGE_SPEC",
+    "JUDGE_LEVELS",
+    "NOT_COMPARABLE",
+    "JudgeMode",
+    "JudgeRecord",
+    "comparability_label",
+    "judge_messages",
+    "judge_predictions",
+    "parse_judgments",
+    "JUDGE_OPTION_NAMES",
+    "JUDGE_PRESETS",
+    "JudgeFormat",
+    "JudgeOptions",
+    "ScoreLevels",
+    "official_judge_messages",
+    "official_judge_prompt",
+    "official_rubric",
+    "parse_official_reply",
+    "snap_score",
+    "DEFAULT_GROUPS",
+    "EVIDENCE_KS",
+    "SPLIT_KEYS",
+    "aggregate",
+    "evidence_metric_names",
+    "evidence_scores",
+    "score_evidence",
+    "LABEL_STATUSES",
+    "EvidenceLabel",
+    "EvidenceLabels",
+    "LabelTurn",
+    "find_evidence_labels",
+    "load_evidence_labels",
+    "TURN_KS",
+    "ranked_turns",
+    "score_turn_evidence",
+    "turn_metric_names",
+    "turn_scores",
+    "LexicalScores",
+    "TokenizerUnavailableError",
+    "bleu1",
+    "content_tokens",
+    "english_stopwords",
+    "lexical_scores",
+    "normalize_answer",
+    "set_prf",
+    "tokenize",
 ]

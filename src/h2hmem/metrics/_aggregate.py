@@ -36,8 +36,8 @@ Output schema (JSON-ready; this is the ``"aggregate"`` object of ``scores/summar
 from __future__ import annotations
 
 import zlib
-from collections.abc import Sequence
-from typing import Any, Iterator
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -63,7 +63,9 @@ def _normalise(records: Sequence[dict[str, Any]], groups: Sequence[str]) -> list
             tt = TaskType.parse(r["task_type"])
             main = parse_main_category(r["main_category"]) if r.get("main_category") else tt.main_category
             keys = {
-                "split": split, "task_type": tt.abbr, "main_category": main.value,
+                "split": split,
+                "task_type": tt.abbr,
+                "main_category": main.value,
                 "difficulty": str(r.get("difficulty") or "unknown"),
                 "dialogue": f"{split}/{r['dialogue']}",
             }
@@ -112,8 +114,9 @@ def _boot_weights(rng: np.random.Generator, n: int, n_boot: int) -> Iterator[np.
 _BLOCK_CELLS = 2_000_000
 
 
-def _bootstrap(rng: np.random.Generator, vals: np.ndarray, n_boot: int,
-               codes: np.ndarray | None) -> tuple[np.ndarray, np.ndarray | None]:
+def _bootstrap(
+    rng: np.random.Generator, vals: np.ndarray, n_boot: int, codes: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray | None]:
     """Bootstrap means (n_boot, metrics) and, with sub-type ``codes``, the macro means (n_boot, metrics)."""
     boot, macro = [], []
     for w in _boot_weights(rng, len(vals), n_boot):
@@ -123,8 +126,9 @@ def _bootstrap(rng: np.random.Generator, vals: np.ndarray, n_boot: int,
             stack = np.stack(per_type)  # (types, block, metrics); NaN where a type has no value
             present = ~np.isnan(stack)
             with np.errstate(invalid="ignore"):
-                macro.append(np.where(present.any(axis=0),
-                                      np.nansum(stack, axis=0) / np.maximum(present.sum(axis=0), 1), np.nan))
+                macro.append(
+                    np.where(present.any(axis=0), np.nansum(stack, axis=0) / np.maximum(present.sum(axis=0), 1), np.nan)
+                )
     return np.vstack(boot), (np.vstack(macro) if codes is not None else None)
 
 
@@ -152,8 +156,9 @@ def _rng(seed: int, key: str) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence([seed, zlib.crc32(key.encode("utf-8"))]))
 
 
-def _cell(rows: list[dict[str, Any]], metrics: Sequence[str], n_boot: int, seed: int, key: str,
-          *, macro: bool = False) -> dict[str, Any]:
+def _cell(
+    rows: list[dict[str, Any]], metrics: Sequence[str], n_boot: int, seed: int, key: str, *, macro: bool = False
+) -> dict[str, Any]:
     n_total = len(rows)
     vals = _values(rows, metrics)
     mask = ~np.isnan(vals)
@@ -183,8 +188,13 @@ def _type_codes(rows: list[dict[str, Any]]) -> np.ndarray:
     return np.array([list(TaskType).index(TaskType[r["task_type"]]) for r in rows], dtype=int)
 
 
-def _add_macro(cell_metrics: dict[str, Any], codes: np.ndarray, vals: np.ndarray,
-               metrics: Sequence[str], boot_macro: np.ndarray | None) -> None:
+def _add_macro(
+    cell_metrics: dict[str, Any],
+    codes: np.ndarray,
+    vals: np.ndarray,
+    metrics: Sequence[str],
+    boot_macro: np.ndarray | None,
+) -> None:
     type_means = []
     for t in range(len(TaskType)):
         sel = codes == t
@@ -193,7 +203,9 @@ def _add_macro(cell_metrics: dict[str, Any], codes: np.ndarray, vals: np.ndarray
         sub = vals[sel]
         mask = ~np.isnan(sub)
         with np.errstate(invalid="ignore"):
-            type_means.append(np.where(mask.any(axis=0), np.nansum(sub, axis=0) / np.maximum(mask.sum(axis=0), 1), np.nan))
+            type_means.append(
+                np.where(mask.any(axis=0), np.nansum(sub, axis=0) / np.maximum(mask.sum(axis=0), 1), np.nan)
+            )
     if not type_means:
         for m in metrics:
             cell_metrics[m].update(macro=None, macro_ci=None, macro_types=0)
@@ -207,8 +219,9 @@ def _add_macro(cell_metrics: dict[str, Any], codes: np.ndarray, vals: np.ndarray
         macro_cis = _ci(boot_macro)
     for j, m in enumerate(metrics):
         ok = n_types[j] > 0
-        cell_metrics[m].update(macro=float(macro[j]) if ok else None, macro_ci=macro_cis[j] if ok else None,
-                               macro_types=int(n_types[j]))
+        cell_metrics[m].update(
+            macro=float(macro[j]) if ok else None, macro_ci=macro_cis[j] if ok else None, macro_types=int(n_types[j])
+        )
 
 
 def _group_order(group: str, key: str) -> tuple:
@@ -225,8 +238,14 @@ def _group_order(group: str, key: str) -> tuple:
     return (key,)
 
 
-def aggregate(records: Sequence[dict[str, Any]], metrics: Sequence[str], *,
-              groups: Sequence[str] = DEFAULT_GROUPS, n_boot: int = DEFAULT_N_BOOT, seed: int = 0) -> dict[str, Any]:
+def aggregate(
+    records: Sequence[dict[str, Any]],
+    metrics: Sequence[str],
+    *,
+    groups: Sequence[str] = DEFAULT_GROUPS,
+    n_boot: int = DEFAULT_N_BOOT,
+    seed: int = 0,
+) -> dict[str, Any]:
     """Aggregate per-question ``records`` into the schema in this module's docstring.
 
     Args:
@@ -256,10 +275,16 @@ def aggregate(records: Sequence[dict[str, Any]], metrics: Sequence[str], *,
             by: dict[str, list[dict[str, Any]]] = {}
             for r in sel:
                 by.setdefault(r[g], []).append(r)
-            out[g] = {k: _cell(by[k], metrics, n_boot, seed, f"{g}|{k}")
-                      for k in sorted(by, key=lambda k, g=g: _group_order(g, k))}
+            out[g] = {
+                k: _cell(by[k], metrics, n_boot, seed, f"{g}|{k}")
+                for k in sorted(by, key=lambda k, g=g: _group_order(g, k))
+            }
         splits[split] = out
     return {
-        "metrics": list(metrics), "n_boot": n_boot, "seed": seed, "ci_level": CI_LEVEL,
-        "ci_method": "percentile bootstrap over questions", "splits": splits,
+        "metrics": list(metrics),
+        "n_boot": n_boot,
+        "seed": seed,
+        "ci_level": CI_LEVEL,
+        "ci_method": "percentile bootstrap over questions",
+        "splits": splits,
     }

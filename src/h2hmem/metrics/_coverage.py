@@ -46,5 +46,7 @@ def coverage_line(coverage: Mapping[str, Any]) -> str | None:
         return None
     reasons = coverage.get("reasons") or {}
     why = ", ".join(f"{k}: {n}" for k, n in reasons.items()) or "no score"
-    return (f"judge: {errors} of {coverage.get('total')} questions unjudged ({why}); see scores/judge.jsonl "
-            "(error), then run the same `h2hmem evaluate --metrics judge` again to judge only those")
+    return (
+        f"judge: {errors} of {coverage.get('total')} questions unjudged ({why}); see scores/judge.jsonl "
+        "(error), then run the same `h2hmem evaluate --metrics judge` again to judge only those"
+    )

@@ -51,18 +51,18 @@ from typing import Any
 from .._atomic import atomic_write_text
 from ..data import load_dataset
 from ..llm._calllog import record_calls
+from ..presets import DEFAULT_PRESET
 from ..run._records import Prediction, prediction_hash, read_predictions
 from ..run._store import RunStore, now_iso
 from ..run._transcripts import JUDGE_TRANSCRIPTS, TranscriptWriter
 from ._aggregate import DEFAULT_N_BOOT, aggregate
-from ._evidence import EVIDENCE_KS, evidence_metric_names, score_evidence
-from ..presets import DEFAULT_PRESET
 from ._coverage import unjudged_reasons
+from ._evidence import EVIDENCE_KS, evidence_metric_names, score_evidence
 from ._judge import JudgeRecord, comparability_label, input_hash, judge_predictions
 from ._judge_options import JUDGE_OPTION_NAMES, JudgeMode, JudgeOptions
 from ._labels import EvidenceLabels, find_evidence_labels, load_evidence_labels
-from ._turn_evidence import score_turn_evidence, turn_metric_names
 from ._lexical import ZERO, lexical_scores
+from ._turn_evidence import score_turn_evidence, turn_metric_names
 
 METRICS: tuple[str, ...] = ("lexical", "evidence", "judge")
 LEXICAL_FIELDS: tuple[str, ...] = ("f1", "bleu1", "exact_match", "precision", "recall")
@@ -112,14 +112,23 @@ def _gold_from_dataset(preds: list[Prediction], root: Path, split: str) -> tuple
         if q is None:
             raise ValueError(f"question id {p.question_id!r} of the run is not in the dataset at {root}")
         mismatches += p.gold.strip() != q.gold.strip()
-        out.append(p.model_copy(update={"gold": q.gold, "task_type": q.task_type.abbr,
-                                        "main_category": q.main_category.value, "difficulty": q.difficulty}))
+        out.append(
+            p.model_copy(
+                update={
+                    "gold": q.gold,
+                    "task_type": q.task_type.abbr,
+                    "main_category": q.main_category.value,
+                    "difficulty": q.difficulty,
+                }
+            )
+        )
         gold[q.id] = list(q.answer_sessions)
     return out, gold, mismatches, absent
 
 
-def _resolve_labels(labels: str | Path | EvidenceLabels | None, root: Path | None,
-                    info_path: Path) -> EvidenceLabels | None:
+def _resolve_labels(
+    labels: str | Path | EvidenceLabels | None, root: Path | None, info_path: Path
+) -> EvidenceLabels | None:
     """Labels given (a path or loaded), else those found next to the dataset root, else those an
     earlier call used (``turn_evidence.info.json``) when they still exist, else None."""
     if isinstance(labels, EvidenceLabels):
@@ -144,8 +153,11 @@ def _lexical(preds: list[Prediction]) -> list[dict[str, Any]]:
 def _current(rec: JudgeRecord, p: Prediction) -> bool:
     """Whether a judgment still describes prediction ``p`` (same question/gold/answer, same failure
     state, and — for records that carry it — the same prediction hash)."""
-    return (rec.input_hash == input_hash(p) and rec.failed == p.failed
-            and (rec.prediction_hash is None or rec.prediction_hash == prediction_hash(p)))
+    return (
+        rec.input_hash == input_hash(p)
+        and rec.failed == p.failed
+        and (rec.prediction_hash is None or rec.prediction_hash == prediction_hash(p))
+    )
 
 
 def _drop_changed_judgments(preds: list[Prediction], path: Path) -> dict[str, Any] | None:
@@ -159,10 +171,13 @@ def _drop_changed_judgments(preds: list[Prediction], path: Path) -> dict[str, An
     missing = len(preds) - len(kept)
     if not missing:
         return None
-    return {"missing": missing, "dropped": len(records) - len(kept),
-            "reason": f"{missing} of {len(preds)} predictions have no current judgment (they changed since the "
-                      "judge ran, e.g. `run --retry-failed`, or were never judged); judge them with "
-                      "`h2hmem evaluate RUN --metrics judge`"}
+    return {
+        "missing": missing,
+        "dropped": len(records) - len(kept),
+        "reason": f"{missing} of {len(preds)} predictions have no current judgment (they changed since the "
+        "judge ran, e.g. `run --retry-failed`, or were never judged); judge them with "
+        "`h2hmem evaluate RUN --metrics judge`",
+    }
 
 
 def _judge_records(path: Path) -> list[JudgeRecord]:
@@ -181,21 +196,31 @@ def _load_judged(path: Path, spec: str, options: JudgeOptions, refresh: bool) ->
     old = {}
     for rec in _judge_records(path):
         if rec.judge_model != spec:
-            raise ValueError(f"{path} holds judgments by {rec.judge_model!r}, not {spec!r}; "
-                             "re-judge everything with refresh (CLI: --refresh-judge) or use another run copy")
+            raise ValueError(
+                f"{path} holds judgments by {rec.judge_model!r}, not {spec!r}; "
+                "re-judge everything with refresh (CLI: --refresh-judge) or use another run copy"
+            )
         old[rec.question_id] = rec
     wanted = options.options()
     return {k: r for k, r in old.items() if r.options == wanted}
 
 
-async def _judge(todo: list[Prediction], model: Any, options: JudgeOptions, path: Path,
-                 advance: Callable[[], None], transcripts: Path | None) -> list[JudgeRecord]:
+async def _judge(
+    todo: list[Prediction],
+    model: Any,
+    options: JudgeOptions,
+    path: Path,
+    advance: Callable[[], None],
+    transcripts: Path | None,
+) -> list[JudgeRecord]:
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a", encoding="utf-8") as f:
+
         def persist(rec: JudgeRecord) -> None:
             f.write(rec.model_dump_json() + "\n")
             f.flush()
             advance()
+
         writer = TranscriptWriter(transcripts).open() if transcripts is not None else None
         try:
             with record_calls(writer.write if writer is not None else None):
@@ -208,16 +233,27 @@ async def _judge(todo: list[Prediction], model: Any, options: JudgeOptions, path
                 await aclose()
 
 
-def already_judged(preds: list[Prediction], path: Path, spec: str, options: JudgeOptions,
-                   refresh: bool) -> dict[str, JudgeRecord]:
+def already_judged(
+    preds: list[Prediction], path: Path, spec: str, options: JudgeOptions, refresh: bool
+) -> dict[str, JudgeRecord]:
     """Judgments in ``path`` that still hold for ``preds`` (same judge and resolved options, and :func:`_current`)."""
     old = _load_judged(path, spec, options, refresh)
-    return {p.question_id: old[p.question_id] for p in preds
-            if p.question_id in old and old[p.question_id].judged and _current(old[p.question_id], p)}
+    return {
+        p.question_id: old[p.question_id]
+        for p in preds
+        if p.question_id in old and old[p.question_id].judged and _current(old[p.question_id], p)
+    }
 
 
-def _run_judge(preds: list[Prediction], model: Any, options: JudgeOptions, path: Path, refresh: bool,
-               show_progress: bool, transcripts: Path | None) -> list[JudgeRecord]:
+def _run_judge(
+    preds: list[Prediction],
+    model: Any,
+    options: JudgeOptions,
+    path: Path,
+    refresh: bool,
+    show_progress: bool,
+    transcripts: Path | None,
+) -> list[JudgeRecord]:
     keep = already_judged(preds, path, model.spec, options, refresh)
     todo = [p for p in preds if p.question_id not in keep]
     if refresh and path.exists():
@@ -226,6 +262,7 @@ def _run_judge(preds: list[Prediction], model: Any, options: JudgeOptions, path:
     if todo:
         if show_progress:
             from rich.progress import Progress
+
             with Progress(transient=False) as bar:
                 task = bar.add_task(f"judging with {model.spec}", total=len(todo))
                 new = asyncio.run(_judge(todo, model, options, path, lambda: bar.advance(task), transcripts))
@@ -244,12 +281,22 @@ def _evidence_info(recs: list[dict[str, Any]]) -> dict[str, Any]:
         if r["excluded"]:
             excluded[r["excluded"]] = excluded.get(r["excluded"], 0) + 1
     ok = any(r["n_evidence"] for r in recs)
-    return {"status": "ok" if ok else "n/a", "reason": None if ok else "the method reports no evidence units",
-            "excluded": excluded, "gold_source": "file"}
+    return {
+        "status": "ok" if ok else "n/a",
+        "reason": None if ok else "the method reports no evidence units",
+        "excluded": excluded,
+        "gold_source": "file",
+    }
 
 
-def _judge_summary(records: list[dict[str, Any]], model: Any, n_boot: int, seed: int,
-                   stale: dict[str, Any] | None = None, total: int | None = None) -> dict[str, Any]:
+def _judge_summary(
+    records: list[dict[str, Any]],
+    model: Any,
+    n_boot: int,
+    seed: int,
+    stale: dict[str, Any] | None = None,
+    total: int | None = None,
+) -> dict[str, Any]:
     specs = sorted({r["judge_model"] for r in records})
     modes = sorted({r["mode"] for r in records})
     presets = sorted({str(r.get("preset")) for r in records})
@@ -261,25 +308,42 @@ def _judge_summary(records: list[dict[str, Any]], model: Any, n_boot: int, seed:
         judge_usage = model.usage_by_stage().get("judge")
         usage = judge_usage.model_dump() if judge_usage is not None else None
     return {
-        "model": spec, "mode": ", ".join(modes), "preset": ", ".join(presets),
-        "options": json.loads(option_sets.pop()) if len(option_sets) == 1 else "mixed", "label": label,
-        "coverage": {"judged": sum(r["score"] is not None for r in records),
-                     "total": len(records) if total is None else total,
-                     "errors": sum(r["score"] is None for r in records),
-                     "failed_answers": sum(bool(r["failed"]) for r in records),
-                     "reasons": unjudged_reasons(records)},
+        "model": spec,
+        "mode": ", ".join(modes),
+        "preset": ", ".join(presets),
+        "options": json.loads(option_sets.pop()) if len(option_sets) == 1 else "mixed",
+        "label": label,
+        "coverage": {
+            "judged": sum(r["score"] is not None for r in records),
+            "total": len(records) if total is None else total,
+            "errors": sum(r["score"] is None for r in records),
+            "failed_answers": sum(bool(r["failed"]) for r in records),
+            "reasons": unjudged_reasons(records),
+        },
         "stale": stale,
-        "usage": usage, "fields": ["score"],
+        "usage": usage,
+        "fields": ["score"],
         "aggregate": aggregate(records, ["score"], n_boot=n_boot, seed=seed),
     }
 
 
-def evaluate_run(run_dir: str | Path, metrics: Sequence[str] = ("lexical", "evidence"), *,
-                 data_root: str | Path | None = None, judge_model: Any = None, judge_mode: JudgeMode | None = None,
-                 n_boot: int = DEFAULT_N_BOOT, seed: int = 0, refresh: bool = False,
-                 show_progress: bool = False, selection: Any = None, preset: str = DEFAULT_PRESET,
-                 judge_options: Mapping[str, Any] | None = None, transcripts: bool = True,
-                 evidence_labels: str | Path | EvidenceLabels | None = None) -> dict[str, Any]:
+def evaluate_run(
+    run_dir: str | Path,
+    metrics: Sequence[str] = ("lexical", "evidence"),
+    *,
+    data_root: str | Path | None = None,
+    judge_model: Any = None,
+    judge_mode: JudgeMode | None = None,
+    n_boot: int = DEFAULT_N_BOOT,
+    seed: int = 0,
+    refresh: bool = False,
+    show_progress: bool = False,
+    selection: Any = None,
+    preset: str = DEFAULT_PRESET,
+    judge_options: Mapping[str, Any] | None = None,
+    transcripts: bool = True,
+    evidence_labels: str | Path | EvidenceLabels | None = None,
+) -> dict[str, Any]:
     """Score ``run_dir`` and write its ``scores/`` files; returns the summary (schema above).
 
     Args:
@@ -322,7 +386,9 @@ def evaluate_run(run_dir: str | Path, metrics: Sequence[str] = ("lexical", "evid
     unknown_opts = sorted(set(judge_options or {}) - set(JUDGE_OPTION_NAMES))
     if unknown_opts:
         raise ValueError(f"unknown judge option(s) {unknown_opts}; choose from {list(JUDGE_OPTION_NAMES)}")
-    options = JudgeOptions(preset=preset, **{**dict(judge_options or {}), **({"batching": judge_mode} if judge_mode else {})})
+    options = JudgeOptions(
+        preset=preset, **{**dict(judge_options or {}), **({"batching": judge_mode} if judge_mode else {})}
+    )
     if "judge" in metrics and judge_model is None:
         raise ValueError("the judge metric needs a judge model (CLI: --judge-model, default openai:gpt-4o-mini)")
     preds = sorted(read_predictions(run_dir), key=lambda p: _order(p.question_id))
@@ -353,7 +419,9 @@ def evaluate_run(run_dir: str | Path, metrics: Sequence[str] = ("lexical", "evid
     if "evidence" in metrics or (scores / "evidence.jsonl").is_file():
         ev_records, evidence_info = score_evidence(preds, gold, absent=absent)
         hashes = {p.question_id: prediction_hash(p) for p in preds}
-        _write_jsonl(scores / "evidence.jsonl", [{**r, "prediction_hash": hashes[r["question_id"]]} for r in ev_records])
+        _write_jsonl(
+            scores / "evidence.jsonl", [{**r, "prediction_hash": hashes[r["question_id"]]} for r in ev_records]
+        )
     turn_info = None
     info_path = scores / "turn_evidence.info.json"
     if "evidence" in metrics or (scores / "turn_evidence.jsonl").is_file():
@@ -362,32 +430,52 @@ def evaluate_run(run_dir: str | Path, metrics: Sequence[str] = ("lexical", "evid
             turn_records, turn_info = score_turn_evidence(preds, labels.labels)
             turn_info.update(labels=labels.source, labels_meta=labels.meta)
             hashes = {p.question_id: prediction_hash(p) for p in preds}
-            _write_jsonl(scores / "turn_evidence.jsonl",
-                         [{**r, "prediction_hash": hashes[r["question_id"]]} for r in turn_records])
+            _write_jsonl(
+                scores / "turn_evidence.jsonl",
+                [{**r, "prediction_hash": hashes[r["question_id"]]} for r in turn_records],
+            )
             atomic_write_text(info_path, json.dumps(turn_info, ensure_ascii=False, indent=1))
     judge_stale = None
     if "judge" in metrics:
-        _run_judge(preds, judge_model, options, scores / "judge.jsonl", refresh, show_progress,
-                   run_dir / JUDGE_TRANSCRIPTS if transcripts else None)
+        _run_judge(
+            preds,
+            judge_model,
+            options,
+            scores / "judge.jsonl",
+            refresh,
+            show_progress,
+            run_dir / JUDGE_TRANSCRIPTS if transcripts else None,
+        )
     elif (scores / "judge.jsonl").is_file():
         judge_stale = _drop_changed_judgments(preds, scores / "judge.jsonl")
 
     summary: dict[str, Any] = {
-        "schema": SCHEMA, "created_at": now_iso(), "preset": options.preset,
-        "run": {"dir": str(run_dir), "method": manifest.get("method"), "model": manifest.get("model"),
-                "n_predictions": len(preds), "failed": sum(p.failed for p in preds),
-                "data_root": str(root) if root is not None else None,
-                "gold_source": "dataset" if root is not None else "predictions", "gold_mismatches": mismatches,
-                "retrieval_only": bool(manifest.get("retrieval_only"))},
-        "label": None, "metrics": {},
+        "schema": SCHEMA,
+        "created_at": now_iso(),
+        "preset": options.preset,
+        "run": {
+            "dir": str(run_dir),
+            "method": manifest.get("method"),
+            "model": manifest.get("model"),
+            "n_predictions": len(preds),
+            "failed": sum(p.failed for p in preds),
+            "data_root": str(root) if root is not None else None,
+            "gold_source": "dataset" if root is not None else "predictions",
+            "gold_mismatches": mismatches,
+            "retrieval_only": bool(manifest.get("retrieval_only")),
+        },
+        "label": None,
+        "metrics": {},
     }
     if selection is not None and not selection.is_empty:
         summary["selection"] = selection.recorded()
     ids = {p.question_id for p in preds}
     if (scores / "lexical.jsonl").is_file():
         recs = [r for r in _read_jsonl(scores / "lexical.jsonl") if r["question_id"] in ids]
-        summary["metrics"]["lexical"] = {"fields": list(LEXICAL_FIELDS),
-                                         "aggregate": aggregate(recs, LEXICAL_FIELDS, n_boot=n_boot, seed=seed)}
+        summary["metrics"]["lexical"] = {
+            "fields": list(LEXICAL_FIELDS),
+            "aggregate": aggregate(recs, LEXICAL_FIELDS, n_boot=n_boot, seed=seed),
+        }
     if (scores / "evidence.jsonl").is_file():
         recs = [r for r in _read_jsonl(scores / "evidence.jsonl") if r["question_id"] in ids]
         if evidence_info is None:
@@ -395,8 +483,11 @@ def evaluate_run(run_dir: str | Path, metrics: Sequence[str] = ("lexical", "evid
         fields = evidence_metric_names(EVIDENCE_KS)
         included = [r for r in recs if not r["excluded"]]
         summary["metrics"]["evidence"] = {
-            **evidence_info, "fields": fields,
-            "aggregate": aggregate(included, fields, n_boot=n_boot, seed=seed) if evidence_info["status"] == "ok" else None,
+            **evidence_info,
+            "fields": fields,
+            "aggregate": aggregate(included, fields, n_boot=n_boot, seed=seed)
+            if evidence_info["status"] == "ok"
+            else None,
         }
     if (scores / "turn_evidence.jsonl").is_file():
         recs = [r for r in _read_jsonl(scores / "turn_evidence.jsonl") if r["question_id"] in ids]
@@ -406,15 +497,18 @@ def evaluate_run(run_dir: str | Path, metrics: Sequence[str] = ("lexical", "evid
         fields = turn_metric_names()
         included = [r for r in recs if not r["excluded"]]
         summary["metrics"]["turn_evidence"] = {
-            **turn_info, "fields": fields,
+            **turn_info,
+            "fields": fields,
             "aggregate": aggregate(included, fields, n_boot=n_boot, seed=seed)
-            if turn_info["status"] == "ok" and included else None,
+            if turn_info["status"] == "ok" and included
+            else None,
         }
     if (scores / "judge.jsonl").is_file():
         recs = [r for r in _read_jsonl(scores / "judge.jsonl") if r["question_id"] in ids]
         if recs:
-            summary["metrics"]["judge"] = _judge_summary(recs, judge_model if "judge" in metrics else None, n_boot, seed,
-                                                         stale=judge_stale, total=len(preds))
+            summary["metrics"]["judge"] = _judge_summary(
+                recs, judge_model if "judge" in metrics else None, n_boot, seed, stale=judge_stale, total=len(preds)
+            )
             summary["label"] = summary["metrics"]["judge"]["label"]
     atomic_write_text(scores / "summary.json", json.dumps(summary, ensure_ascii=False, indent=1))
     return summary

@@ -40,8 +40,16 @@ def k_label(k: int | None) -> str:
     return "all" if k is None else str(k)
 
 
-def fill_scores(rec: dict[str, Any], names: Sequence[str], *, reason: str | None, reports: bool, failed: bool,
-                excluded: dict[str, int], scores: Callable[[], Mapping[str, float]]) -> None:
+def fill_scores(
+    rec: dict[str, Any],
+    names: Sequence[str],
+    *,
+    reason: str | None,
+    reports: bool,
+    failed: bool,
+    excluded: dict[str, int],
+    scores: Callable[[], Mapping[str, float]],
+) -> None:
     """Put one question's metric values into ``rec``: None when it is excluded (counted in ``excluded``
     by ``reason``) or the method reports no evidence of this kind; 0.0 for a failed answer; else ``scores()``."""
     if reason is not None:
@@ -66,8 +74,9 @@ def ranked_sessions(evidence: Sequence[Evidence], k: int | None = None) -> list[
     return list(dict.fromkeys(e.session for e in units))
 
 
-def evidence_scores(evidence: Sequence[Evidence], gold_sessions: Iterable[str],
-                    ks: Sequence[int | None] = EVIDENCE_KS) -> dict[str, float]:
+def evidence_scores(
+    evidence: Sequence[Evidence], gold_sessions: Iterable[str], ks: Sequence[int | None] = EVIDENCE_KS
+) -> dict[str, float]:
     """hit@k and recall@k of one answer, each in [0, 1], keyed as :func:`evidence_metric_names`.
 
     Example: evidence sessions [s2, s2, s5, s1] (ranked), gold {s1, s5} → hit@1 0, recall@1 0;
@@ -90,9 +99,13 @@ def evidence_scores(evidence: Sequence[Evidence], gold_sessions: Iterable[str],
     return out
 
 
-def score_evidence(predictions: Sequence[Prediction], gold: Mapping[str, Sequence[str]] | None = None,
-                   ks: Sequence[int | None] = EVIDENCE_KS, *,
-                   absent: Mapping[str, set[str]] | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def score_evidence(
+    predictions: Sequence[Prediction],
+    gold: Mapping[str, Sequence[str]] | None = None,
+    ks: Sequence[int | None] = EVIDENCE_KS,
+    *,
+    absent: Mapping[str, set[str]] | None = None,
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Per-question evidence records and a status summary.
 
     Args:
@@ -132,13 +145,27 @@ def score_evidence(predictions: Sequence[Prediction], gold: Mapping[str, Sequenc
             if not gold_sessions:
                 reason = EXCLUDED_GOLD_ABSENT
         rec: dict[str, Any] = {
-            "question_id": p.question_id, "split": p.split, "task_type": p.task_type,
-            "main_category": p.main_category, "difficulty": p.difficulty, "dialogue": p.dialogue,
-            "failed": p.failed, "excluded": reason, "gold_sessions": gold_sessions,
-            "retrieved_sessions": ranked_sessions(p.evidence), "n_evidence": len(p.evidence),
+            "question_id": p.question_id,
+            "split": p.split,
+            "task_type": p.task_type,
+            "main_category": p.main_category,
+            "difficulty": p.difficulty,
+            "dialogue": p.dialogue,
+            "failed": p.failed,
+            "excluded": reason,
+            "gold_sessions": gold_sessions,
+            "retrieved_sessions": ranked_sessions(p.evidence),
+            "n_evidence": len(p.evidence),
         }
-        fill_scores(rec, names, reason=reason, reports=reports, failed=p.failed, excluded=excluded,
-                    scores=lambda: evidence_scores(p.evidence, gold_sessions or [], ks))
+        fill_scores(
+            rec,
+            names,
+            reason=reason,
+            reports=reports,
+            failed=p.failed,
+            excluded=excluded,
+            scores=lambda ev=p.evidence, gold=gold_sessions or []: evidence_scores(ev, gold, ks),
+        )
         records.append(rec)
     info = {
         "status": "ok" if reports else "n/a",

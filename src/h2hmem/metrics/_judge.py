@@ -29,13 +29,18 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-
 from ..llm._calllog import tag_calls
 from ..llm._errors import ModelError
 from ..llm._types import ChatModel, GenerationConfig, Message
 from ..run._records import Prediction, QuestionKey, prediction_hash
-from ._judge_official import (OFFICIAL_CONFIG, official_followup, official_local_id, official_judge_messages,
-                              parse_official_reply, snap_score)
+from ._judge_official import (
+    OFFICIAL_CONFIG,
+    official_followup,
+    official_judge_messages,
+    official_local_id,
+    parse_official_reply,
+    snap_score,
+)
 from ._judge_options import JudgeMode, JudgeOptions
 
 JUDGE_LEVELS: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 1.0)
@@ -116,8 +121,10 @@ def input_hash(p: Prediction) -> str:
 
 
 def _item_text(local_id: str, p: Prediction) -> str:
-    return (f"[{local_id}]\nQuestion: {p.question.strip()}\nReference answer: {p.gold.strip()}\n"
-            f"Assistant's answer: {(p.answer or '').strip()}")
+    return (
+        f"[{local_id}]\nQuestion: {p.question.strip()}\nReference answer: {p.gold.strip()}\n"
+        f"Assistant's answer: {(p.answer or '').strip()}"
+    )
 
 
 def judge_messages(items: Sequence[tuple[str, Prediction]]) -> list[Message]:
@@ -146,7 +153,7 @@ def _load_json(text: str) -> Any:
         i, j = text.find(open_), text.rfind(close)
         if 0 <= i < j:
             try:
-                return json.loads(text[i:j + 1])
+                return json.loads(text[i : j + 1])
             except json.JSONDecodeError:
                 continue
     raise ValueError("the reply is not valid JSON")
@@ -243,14 +250,23 @@ class _Judge:
     def _followup(self, local_id: str, problem: str) -> str:
         if self.official:
             return official_followup(local_id, problem)
-        return (f"Your reply could not be used: {problem}. Reply again with the JSON object holding one judgment "
-                f"for item {local_id}, with a score of 0, 0.25, 0.5, 0.75 or 1.")
+        return (
+            f"Your reply could not be used: {problem}. Reply again with the JSON object holding one judgment "
+            f"for item {local_id}, with a score of 0, 0.25, 0.5, 0.75 or 1."
+        )
 
     def _emit(self, p: Prediction, **fields: Any) -> None:
         rec = JudgeRecord(
-            **p.model_dump(include=set(QuestionKey.model_fields)), judge_model=self.model.spec, mode=self.mode,
-            preset=self.options.preset, options=self.options.options(), label=self.label, input_hash=input_hash(p),
-            prediction_hash=prediction_hash(p), **fields)
+            **p.model_dump(include=set(QuestionKey.model_fields)),
+            judge_model=self.model.spec,
+            mode=self.mode,
+            preset=self.options.preset,
+            options=self.options.options(),
+            label=self.label,
+            input_hash=input_hash(p),
+            prediction_hash=prediction_hash(p),
+            **fields,
+        )
         self.records[p.question_id] = rec
         if self.on_record is not None:
             self.on_record(rec)
@@ -276,8 +292,11 @@ class _Judge:
         result = self._parse(text, [lid])[lid] if text is not None else err
         if isinstance(result, str) and not reasked and text is not None:
             # Same prompt again would return the same (cached) reply: say what was wrong.
-            follow = [*messages, Message(role="assistant", content=text),
-                      Message(role="user", content=self._followup(lid, result))]
+            follow = [
+                *messages,
+                Message(role="assistant", content=text),
+                Message(role="user", content=self._followup(lid, result)),
+            ]
             text, hit, err = await self._ask(follow, 1)
             calls, cached, reasked = calls + 1, cached and hit, True
             result = self._parse(text, [lid])[lid] if text is not None else err
@@ -292,8 +311,11 @@ class _Judge:
             await self.single(preds[0])
             return
         items = list(zip(self._local_ids(preds), preds))
-        with tag_calls(question_ids=[p.question_id for p in preds], dialogue=f"{preds[0].split}/{preds[0].dialogue}",
-                       session=preds[0].session):
+        with tag_calls(
+            question_ids=[p.question_id for p in preds],
+            dialogue=f"{preds[0].split}/{preds[0].dialogue}",
+            session=preds[0].session,
+        ):
             text, hit, err = await self._ask(self._messages(items), len(items))
         results = self._parse(text, [lid for lid, _ in items]) if text is not None else {}
         retry = []
@@ -308,9 +330,14 @@ class _Judge:
         await asyncio.gather(*(self.single(p, calls=1, cached=hit, reasked=True) for p in retry))
 
 
-async def judge_predictions(predictions: Sequence[Prediction], model: ChatModel, *, mode: JudgeMode | None = None,
-                            on_record: Callable[[JudgeRecord], None] | None = None,
-                            options: JudgeOptions | None = None) -> list[JudgeRecord]:
+async def judge_predictions(
+    predictions: Sequence[Prediction],
+    model: ChatModel,
+    *,
+    mode: JudgeMode | None = None,
+    on_record: Callable[[JudgeRecord], None] | None = None,
+    options: JudgeOptions | None = None,
+) -> list[JudgeRecord]:
     """Judge every prediction; one :class:`JudgeRecord` per prediction, in input order.
 
     Args:

@@ -21,10 +21,19 @@ from ._judge import _Judge, judge_batches
 from ._judge_options import JudgeMode, JudgeOptions
 
 
-def estimate_judge(run_dir: str | Path, judge_spec: str, *, mode: JudgeMode | None = None,
-                   data_root: str | Path | None = None, selection: Any = None, base_url: str | None = None,
-                   use_cache: bool = True, refresh: bool = False, prices: dict[str, tuple[float, float]] | None = None,
-                   options: JudgeOptions | None = None) -> CostEstimate:
+def estimate_judge(
+    run_dir: str | Path,
+    judge_spec: str,
+    *,
+    mode: JudgeMode | None = None,
+    data_root: str | Path | None = None,
+    selection: Any = None,
+    base_url: str | None = None,
+    use_cache: bool = True,
+    refresh: bool = False,
+    prices: dict[str, tuple[float, float]] | None = None,
+    options: JudgeOptions | None = None,
+) -> CostEstimate:
     """Count the judge requests of scoring ``run_dir`` with ``judge_spec`` (stage ``"judge"``) under
     ``options`` (default: the ``paper`` preset; ``mode`` overrides its ``batching``).
 
@@ -43,8 +52,9 @@ def estimate_judge(run_dir: str | Path, judge_spec: str, *, mode: JudgeMode | No
         root = Path(manifest["data_root"])
     if root is not None and preds:
         preds = _gold_from_dataset(preds, root, str(manifest.get("split") or "all"))[0]
-    chat = counting_model(judge_spec, base_url=base_url, cache_path=None, use_cache=use_cache, refresh=refresh,
-                          prices=prices)
+    chat = counting_model(
+        judge_spec, base_url=base_url, cache_path=None, use_cache=use_cache, refresh=refresh, prices=prices
+    )
     options = options or JudgeOptions()
     if mode is not None:
         options = options.model_copy(update={"batching": mode})

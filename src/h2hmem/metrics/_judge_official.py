@@ -74,11 +74,23 @@ def official_judge_prompt(items: Sequence[tuple[str, Prediction]]) -> str:
     first = items[0][1]
     if any((p.split, p.dialogue, p.session) != (first.split, first.dialogue, first.session) for _, p in items):
         raise ValueError("an official judge batch holds the questions of one session only")
-    lines = [official_rubric(), f"\nDialogue: {first.dialogue}", f"Session: {first.session}",
-             f"Memory System: {HIDDEN}", f"VLM Model: {HIDDEN}", ""]
+    lines = [
+        official_rubric(),
+        f"\nDialogue: {first.dialogue}",
+        f"Session: {first.session}",
+        f"Memory System: {HIDDEN}",
+        f"VLM Model: {HIDDEN}",
+        "",
+    ]
     for i, (lid, p) in enumerate(items, 1):
-        lines += [f"--- Question {i} ---", f"Question ID: {lid}", f"Question: {p.question}",
-                  f"Ground Truth: {p.gold.strip()}", f"Assistant Answer: {(p.answer or '').strip()}", ""]
+        lines += [
+            f"--- Question {i} ---",
+            f"Question ID: {lid}",
+            f"Question: {p.question}",
+            f"Ground Truth: {p.gold.strip()}",
+            f"Assistant Answer: {(p.answer or '').strip()}",
+            "",
+        ]
     lines.append("Please output the results in JSON array format as specified above.")
     return "\n".join(lines)
 
@@ -90,8 +102,10 @@ def official_judge_messages(items: Sequence[tuple[str, Prediction]]) -> list[Mes
 
 def official_followup(local_id: str, problem: str) -> str:
     """Our corrective re-ask after an unusable one-question reply (the official script had none)."""
-    return (f"Your reply could not be used: {problem}. Reply again with the JSON array holding one result for "
-            f"question {local_id}, with a score of 0, 0.25, 0.5, 0.75 or 1.")
+    return (
+        f"Your reply could not be used: {problem}. Reply again with the JSON array holding one result for "
+        f"question {local_id}, with a score of 0, 0.25, 0.5, 0.75 or 1."
+    )
 
 
 def snap_score(value: Any) -> float:
@@ -110,8 +124,9 @@ def snap_score(value: Any) -> float:
     return min(LEVELS, key=lambda level: abs(level - x))
 
 
-def parse_official_reply(text: str, local_ids: Sequence[str], *, snap: bool = True,
-                         strict_score: Any = None) -> dict[str, tuple[float, str] | str]:
+def parse_official_reply(
+    text: str, local_ids: Sequence[str], *, snap: bool = True, strict_score: Any = None
+) -> dict[str, tuple[float, str] | str]:
     """Parse an official-format reply: local id → ``(score, reasoning)`` or a problem description.
 
     Args:

@@ -56,8 +56,12 @@ def prompt_hash() -> str:
 def _candidates(d: Dialogue, q: Question) -> list[tuple[str, int, str, str | None]]:
     """``(session, turn, text, image file)`` of the sessions that may hold the answer."""
     names = set(q.answer_sessions) if not q.is_cross_session else {s.name for s in d.present_sessions}
-    return [(s.name, t.index, t.text, t.image.file if t.image else None)
-            for s in d.present_sessions if s.name in names for t in s.turns]
+    return [
+        (s.name, t.index, t.text, t.image.file if t.image else None)
+        for s in d.present_sessions
+        if s.name in names
+        for t in s.turns
+    ]
 
 
 def _fixed_status(d: Dialogue, q: Question) -> str | None:
@@ -69,8 +73,9 @@ def _fixed_status(d: Dialogue, q: Question) -> str | None:
     return None
 
 
-def offline_label(d: Dialogue, q: Question, captions: Any = None, *, min_overlap: float = MIN_OVERLAP,
-                  max_turns: int = MAX_TURNS) -> EvidenceLabel:
+def offline_label(
+    d: Dialogue, q: Question, captions: Any = None, *, min_overlap: float = MIN_OVERLAP, max_turns: int = MAX_TURNS
+) -> EvidenceLabel:
     """The offline label of one question (rules in the module docstring)."""
     status = _fixed_status(d, q)
     if status is not None:
@@ -80,8 +85,12 @@ def offline_label(d: Dialogue, q: Question, captions: Any = None, *, min_overlap
     if stems:
         hits = [(s, t) for s, t, _, f in cands if f and f.rsplit(".", 1)[0].lower() in stems]
         if hits:
-            return EvidenceLabel(question_id=q.id, status="labelled", turns=[{"session": s, "turn": t} for s, t in hits[:max_turns]],
-                                 note="offline: image named in the gold answer")
+            return EvidenceLabel(
+                question_id=q.id,
+                status="labelled",
+                turns=[{"session": s, "turn": t} for s, t in hits[:max_turns]],
+                note="offline: image named in the gold answer",
+            )
     gold = set(content_tokens(tokenize(q.gold)))
     if not gold:
         return EvidenceLabel(question_id=q.id, status="unclear", note="offline: gold answer has no content words")
@@ -94,8 +103,12 @@ def offline_label(d: Dialogue, q: Question, captions: Any = None, *, min_overlap
     kept = sorted((x for x in scored if x[0] >= min_overlap), key=lambda x: -x[0])[:max_turns]
     if not kept:
         return EvidenceLabel(question_id=q.id, status="unclear", note="offline: no turn shares enough answer words")
-    return EvidenceLabel(question_id=q.id, status="labelled", turns=[{"session": s, "turn": t} for _, s, t in kept],
-                         note=f"offline: answer overlap ≥ {min_overlap}")
+    return EvidenceLabel(
+        question_id=q.id,
+        status="labelled",
+        turns=[{"session": s, "turn": t} for _, s, t in kept],
+        note=f"offline: answer overlap ≥ {min_overlap}",
+    )
 
 
 def labeling_messages(d: Dialogue, q: Question, captions: Any = None):
@@ -139,8 +152,12 @@ def parse_labeling(text: str, q: Question, valid: set[tuple[str, int]]) -> Evide
         else:
             dropped += key not in valid
     status = "labelled" if obj.get("status", "labelled") == "labelled" and turns else "unclear"
-    return EvidenceLabel(question_id=q.id, status=status, turns=[{"session": s, "turn": t} for s, t in turns],
-                         note=f"model; {dropped} invalid turn(s) dropped" if dropped else "model")
+    return EvidenceLabel(
+        question_id=q.id,
+        status=status,
+        turns=[{"session": s, "turn": t} for s, t in turns],
+        note=f"model; {dropped} invalid turn(s) dropped" if dropped else "model",
+    )
 
 
 def label_agreement(pred: Mapping[str, EvidenceLabel], ref: Mapping[str, EvidenceLabel]) -> dict[str, Any]:
@@ -164,9 +181,13 @@ def label_agreement(pred: Mapping[str, EvidenceLabel], ref: Mapping[str, Evidenc
         inter += len(pk & rk)
         n_pred += len(pk)
         n_ref += len(rk)
-    return {"precision": inter / n_pred if n_pred else None, "recall": inter / n_ref if n_ref else None,
-            "status_agreement": same / both if both else None, "questions": both,
-            "reference_labelled": sum(r.status == "labelled" for r in ref.values())}
+    return {
+        "precision": inter / n_pred if n_pred else None,
+        "recall": inter / n_ref if n_ref else None,
+        "status_agreement": same / both if both else None,
+        "questions": both,
+        "reference_labelled": sum(r.status == "labelled" for r in ref.values()),
+    }
 
 
 async def _label_all(ds, todo: list[tuple[Dialogue, Question]], model: Any, captions: Any, emit) -> None:
@@ -178,15 +199,25 @@ async def _label_all(ds, todo: list[tuple[Dialogue, Question]], model: Any, capt
         valid = {(s, t) for s, t, _, _ in _candidates(d, q)}
         from ..llm._types import GenerationConfig
 
-        result = await model.chat(labeling_messages(d, q, captions(d) if captions else None),
-                                  GenerationConfig(temperature=0.0, max_tokens=512, json_mode=True), stage="label")
+        result = await model.chat(
+            labeling_messages(d, q, captions(d) if captions else None),
+            GenerationConfig(temperature=0.0, max_tokens=512, json_mode=True),
+            stage="label",
+        )
         emit(q, parse_labeling(result.text, q, valid))
 
     await asyncio.gather(*(one(d, q) for d, q in todo))
 
 
-def label_evidence(root: str | Path, model: Any = OFFLINE, out_dir: str | Path | None = None, *,
-                   split: str = "all", captions: Any = None, reference: str | Path | None = None) -> dict[str, Any]:
+def label_evidence(
+    root: str | Path,
+    model: Any = OFFLINE,
+    out_dir: str | Path | None = None,
+    *,
+    split: str = "all",
+    captions: Any = None,
+    reference: str | Path | None = None,
+) -> dict[str, Any]:
     """Label every question of the dataset at ``root``; returns counts, the labeller and, with
     ``reference`` labels, the agreement (:func:`label_agreement`).
 
@@ -200,8 +231,8 @@ def label_evidence(root: str | Path, model: Any = OFFLINE, out_dir: str | Path |
         ValueError: a model reply that cannot be parsed (the records written so far are kept), or
             an output folder labelled by another labeller.
     """
-    from ._labels import load_evidence_labels
     from ..run._store import now_iso
+    from ._labels import load_evidence_labels
 
     ds = load_dataset(root, split, strict=False)
     out = Path(out_dir) if out_dir is not None else Path(root) / "evidence-labels"
@@ -212,9 +243,18 @@ def label_evidence(root: str | Path, model: Any = OFFLINE, out_dir: str | Path |
         old = json.loads(meta_path.read_text(encoding="utf-8"))
         if old.get("labeller") != spec:
             raise ValueError(f"{out} holds labels by {old.get('labeller')!r}, not {spec!r}; choose another --out")
-    atomic_write_text(meta_path, json.dumps({"labeller": spec, "prompt_hash": prompt_hash() if spec != OFFLINE else None,
-                                             "min_overlap": MIN_OVERLAP if spec == OFFLINE else None,
-                                             "updated_at": now_iso()}, indent=1))
+    atomic_write_text(
+        meta_path,
+        json.dumps(
+            {
+                "labeller": spec,
+                "prompt_hash": prompt_hash() if spec != OFFLINE else None,
+                "min_overlap": MIN_OVERLAP if spec == OFFLINE else None,
+                "updated_at": now_iso(),
+            },
+            indent=1,
+        ),
+    )
     done: dict[str, EvidenceLabel] = {}
     for f in out.glob("*.jsonl"):
         _read_file(f, done)
@@ -223,8 +263,13 @@ def label_evidence(root: str | Path, model: Any = OFFLINE, out_dir: str | Path |
 
     def emit(q: Question, label: EvidenceLabel) -> None:
         done[q.id] = label
-        files[q.split].write(json.dumps({**label.model_dump(mode="json"), "sub_type": q.task_type.value,
-                                         "gold": q.gold, "labeller": spec}, ensure_ascii=False) + "\n")
+        files[q.split].write(
+            json.dumps(
+                {**label.model_dump(mode="json"), "sub_type": q.task_type.value, "gold": q.gold, "labeller": spec},
+                ensure_ascii=False,
+            )
+            + "\n"
+        )
         files[q.split].flush()
 
     try:
@@ -234,8 +279,10 @@ def label_evidence(root: str | Path, model: Any = OFFLINE, out_dir: str | Path |
             f.close()
     for s in ("dyadic", "multi-party"):
         path = out / f"{s}.jsonl"
-        rows = sorted((json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()),
-                      key=lambda r: r["question_id"])
+        rows = sorted(
+            (json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()),
+            key=lambda r: r["question_id"],
+        )
         atomic_write_text(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
         if not rows:
             path.unlink()

@@ -45,8 +45,15 @@ class PairedDifference:
     """``"exact sign-flip"`` or ``"sign-flip, N resamples"``."""
 
 
-def paired_difference(a: Sequence[float], b: Sequence[float], *, n_boot: int = 1000, n_perm: int = DEFAULT_N_PERM,
-                      seed: int = 0, key: str = "") -> PairedDifference:
+def paired_difference(
+    a: Sequence[float],
+    b: Sequence[float],
+    *,
+    n_boot: int = 1000,
+    n_perm: int = DEFAULT_N_PERM,
+    seed: int = 0,
+    key: str = "",
+) -> PairedDifference:
     """Paired difference of ``b`` − ``a`` (same length, same question order) with CI and p-value.
 
     Example: a = [0, 0, 1], b = [1, 0, 1] → diff 1/3; one non-zero difference → exact test over
@@ -91,8 +98,15 @@ def _sign_flip_p(d: np.ndarray, rng: np.random.Generator, n_perm: int) -> tuple[
     return (1 + hits) / (1 + n_perm), f"sign-flip, {n_perm:,} resamples"
 
 
-def paired_by_group(a: Mapping[str, float | None], b: Mapping[str, float | None], groups: Mapping[str, str], *,
-                    n_boot: int = 1000, n_perm: int = DEFAULT_N_PERM, seed: int = 0) -> dict[str, PairedDifference]:
+def paired_by_group(
+    a: Mapping[str, float | None],
+    b: Mapping[str, float | None],
+    groups: Mapping[str, str],
+    *,
+    n_boot: int = 1000,
+    n_perm: int = DEFAULT_N_PERM,
+    seed: int = 0,
+) -> dict[str, PairedDifference]:
     """:func:`paired_difference` overall and per group, over the questions both runs scored.
 
     Args:
@@ -103,15 +117,29 @@ def paired_by_group(a: Mapping[str, float | None], b: Mapping[str, float | None]
         ``{"overall": …, group: …}`` (groups in first-seen order of the common ids).
     """
     common = [q for q in a if q in b and a[q] is not None and b[q] is not None]
-    out = {"overall": paired_difference([a[q] for q in common], [b[q] for q in common],  # type: ignore[misc]
-                                        n_boot=n_boot, n_perm=n_perm, seed=seed, key="overall")}
+    out = {
+        "overall": paired_difference(
+            [a[q] for q in common],
+            [b[q] for q in common],  # type: ignore[misc]
+            n_boot=n_boot,
+            n_perm=n_perm,
+            seed=seed,
+            key="overall",
+        )
+    }
     by: dict[str, list[str]] = {}
     for q in common:
         if q in groups:
             by.setdefault(groups[q], []).append(q)
     for g, ids in by.items():
-        out[g] = paired_difference([a[q] for q in ids], [b[q] for q in ids], n_boot=n_boot,  # type: ignore[misc]
-                                   n_perm=n_perm, seed=seed, key=g)
+        out[g] = paired_difference(
+            [a[q] for q in ids],
+            [b[q] for q in ids],
+            n_boot=n_boot,  # type: ignore[misc]
+            n_perm=n_perm,
+            seed=seed,
+            key=g,
+        )
     return out
 
 
@@ -145,6 +173,9 @@ def pool_runs(runs: Sequence[Sequence[float]], *, n_boot: int = 1000, seed: int 
     if n_boot > 0:
         rng = np.random.default_rng(np.random.SeedSequence([seed, zlib.crc32(key.encode("utf-8"))]))
         boot = np.concatenate([w @ allv / len(allv) for w in _boot_weights(rng, len(allv), n_boot)])
-        ci = (float(np.percentile(boot, 100 * (1 - CI_LEVEL) / 2)), float(np.percentile(boot, 100 * (1 + CI_LEVEL) / 2)))
+        ci = (
+            float(np.percentile(boot, 100 * (1 - CI_LEVEL) / 2)),
+            float(np.percentile(boot, 100 * (1 + CI_LEVEL) / 2)),
+        )
     sd = float(np.std(means, ddof=1)) if len(means) > 1 else None
     return Pooled(len(kept), means, float(np.mean(means)), sd, len(allv), float(allv.mean()), ci)

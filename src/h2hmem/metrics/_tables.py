@@ -38,8 +38,15 @@ def _n(cell: dict[str, Any] | None, field: str, coverage: bool) -> str:
     return text
 
 
-def metric_table(agg: dict[str, Any], field: str, title: str, *, coverage: bool = False,
-                 show_ci: bool = True, caption: str | None = None) -> Table:
+def metric_table(
+    agg: dict[str, Any],
+    field: str,
+    title: str,
+    *,
+    coverage: bool = False,
+    show_ci: bool = True,
+    caption: str | None = None,
+) -> Table:
     """One metric of one :func:`~h2hmem.metrics.aggregate` output as a table.
 
     ``coverage``: show ``n/total`` where some questions have no value (judge coverage).
@@ -89,14 +96,29 @@ def summary_tables(summary: dict[str, Any], *, show_ci: bool = True) -> list[Tab
             tables.append(metric_table(metrics["lexical"]["aggregate"], field, f"{title}{suffix}", show_ci=show_ci))
     if "judge" in metrics:
         j = metrics["judge"]
-        tables.append(metric_table(j["aggregate"], "score", judge_title(j) + suffix, coverage=True, show_ci=show_ci,
-                                   caption=judge_caption(j)))
+        tables.append(
+            metric_table(
+                j["aggregate"],
+                "score",
+                judge_title(j) + suffix,
+                coverage=True,
+                show_ci=show_ci,
+                caption=judge_caption(j),
+            )
+        )
     if "evidence" in metrics:
         ev = metrics["evidence"]
         excluded = ", ".join(f"{n} {k}" for k, n in ev.get("excluded", {}).items()) or "none"
         if ev["status"] == "ok" and ev.get("aggregate"):
-            tables.append(metric_table(ev["aggregate"], EVIDENCE_DEFAULT, f"Evidence {EVIDENCE_DEFAULT}{suffix}",
-                                       show_ci=show_ci, caption=f"excluded questions: {excluded}"))
+            tables.append(
+                metric_table(
+                    ev["aggregate"],
+                    EVIDENCE_DEFAULT,
+                    f"Evidence {EVIDENCE_DEFAULT}{suffix}",
+                    show_ci=show_ci,
+                    caption=f"excluded questions: {excluded}",
+                )
+            )
         else:
             t = Table(title=f"Evidence {EVIDENCE_DEFAULT}{suffix}", title_justify="left")
             t.add_column("status")
@@ -107,15 +129,21 @@ def summary_tables(summary: dict[str, Any], *, show_ci: bool = True) -> list[Tab
         excluded = ", ".join(f"{n} {k}" for k, n in tv.get("excluded", {}).items()) or "none"
         if tv["status"] == "ok" and tv.get("aggregate"):
             for field in TURN_EVIDENCE_DEFAULT:
-                tables.append(metric_table(tv["aggregate"], field, f"Turn evidence {field}{suffix}", show_ci=show_ci,
-                                           caption=f"labels: {tv.get('labels')}; excluded questions: {excluded}"))
+                tables.append(
+                    metric_table(
+                        tv["aggregate"],
+                        field,
+                        f"Turn evidence {field}{suffix}",
+                        show_ci=show_ci,
+                        caption=f"labels: {tv.get('labels')}; excluded questions: {excluded}",
+                    )
+                )
         else:
             t = Table(title=f"Turn evidence{suffix}", title_justify="left")
             t.add_column("status")
             t.add_row(f"n/a: {tv.get('reason') or 'no labelled question'}")
             tables.append(t)
     return tables
-
 
 
 def judge_title(j: dict[str, Any]) -> str:
@@ -134,10 +162,12 @@ def judge_caption(j: dict[str, Any]) -> str:
     cov = j["coverage"]
     reasons = cov.get("reasons") or {}
     why = f" ({', '.join(f'{k}: {n}' for k, n in reasons.items())})" if reasons else ""
-    caption = (f"coverage {cov['judged']}/{cov['total']} judged"
-               + (f", {cov['errors']} unjudged{why or ' (errors)'}" if cov["errors"] else "")
-               + (f"; {cov['failed_answers']} failed answers scored 0" if cov["failed_answers"] else "")
-               + (f"; judge preset {j['preset']}" if j.get("preset") not in (None, "None") else ""))
+    caption = (
+        f"coverage {cov['judged']}/{cov['total']} judged"
+        + (f", {cov['errors']} unjudged{why or ' (errors)'}" if cov["errors"] else "")
+        + (f"; {cov['failed_answers']} failed answers scored 0" if cov["failed_answers"] else "")
+        + (f"; judge preset {j['preset']}" if j.get("preset") not in (None, "None") else "")
+    )
     if j.get("stale"):
         caption += f"; STALE: {j['stale']['reason']}"
     return caption

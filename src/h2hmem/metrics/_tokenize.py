@@ -111,10 +111,7 @@ def tokenize(text: str) -> list[str]:
     if not norm:
         return []
     return [
-        tok
-        for sent in sentences.tokenize(norm)
-        for tok in words.tokenize(sent)
-        if tok and not _is_ascii_punct(tok)
+        tok for sent in sentences.tokenize(norm) for tok in words.tokenize(sent) if tok and not _is_ascii_punct(tok)
     ]
 
 

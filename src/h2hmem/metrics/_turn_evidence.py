@@ -51,8 +51,9 @@ def _dcg(hits: Iterable[bool]) -> float:
     return sum(1.0 / math.log2(i + 2) for i, h in enumerate(hits) if h)
 
 
-def turn_scores(ranked: Sequence[tuple[str, int]], gold: Iterable[tuple[str, int]],
-                ks: Sequence[int] = TURN_KS) -> dict[str, float]:
+def turn_scores(
+    ranked: Sequence[tuple[str, int]], gold: Iterable[tuple[str, int]], ks: Sequence[int] = TURN_KS
+) -> dict[str, float]:
     """Turn metrics of one ranking, keyed as :func:`turn_metric_names`.
 
     Example: ranked [a, b, c, d], gold {b, d}: recall@1 0, precision@1 0, nDCG@1 0; recall@3 0.5,
@@ -78,8 +79,9 @@ def turn_scores(ranked: Sequence[tuple[str, int]], gold: Iterable[tuple[str, int
     return out
 
 
-def score_turn_evidence(predictions: Sequence[Prediction], labels: Mapping[str, EvidenceLabel],
-                        ks: Sequence[int] = TURN_KS) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def score_turn_evidence(
+    predictions: Sequence[Prediction], labels: Mapping[str, EvidenceLabel], ks: Sequence[int] = TURN_KS
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Per-question turn-metric records and a status summary.
 
     Returns:
@@ -104,14 +106,27 @@ def score_turn_evidence(predictions: Sequence[Prediction], labels: Mapping[str, 
             reason = EXCLUDED_NO_TURNS
         ranked = ranked_turns(p.evidence)
         rec: dict[str, Any] = {
-            "question_id": p.question_id, "split": p.split, "task_type": p.task_type,
-            "main_category": p.main_category, "difficulty": p.difficulty, "dialogue": p.dialogue,
-            "failed": p.failed, "excluded": reason,
+            "question_id": p.question_id,
+            "split": p.split,
+            "task_type": p.task_type,
+            "main_category": p.main_category,
+            "difficulty": p.difficulty,
+            "dialogue": p.dialogue,
+            "failed": p.failed,
+            "excluded": reason,
             "gold_turns": [f"{s}/{t}" for s, t in label.turn_keys] if label is not None else None,
-            "retrieved_turns": [f"{s}/{t}" for s, t in ranked[:10]], "n_turns": len(ranked),
+            "retrieved_turns": [f"{s}/{t}" for s, t in ranked[:10]],
+            "n_turns": len(ranked),
         }
-        fill_scores(rec, names, reason=reason, reports=reports, failed=p.failed, excluded=excluded,
-                    scores=lambda: turn_scores(ranked, label.turn_keys, ks))  # type: ignore[union-attr]
+        fill_scores(
+            rec,
+            names,
+            reason=reason,
+            reports=reports,
+            failed=p.failed,
+            excluded=excluded,
+            scores=lambda ranked=ranked, label=label: turn_scores(ranked, label.turn_keys, ks),  # type: ignore[union-attr]
+        )
         records.append(rec)
     info = {
         "status": "ok" if reports else "n/a",

@@ -2,14 +2,31 @@
 ``summary.json`` of every table (``h2hmem report``)."""
 
 from ._build import ReportPaths, build_report, default_out_dir
-from ._published import (PublishedEfficiency, PublishedQuality, paper_method_name, published_efficiency,
-                         published_quality, published_source)
+from ._published import (
+    PublishedEfficiency,
+    PublishedQuality,
+    paper_method_name,
+    published_efficiency,
+    published_quality,
+    published_source,
+)
 from ._render import rich_table
 from ._runs import RunResult, load_run
 from ._table import Column, ReportTable
 
 __all__ = [
-    "Column", "PublishedEfficiency", "PublishedQuality", "ReportPaths", "ReportTable", "RunResult",
-    "build_report", "default_out_dir", "load_run", "paper_method_name", "published_efficiency",
-    "published_quality", "published_source", "rich_table",
+    "Column",
+    "PublishedEfficiency",
+    "PublishedQuality",
+    "ReportPaths",
+    "ReportTable",
+    "RunResult",
+    "build_report",
+    "default_out_dir",
+    "load_run",
+    "paper_method_name",
+    "published_efficiency",
+    "published_quality",
+    "published_source",
+    "rich_table",
 ]

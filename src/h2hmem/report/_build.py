@@ -17,8 +17,8 @@ from ._figures import category_figure, difficulty_figure, efficiency_figure, evi
 from ._published import published_source
 from ._render import Report, Section, render_html, render_markdown
 from ._runs import RunResult, label_runs, load_run, safe_name
-from ._table import ReportTable
 from ._scores import ScoreMetric, comparable_with_published, primary_metric, run_aggregate
+from ._table import ReportTable
 from ._tables import comparison_table, difficulty_table, evidence_table, run_metric_tables, runs_table, subtype_table
 from ._worst import DEFAULT_WORST, worst_questions
 
@@ -53,7 +53,7 @@ def default_out_dir(runs: Sequence[RunResult]) -> Path:
     name = "-vs-".join(ids)
     if len(set(ids)) < len(ids) or len(name) > _MAX_NAME:
         digest = hashlib.sha256("\n".join(str(r.dir.resolve()) for r in runs).encode()).hexdigest()[:8]
-        name = f"{name[:_MAX_NAME - 9].rstrip('-_.')}-{digest}"
+        name = f"{name[: _MAX_NAME - 9].rstrip('-_.')}-{digest}"
     return REPORTS_DIR / name
 
 
@@ -62,24 +62,34 @@ def _question_set(run: RunResult) -> str:
     m = run.manifest
     limit = (m.get("config") or {}).get("limit")
     chosen = (m.get("identity") or {}).get("selection")
-    return (f"dataset {str(m.get('dataset_fingerprint') or '?')[:12]}, split {m.get('split') or '?'}, "
-            + (f"selection {json.dumps(chosen, sort_keys=True)}, " if chosen else "")
-            + (f"first {limit} questions" if limit else "all questions"))
+    return (
+        f"dataset {str(m.get('dataset_fingerprint') or '?')[:12]}, split {m.get('split') or '?'}, "
+        + (f"selection {json.dumps(chosen, sort_keys=True)}, " if chosen else "")
+        + (f"first {limit} questions" if limit else "all questions")
+    )
 
 
 def _notes(runs: list[RunResult], metric: ScoreMetric) -> list[str]:
     notes = [f"{r.label}: {n}" for r in runs for n in r.notes]
     if len({_question_set(r) for r in runs}) > 1:
-        notes.append("The runs answered different question sets, so their scores are not directly comparable ("
-                     + "; ".join(f"{r.label}: {_question_set(r)}" for r in runs) + ").")
+        notes.append(
+            "The runs answered different question sets, so their scores are not directly comparable ("
+            + "; ".join(f"{r.label}: {_question_set(r)}" for r in runs)
+            + ")."
+        )
     if metric.source == "lexical":
         judged = [r.label for r in runs if r.has_judge]
-        notes.append("Headline score: the official set-based F1, because "
-                     + ("no run has" if not judged else "not every run has") + " LLM-judge scores "
-                     "(score with `h2hmem evaluate --metrics judge`). F1 is not comparable with the paper's judge scores.")
+        notes.append(
+            "Headline score: the official set-based F1, because "
+            + ("no run has" if not judged else "not every run has")
+            + " LLM-judge scores "
+            "(score with `h2hmem evaluate --metrics judge`). F1 is not comparable with the paper's judge scores."
+        )
     elif not comparable_with_published(metric):
-        notes.append(f"The judge ({', '.join(metric.judge_models)}) is not the published judge "
-                     f"({published_source()['judge']}): scores are not comparable with published numbers.")
+        notes.append(
+            f"The judge ({', '.join(metric.judge_models)}) is not the published judge "
+            f"({published_source()['judge']}): scores are not comparable with published numbers."
+        )
     return notes
 
 
@@ -87,10 +97,16 @@ def _write(path: Path, text: str) -> None:
     atomic_write_text(path, text)
 
 
-def build_report(run_dirs: Sequence[str | Path], out_dir: str | Path | None = None, *,
-                 worst: int = DEFAULT_WORST, n_boot: int = 1000,
-                 on_step: Callable[[str], None] | None = None, group: bool = False,
-                 selection: Any = None) -> ReportPaths:
+def build_report(
+    run_dirs: Sequence[str | Path],
+    out_dir: str | Path | None = None,
+    *,
+    worst: int = DEFAULT_WORST,
+    n_boot: int = 1000,
+    on_step: Callable[[str], None] | None = None,
+    group: bool = False,
+    selection: Any = None,
+) -> ReportPaths:
     """Build the report of one or several runs.
 
     Runs without ``scores/summary.json`` are scored first with the offline metrics (lexical +
@@ -171,46 +187,93 @@ def build_report(run_dirs: Sequence[str | Path], out_dir: str | Path | None = No
     who = " vs ".join(r.label for r in runs)
     sections = [
         Section("runs", "Runs", tables=[t_runs]),
-        Section("comparison", "Main categories", tables=[t_cmp],
-                figures=[(figs["main_categories"], f"{metric.name} per main category, 95% bootstrap CIs.")]),
-        *([Section("paired", "Paired differences", tables=[t_pair],
-                   figures=[(paired_png, "Differences B − A with 95% paired bootstrap CIs.")] if paired_png else [])]
-          if t_pair is not None else []),
+        Section(
+            "comparison",
+            "Main categories",
+            tables=[t_cmp],
+            figures=[(figs["main_categories"], f"{metric.name} per main category, 95% bootstrap CIs.")],
+        ),
+        *(
+            [
+                Section(
+                    "paired",
+                    "Paired differences",
+                    tables=[t_pair],
+                    figures=[(paired_png, "Differences B − A with 95% paired bootstrap CIs.")] if paired_png else [],
+                )
+            ]
+            if t_pair is not None
+            else []
+        ),
         *([Section("groups", "Repeated runs pooled", tables=[t_group])] if t_group is not None else []),
-        Section("subtypes", "Sub-types", tables=[t_sub],
-                figures=[(figs["subtypes"], f"{metric.name} per sub-type, grouped by main category, 95% CIs.")]),
-        Section("difficulty", "Difficulty", tables=[t_diff],
-                figures=[(figs["difficulty"], f"{metric.name} by difficulty, 95% CIs.")]),
-        Section("evidence", "Evidence recall", tables=[t_ev],
-                figures=[(ev, "Evidence recall@5 and hit@5 per sub-type.")] if ev is not None else [],
-                text=[] if ev is not None else ["No run reports evidence units: evidence recall is n/a."]),
-        Section("efficiency", "Efficiency", tables=[t_eff],
-                figures=[(figs["efficiency"], "Tokens, time and cost per stage (measured; see the table caption).")]),
+        Section(
+            "subtypes",
+            "Sub-types",
+            tables=[t_sub],
+            figures=[(figs["subtypes"], f"{metric.name} per sub-type, grouped by main category, 95% CIs.")],
+        ),
+        Section(
+            "difficulty",
+            "Difficulty",
+            tables=[t_diff],
+            figures=[(figs["difficulty"], f"{metric.name} by difficulty, 95% CIs.")],
+        ),
+        Section(
+            "evidence",
+            "Evidence recall",
+            tables=[t_ev],
+            figures=[(ev, "Evidence recall@5 and hit@5 per sub-type.")] if ev is not None else [],
+            text=[] if ev is not None else ["No run reports evidence units: evidence recall is n/a."],
+        ),
+        Section(
+            "efficiency",
+            "Efficiency",
+            tables=[t_eff],
+            figures=[(figs["efficiency"], "Tokens, time and cost per stage (measured; see the table caption).")],
+        ),
         Section("worst", "Worst-scored questions", worst=t_worst),
     ]
     for r in runs:
         desc = r.manifest.get("method_description") or {}
-        text = [f"Directory: {r.dir}"] + ([f"Method description: {json.dumps(desc, ensure_ascii=False, sort_keys=True)}"]
-                                          if desc else [])
-        sections.append(Section(f"run-{safe_name(r.label)}", f"Details — {r.label}", text=text, tables=per_run[r.label],
-                                fold=True))
+        text = [f"Directory: {r.dir}"] + (
+            [f"Method description: {json.dumps(desc, ensure_ascii=False, sort_keys=True)}"] if desc else []
+        )
+        sections.append(
+            Section(f"run-{safe_name(r.label)}", f"Details — {r.label}", text=text, tables=per_run[r.label], fold=True)
+        )
     notes = _notes(runs, metric)
     report = Report(f"H2HMem report — {who}", notes, sections)
 
     step("writing")
-    tables = [t_runs, t_cmp, *(t for t in (t_pair, t_group) if t is not None), t_sub, t_diff, t_ev, t_eff, t_worst] \
-        + [t for ts in per_run.values() for t in ts]
-    paths = ReportPaths(out, out / "report.md", out / "report.html", out / "summary.json", figs,
-                        {t.id: t for t in tables})
+    tables = [t_runs, t_cmp, *(t for t in (t_pair, t_group) if t is not None), t_sub, t_diff, t_ev, t_eff, t_worst] + [
+        t for ts in per_run.values() for t in ts
+    ]
+    paths = ReportPaths(
+        out, out / "report.md", out / "report.html", out / "summary.json", figs, {t.id: t for t in tables}
+    )
     _write(paths.markdown, render_markdown(report, out))
     _write(paths.html, render_html(report))
     summary: dict[str, Any] = {
         "schema": SCHEMA,
-        "runs": [{"label": r.label, "run_id": r.run_id, "dir": str(r.dir), "method": r.method, "model": r.model,
-                  "protocol": r.protocol, "judge": (r.summary["metrics"].get("judge") or {}).get("model"),
-                  "label_comparability": r.summary.get("label")} for r in runs],
-        "headline_metric": {"source": metric.source, "field": metric.field, "name": metric.name,
-                            "comparable_with_published": comparable_with_published(metric)},
+        "runs": [
+            {
+                "label": r.label,
+                "run_id": r.run_id,
+                "dir": str(r.dir),
+                "method": r.method,
+                "model": r.model,
+                "protocol": r.protocol,
+                "judge": (r.summary["metrics"].get("judge") or {}).get("model"),
+                "label_comparability": r.summary.get("label"),
+            }
+            for r in runs
+        ],
+        "headline_metric": {
+            "source": metric.source,
+            "field": metric.field,
+            "name": metric.name,
+            "comparable_with_published": comparable_with_published(metric),
+        },
         "published_source": published_source(),
         "notes": notes,
         **({"selection": selection.recorded()} if selection is not None and not selection.is_empty else {}),

@@ -33,7 +33,9 @@ def _categories(runs: list[RunResult]) -> dict[str, str]:
     return {p.question_id: p.main_category for r in runs for p in r.predictions}
 
 
-def paired_table(runs: list[RunResult], metric: ScoreMetric, *, n_boot: int = 1000, seed: int = 0) -> ReportTable | None:
+def paired_table(
+    runs: list[RunResult], metric: ScoreMetric, *, n_boot: int = 1000, seed: int = 0
+) -> ReportTable | None:
     """For each pair (A, B) of runs in report order: B − A overall and per main category, with the
     paired bootstrap 95% CI and the sign-flip p-value; None for a single run."""
     if len(runs) < 2:
@@ -42,27 +44,55 @@ def paired_table(runs: list[RunResult], metric: ScoreMetric, *, n_boot: int = 10
     rows: list[dict[str, Any]] = []
     notes: list[str] = []
     for i, a in enumerate(runs):
-        for b in runs[i + 1:]:
+        for b in runs[i + 1 :]:
             sa, sb = question_scores(a, metric), question_scores(b, metric)
             res = paired_by_group(sa, sb, cats, n_boot=n_boot, seed=seed)
             common = res["overall"].n
             if common < len(sa) or common < len(sb):
-                notes.append(f"{b.label} − {a.label}: the runs scored different question sets ({len(sa)} and "
-                             f"{len(sb)} questions); the comparison uses the {common} both scored.")
+                notes.append(
+                    f"{b.label} − {a.label}: the runs scored different question sets ({len(sa)} and "
+                    f"{len(sb)} questions); the comparison uses the {common} both scored."
+                )
             for g in GROUPS:
                 d = res.get(g)
                 if d is None or d.n == 0:
                     continue
-                rows.append({"kind": "average" if g == "overall" else "category", "pair": f"{b.label} − {a.label}",
-                             "a": a.label, "b": b.label, "group": g, "n": d.n, "mean_a": d.mean_a, "mean_b": d.mean_b,
-                             "diff": d.diff, "diff_ci": list(d.ci) if d.ci else None, "p": d.p_value, "test": d.test})
-    cols = [Column("pair", "B − A"), Column("group", "group"), Column("n", "n", "int"),
-            Column("mean_a", "A", "float"), Column("mean_b", "B", "float"), Column("diff", "difference", "score"),
-            Column("p", "p", "float", digits=4), Column("test", "test")]
-    return ReportTable("paired", f"Paired differences ({metric.name})", cols, rows,
-                       caption="Difference of the mean score, B − A, over the questions both runs scored; 95% paired "
-                               "bootstrap CI (questions resampled, pairs kept together); two-sided paired sign-flip "
-                               "permutation p-value.", notes=notes)
+                rows.append(
+                    {
+                        "kind": "average" if g == "overall" else "category",
+                        "pair": f"{b.label} − {a.label}",
+                        "a": a.label,
+                        "b": b.label,
+                        "group": g,
+                        "n": d.n,
+                        "mean_a": d.mean_a,
+                        "mean_b": d.mean_b,
+                        "diff": d.diff,
+                        "diff_ci": list(d.ci) if d.ci else None,
+                        "p": d.p_value,
+                        "test": d.test,
+                    }
+                )
+    cols = [
+        Column("pair", "B − A"),
+        Column("group", "group"),
+        Column("n", "n", "int"),
+        Column("mean_a", "A", "float"),
+        Column("mean_b", "B", "float"),
+        Column("diff", "difference", "score"),
+        Column("p", "p", "float", digits=4),
+        Column("test", "test"),
+    ]
+    return ReportTable(
+        "paired",
+        f"Paired differences ({metric.name})",
+        cols,
+        rows,
+        caption="Difference of the mean score, B − A, over the questions both runs scored; 95% paired "
+        "bootstrap CI (questions resampled, pairs kept together); two-sided paired sign-flip "
+        "permutation p-value.",
+        notes=notes,
+    )
 
 
 def config_key(run: RunResult) -> str:
@@ -92,18 +122,39 @@ def group_table(runs: list[RunResult], metric: ScoreMetric, *, n_boot: int = 100
             pooled = pool_runs(per_run, n_boot=n_boot, seed=seed, key=g)
             if pooled.runs == 0:
                 continue
-            rows.append({"kind": "average" if g == "overall" else "category", "config": label,
-                         "method": members[0].method, "group": g, "runs": pooled.runs, "mean": pooled.mean,
-                         "sd": pooled.sd, "pooled_n": pooled.pooled_n, "pooled": pooled.pooled_mean,
-                         "pooled_ci": list(pooled.pooled_ci) if pooled.pooled_ci else None,
-                         "run_means": list(pooled.run_means)})
-    cols = [Column("config", "configuration"), Column("group", "group"), Column("runs", "runs", "int"),
-            Column("mean", "mean of runs", "float"), Column("sd", "sd across runs", "float"),
-            Column("pooled_n", "pooled questions", "int"), Column("pooled", "pooled mean", "score")]
-    return ReportTable("groups", f"Repeated runs pooled ({metric.name})", cols, rows,
-                       caption="Runs with the same configuration (manifest identity apart from the question "
-                               "selection) pooled: mean ± sample sd of the run means, and the mean over all their "
-                               "questions with a bootstrap 95% CI.")
+            rows.append(
+                {
+                    "kind": "average" if g == "overall" else "category",
+                    "config": label,
+                    "method": members[0].method,
+                    "group": g,
+                    "runs": pooled.runs,
+                    "mean": pooled.mean,
+                    "sd": pooled.sd,
+                    "pooled_n": pooled.pooled_n,
+                    "pooled": pooled.pooled_mean,
+                    "pooled_ci": list(pooled.pooled_ci) if pooled.pooled_ci else None,
+                    "run_means": list(pooled.run_means),
+                }
+            )
+    cols = [
+        Column("config", "configuration"),
+        Column("group", "group"),
+        Column("runs", "runs", "int"),
+        Column("mean", "mean of runs", "float"),
+        Column("sd", "sd across runs", "float"),
+        Column("pooled_n", "pooled questions", "int"),
+        Column("pooled", "pooled mean", "score"),
+    ]
+    return ReportTable(
+        "groups",
+        f"Repeated runs pooled ({metric.name})",
+        cols,
+        rows,
+        caption="Runs with the same configuration (manifest identity apart from the question "
+        "selection) pooled: mean ± sample sd of the run means, and the mean over all their "
+        "questions with a bootstrap 95% CI.",
+    )
 
 
 def paired_figure(table: ReportTable, metric_name: str, path: Path) -> Path | None:
@@ -120,8 +171,17 @@ def paired_figure(table: ReportTable, metric_name: str, path: Path) -> Path | No
             colour = OKABE_ITO[pairs.index(r["pair"]) % len(OKABE_ITO)]
             ci = r.get("diff_ci")
             if ci:
-                ax.errorbar(r["diff"], y, xerr=[[r["diff"] - ci[0]], [ci[1] - r["diff"]]], fmt="o", color=colour,
-                            ecolor=colour, elinewidth=1.2, capsize=3, markersize=4)
+                ax.errorbar(
+                    r["diff"],
+                    y,
+                    xerr=[[r["diff"] - ci[0]], [ci[1] - r["diff"]]],
+                    fmt="o",
+                    color=colour,
+                    ecolor=colour,
+                    elinewidth=1.2,
+                    capsize=3,
+                    markersize=4,
+                )
             else:
                 ax.plot(r["diff"], y, "o", color=colour, markersize=4)
             stars = "" if r.get("p") is None else f"  p={r['p']:.3g}"

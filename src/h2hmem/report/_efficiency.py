@@ -32,8 +32,10 @@ _SESSIONS_CACHE: dict[tuple[str, str], dict[str, int]] = {}
 
 def _usage(d: dict[str, Any] | None) -> dict[str, float]:
     d = d or {}
-    return {k: float(d.get(k) or 0) for k in ("prompt_tokens", "completion_tokens", "calls", "cached_calls",
-                                              "cost_usd", "latency_s")}
+    return {
+        k: float(d.get(k) or 0)
+        for k in ("prompt_tokens", "completion_tokens", "calls", "cached_calls", "cost_usd", "latency_s")
+    }
 
 
 def _sessions_per_dialogue(root: str, split: str) -> dict[str, int]:
@@ -70,11 +72,18 @@ def efficiency(run: RunResult) -> dict[str, Any]:
     caption = _usage(usage.get("caption"))
     retrieval = [float(p.details["retrieval_s"]) for p in ok if isinstance(p.details.get("retrieval_s"), (int, float))]
     per_s = (lambda x: x / sessions) if sessions else (lambda x: None)
-    per_j = (lambda x: x / judged) if judged and (judge_usage["calls"] or judge_usage["cached_calls"]) else (lambda x: None)
+    per_j = (
+        (lambda x: x / judged) if judged and (judge_usage["calls"] or judge_usage["cached_calls"]) else (lambda x: None)
+    )
     return {
-        "kind": "run", "run": run.label, "sessions": sessions, "build_calls": int(build["calls"]),
+        "kind": "run",
+        "run": run.label,
+        "sessions": sessions,
+        "build_calls": int(build["calls"]),
         "build_tokens": per_s(build["prompt_tokens"] + build["completion_tokens"]),
-        "build_time": (timing["memory_build_s"] / sessions if timing.get("sessions_observed") else per_s(build["latency_s"])),
+        "build_time": (
+            timing["memory_build_s"] / sessions if timing.get("sessions_observed") else per_s(build["latency_s"])
+        ),
         "build_cost": per_s(build["cost_usd"]),
         "retrieval_time": fmean(retrieval) if retrieval else None,
         "queries": len(ok),
@@ -90,18 +99,35 @@ def efficiency(run: RunResult) -> dict[str, Any]:
     }
 
 
-_ALWAYS = {"run", "sessions", "build_calls", "build_tokens", "build_time", "build_cost", "queries", "answer_tokens",
-           "answer_time", "answer_cost"}
+_ALWAYS = {
+    "run",
+    "sessions",
+    "build_calls",
+    "build_tokens",
+    "build_time",
+    "build_cost",
+    "queries",
+    "answer_tokens",
+    "answer_time",
+    "answer_cost",
+}
 COLUMNS = [
-    Column("run", "run"), Column("sessions", "sessions", "int"), Column("build_calls", "build calls", "int"),
+    Column("run", "run"),
+    Column("sessions", "sessions", "int"),
+    Column("build_calls", "build calls", "int"),
     Column("build_tokens", "build tokens /session", "tokens"),
-    Column("build_time", "build time /session", "seconds"), Column("build_cost", "build cost /session", "usd"),
-    Column("queries", "queries", "int"), Column("answer_tokens", "answer tokens /query", "tokens"),
+    Column("build_time", "build time /session", "seconds"),
+    Column("build_cost", "build cost /session", "usd"),
+    Column("queries", "queries", "int"),
+    Column("answer_tokens", "answer tokens /query", "tokens"),
     Column("retrieval_time", "retrieval time /query", "seconds"),
     Column("answer_time", "retrieval+answer time /query", "seconds"),
-    Column("answer_cost", "answer cost /query", "usd"), Column("cached", "cached answers", "int"),
-    Column("judge_tokens", "judge tokens /query", "tokens"), Column("judge_cost", "judge cost /query", "usd"),
-    Column("caption_tokens", "caption tokens (total)", "tokens"), Column("caption_cost", "caption cost (total)", "usd"),
+    Column("answer_cost", "answer cost /query", "usd"),
+    Column("cached", "cached answers", "int"),
+    Column("judge_tokens", "judge tokens /query", "tokens"),
+    Column("judge_cost", "judge cost /query", "usd"),
+    Column("caption_tokens", "caption tokens (total)", "tokens"),
+    Column("caption_cost", "caption cost (total)", "usd"),
     Column("concurrency", "concurrency", "int"),
 ]
 
@@ -110,16 +136,24 @@ def efficiency_table(runs: list[RunResult]) -> ReportTable:
     """Measured rows (one per run) followed by the paper's published efficiency rows."""
     rows = [efficiency(r) for r in runs]
     for p in published_efficiency():
-        rows.append({"kind": "published", "run": f"{p.method} [published]", "build_time": p.memory_build_per_session_s,
-                     "retrieval_time": p.retrieval_per_query_s,
-                     "answer_time": p.retrieval_per_query_s + p.answer_per_query_s})
-    caption = ("Measured. build = work done while observing sessions, per session observed: tokens and cost of its "
-               "model calls (e.g. A-Mem's note writer); time = wall time of observe() (embedding and indexing "
-               "included) when the run recorded it. retrieval = the method's own retrieval time, when it reports "
-               "one. retrieval+answer = mean wall time of answer() per answered question, at the run's "
-               "concurrency; tokens and cost per answered question. judge = judge usage per judged question. "
-               "Published rows (" + published_source()["source"] + "): total wall time of memory build per session and "
-               "of retrieval + answer per query, on the paper's hardware and models — for orientation only.")
+        rows.append(
+            {
+                "kind": "published",
+                "run": f"{p.method} [published]",
+                "build_time": p.memory_build_per_session_s,
+                "retrieval_time": p.retrieval_per_query_s,
+                "answer_time": p.retrieval_per_query_s + p.answer_per_query_s,
+            }
+        )
+    caption = (
+        "Measured. build = work done while observing sessions, per session observed: tokens and cost of its "
+        "model calls (e.g. A-Mem's note writer); time = wall time of observe() (embedding and indexing "
+        "included) when the run recorded it. retrieval = the method's own retrieval time, when it reports "
+        "one. retrieval+answer = mean wall time of answer() per answered question, at the run's "
+        "concurrency; tokens and cost per answered question. judge = judge usage per judged question. "
+        "Published rows (" + published_source()["source"] + "): total wall time of memory build per session and "
+        "of retrieval + answer per query, on the paper's hardware and models — for orientation only."
+    )
     # judge and caption columns only when some run has them: the table stays readable
     cols = [c for c in COLUMNS if c.key in _ALWAYS or any(r.get(c.key) is not None for r in rows)]
     return ReportTable("efficiency", "Efficiency per stage (tokens, time, cost)", cols, rows, caption=caption)

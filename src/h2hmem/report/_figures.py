@@ -16,43 +16,70 @@ import matplotlib
 
 matplotlib.use("Agg")  # headless: reports are built on servers and in CI
 
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.axes import Axes  # noqa: E402
-from matplotlib.patches import Patch  # noqa: E402
+import matplotlib.pyplot as plt
+from matplotlib.axes import Axes
+from matplotlib.patches import Patch
 
-from ..data import MainCategory, TaskType  # noqa: E402
-from ._table import ReportTable  # noqa: E402
+from ..data import MainCategory, TaskType
+from ._table import ReportTable
 
 OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
 """Okabe & Ito (2008), "Color Universal Design": distinguishable under the common colour-vision deficiencies."""
 HATCHES = ("", "//", "..", "xx")
 STYLE = {
-    "font.size": 9, "axes.titlesize": 10.5, "axes.titleweight": "bold", "axes.labelsize": 9,
-    "xtick.labelsize": 8.5, "ytick.labelsize": 8.5, "legend.fontsize": 8.5, "axes.spines.top": False,
-    "axes.spines.right": False, "axes.grid": True, "axes.grid.axis": "y", "grid.color": "#dddddd",
-    "grid.linewidth": 0.6, "axes.axisbelow": True, "figure.dpi": 100, "savefig.dpi": 150,
-    "font.family": "DejaVu Sans", "axes.edgecolor": "#555555",
+    "font.size": 9,
+    "axes.titlesize": 10.5,
+    "axes.titleweight": "bold",
+    "axes.labelsize": 9,
+    "xtick.labelsize": 8.5,
+    "ytick.labelsize": 8.5,
+    "legend.fontsize": 8.5,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.grid": True,
+    "axes.grid.axis": "y",
+    "grid.color": "#dddddd",
+    "grid.linewidth": 0.6,
+    "axes.axisbelow": True,
+    "figure.dpi": 100,
+    "savefig.dpi": 150,
+    "font.family": "DejaVu Sans",
+    "axes.edgecolor": "#555555",
 }
 ERR = {"ecolor": "#333333", "elinewidth": 0.8, "capsize": 2}
 
 
 def _bar_style(i: int) -> dict[str, Any]:
-    return {"facecolor": OKABE_ITO[i % len(OKABE_ITO)], "hatch": HATCHES[(i // len(OKABE_ITO)) % len(HATCHES)],
-            "edgecolor": "white", "linewidth": 0.4}
+    return {
+        "facecolor": OKABE_ITO[i % len(OKABE_ITO)],
+        "hatch": HATCHES[(i // len(OKABE_ITO)) % len(HATCHES)],
+        "edgecolor": "white",
+        "linewidth": 0.4,
+    }
 
 
-def _grouped(ax: Axes, xs: Sequence[float], series: list[tuple[str, list[float | None], list[Any]]],
-             width: float = 0.8) -> None:
+def _grouped(
+    ax: Axes, xs: Sequence[float], series: list[tuple[str, list[float | None], list[Any]]], width: float = 0.8
+) -> None:
     """Bars of each series at ``xs`` (one group per x), with CI error bars where given."""
     n = max(len(series), 1)
     w = width / n
-    for i, (label, values, cis) in enumerate(series):
+    for i, (_label, values, cis) in enumerate(series):
         for j, (x, v) in enumerate(zip(xs, values)):
             pos = x - width / 2 + w * (i + 0.5)
             if v is None or v == 0:
                 # say "missing" or "zero": an absent bar is ambiguous
-                ax.text(pos, 0.01, "n/a" if v is None else "0", ha="center", va="bottom", fontsize=6.5,
-                        color="#777777", rotation=90 if v is None else 0, transform=ax.get_xaxis_transform())
+                ax.text(
+                    pos,
+                    0.01,
+                    "n/a" if v is None else "0",
+                    ha="center",
+                    va="bottom",
+                    fontsize=6.5,
+                    color="#777777",
+                    rotation=90 if v is None else 0,
+                    transform=ax.get_xaxis_transform(),
+                )
                 continue
             ax.bar(pos, v, w, **_bar_style(i))
             ci = cis[j]
@@ -66,8 +93,9 @@ def _legend(fig: plt.Figure, labels: Sequence[str]) -> None:
     with no bar at all still gets its colour."""
     if labels:
         handles = [Patch(label=lab, **_bar_style(i)) for i, lab in enumerate(labels)]
-        fig.legend(handles=handles, loc="lower center", ncol=min(len(labels), 4), frameon=False,
-                   bbox_to_anchor=(0.5, 0.0))
+        fig.legend(
+            handles=handles, loc="lower center", ncol=min(len(labels), 4), frameon=False, bbox_to_anchor=(0.5, 0.0)
+        )
 
 
 def _save(fig: plt.Figure, path: Path, n_legend_rows: int) -> Path:
@@ -103,13 +131,24 @@ def subtype_figure(table: ReportTable, metric_name: str, path: Path, ylabel: str
         x += 0.6
     with plt.rc_context(STYLE):
         fig, ax = plt.subplots(figsize=(9.5, 4.0))
-        series = [(r["run"], [r.get(t.abbr) for t in TaskType], [r.get(f"{t.abbr}_ci") for t in TaskType]) for r in runs]
+        series = [
+            (r["run"], [r.get(t.abbr) for t in TaskType], [r.get(f"{t.abbr}_ci") for t in TaskType]) for r in runs
+        ]
         _grouped(ax, xs, series)
         for i, (cat, lo, hi) in enumerate(spans):
             if i % 2 == 0:
                 ax.axvspan(lo, hi, color="#f3f3f3", zorder=0)
-            ax.text((lo + hi) / 2, -0.13, cat.value, ha="center", va="top", fontsize=9, fontweight="bold",
-                    color="#333333", transform=ax.get_xaxis_transform())
+            ax.text(
+                (lo + hi) / 2,
+                -0.13,
+                cat.value,
+                ha="center",
+                va="top",
+                fontsize=9,
+                fontweight="bold",
+                color="#333333",
+                transform=ax.get_xaxis_transform(),
+            )
         ax.set_xticks(xs, labels)
         _score_axis(ax, ylabel or metric_name)
         ax.set_title(f"{metric_name} per sub-type")
@@ -125,8 +164,11 @@ def category_figure(table: ReportTable, metric_name: str, path: Path, ylabel: st
     names = [c.value for c in MainCategory] + ["Weighted average\n(micro)"]
     with plt.rc_context(STYLE):
         fig, ax = plt.subplots(figsize=(7.2, 3.8))
-        _grouped(ax, list(range(len(keys))), [(r["run"], [r.get(k) for k in keys], [r.get(f"{k}_ci") for k in keys])
-                                              for r in runs])
+        _grouped(
+            ax,
+            list(range(len(keys))),
+            [(r["run"], [r.get(k) for k in keys], [r.get(f"{k}_ci") for k in keys]) for r in runs],
+        )
         ax.set_xticks(range(len(keys)), names)
         _score_axis(ax, ylabel or metric_name)
         ax.set_title(f"{metric_name} per main category (95% CI)")
@@ -140,8 +182,9 @@ def difficulty_figure(table: ReportTable, metric_name: str, path: Path, ylabel: 
     keys = ("easy", "medium", "hard")
     with plt.rc_context(STYLE):
         fig, ax = plt.subplots(figsize=(6.0, 3.6))
-        _grouped(ax, list(range(3)), [(r["run"], [r.get(k) for k in keys], [r.get(f"{k}_ci") for k in keys])
-                                      for r in runs])
+        _grouped(
+            ax, list(range(3)), [(r["run"], [r.get(k) for k in keys], [r.get(f"{k}_ci") for k in keys]) for r in runs]
+        )
         ax.set_xticks(range(3), [f"{k}" for k in keys])
         ax.set_xlabel("difficulty (dataset label)")
         _score_axis(ax, ylabel or metric_name)
@@ -161,8 +204,11 @@ def evidence_figure(table: ReportTable, path: Path) -> Path | None:
     with plt.rc_context(STYLE):
         fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), sharey=True)
         for ax, f in zip(axes, fields):
-            _grouped(ax, list(range(len(types))), [(r["run"], [r.get(t) for t in types], [r.get(f"{t}_ci") for t in types])
-                                                   for r in by_field[f]])
+            _grouped(
+                ax,
+                list(range(len(types))),
+                [(r["run"], [r.get(t) for t in types], [r.get(f"{t}_ci") for t in types]) for r in by_field[f]],
+            )
             ax.set_xticks(range(len(types)), types)
             _score_axis(ax, f"evidence {f}" if ax is axes[0] else "")
             ax.set_title(f"Evidence {f} per sub-type")
@@ -181,8 +227,9 @@ def _fmt_value(v: float, unit: str) -> str:
     return f"{v:,.0f}" if v >= 10 else f"{v:.2g}"
 
 
-def _efficiency_panel(ax: Axes, rows: list[dict[str, Any]], stages: list[tuple[str, str]], unit: str,
-                      title: str) -> None:
+def _efficiency_panel(
+    ax: Axes, rows: list[dict[str, Any]], stages: list[tuple[str, str]], unit: str, title: str
+) -> None:
     positives = [r[k] for r in rows for k, _ in stages if r.get(k)]
     if not positives:
         ax.text(0.5, 0.5, "not recorded", ha="center", va="center", transform=ax.transAxes, color="#777777")
@@ -197,8 +244,15 @@ def _efficiency_panel(ax: Axes, rows: list[dict[str, Any]], stages: list[tuple[s
     for i, (_, values, _) in enumerate(series):
         for j, v in enumerate(values):
             if v:
-                ax.text(j - 0.4 + 0.8 / n * (i + 0.5), v, _fmt_value(v, unit), ha="center", va="bottom", fontsize=6.5,
-                        rotation=90 if n > 2 else 0)
+                ax.text(
+                    j - 0.4 + 0.8 / n * (i + 0.5),
+                    v,
+                    _fmt_value(v, unit),
+                    ha="center",
+                    va="bottom",
+                    fontsize=6.5,
+                    rotation=90 if n > 2 else 0,
+                )
     if log:
         ax.set_yscale("log")
         ax.set_ylim(min(positives) / 3, max(positives) * 30)
@@ -215,8 +269,10 @@ def efficiency_figure(table: ReportTable, path: Path) -> Path:
     judged = any(r.get("judge_tokens") is not None for r in rows)
 
     def stages(kind: str) -> list[tuple[str, str]]:
-        out = [(f"build_{kind}", "memory build\n/ session"),
-               (f"answer_{kind}", "retrieval + answer\n/ query" if kind == "time" else "answer\n/ query")]
+        out = [
+            (f"build_{kind}", "memory build\n/ session"),
+            (f"answer_{kind}", "retrieval + answer\n/ query" if kind == "time" else "answer\n/ query"),
+        ]
         return out + ([(f"judge_{kind}", "judge\n/ query")] if judged and kind != "time" else [])
 
     with plt.rc_context(STYLE):

@@ -43,8 +43,12 @@ def _data() -> dict[str, Any]:
 def published_source() -> dict[str, str]:
     """``{"source", "judge", "quality_metric", "efficiency_metric"}``: where the numbers come from."""
     d = _data()
-    return {"source": d["source"], "judge": d["judge"], "quality_metric": d["quality"]["metric"],
-            "efficiency_metric": d["efficiency"]["metric"]}
+    return {
+        "source": d["source"],
+        "judge": d["judge"],
+        "quality_metric": d["quality"]["metric"],
+        "efficiency_metric": d["efficiency"]["metric"],
+    }
 
 
 def published_quality() -> list[PublishedQuality]:

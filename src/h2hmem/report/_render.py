@@ -12,10 +12,10 @@ that a renderer shows an answer such as ``<script>`` as text.
 from __future__ import annotations
 
 import base64
-from urllib.parse import quote
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
@@ -50,8 +50,14 @@ def _cell_text(main: str, sub: str | None) -> str:
 
 
 def _md_escape(text: str) -> str:
-    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")
-            .replace("\r", " ").replace("\n", " "))
+    return (
+        text.replace("&", "&amp;")
+        .replace("<", "&lt;")
+        .replace(">", "&gt;")
+        .replace("|", "\\|")
+        .replace("\r", " ")
+        .replace("\n", " ")
+    )
 
 
 def table_markdown(t: ReportTable) -> str:
@@ -99,25 +105,48 @@ def _view(t: ReportTable) -> dict[str, Any]:
             main, sub = format_cell(c, row)
             cells.append({"main": main, "sub": sub, "num": is_numeric(c)})
         rows.append({"kind": row.get("kind") or "", "cells": cells})
-    return {"id": t.id, "title": t.title, "caption": t.caption, "notes": t.notes,
-            "headers": [{"label": c.label, "num": is_numeric(c)} for c in t.columns], "rows": rows}
+    return {
+        "id": t.id,
+        "title": t.title,
+        "caption": t.caption,
+        "notes": t.notes,
+        "headers": [{"label": c.label, "num": is_numeric(c)} for c in t.columns],
+        "rows": rows,
+    }
 
 
 def _worst_view(t: ReportTable) -> dict[str, Any]:
-    runs = [(c.key.removeprefix("answer_"), c.label.removesuffix(": answer")) for c in t.columns
-            if c.key.startswith("answer_")]
+    runs = [
+        (c.key.removeprefix("answer_"), c.label.removesuffix(": answer"))
+        for c in t.columns
+        if c.key.startswith("answer_")
+    ]
     score_label = next((c.label for c in t.columns if c.key.startswith("score_")), "score")
     items = []
     for row in t.rows:
         answers = []
         for i, label in runs:
             s = row.get(f"score_{i}")
-            answers.append({"run": label, "text": row.get(f"answer_{i}") or "", "score": "–" if s is None else f"{s:.2f}",
-                            "failed": str(row.get(f"answer_{i}") or "").startswith("[failed]"),
-                            "view": f"/runs/{quote(str(row.get(f'run_{i}') or ''))}/q/{quote(row['question_id'])}"})
-        items.append({"id": row["question_id"], "compare": f"/compare/{quote(row['question_id'])}",
-                      "task_type": row["task_type"], "question": row["question"],
-                      "gold": row["gold"], "mean": f"{row['mean']:.2f}", "answers": answers})
+            answers.append(
+                {
+                    "run": label,
+                    "text": row.get(f"answer_{i}") or "",
+                    "score": "–" if s is None else f"{s:.2f}",
+                    "failed": str(row.get(f"answer_{i}") or "").startswith("[failed]"),
+                    "view": f"/runs/{quote(str(row.get(f'run_{i}') or ''))}/q/{quote(row['question_id'])}",
+                }
+            )
+        items.append(
+            {
+                "id": row["question_id"],
+                "compare": f"/compare/{quote(row['question_id'])}",
+                "task_type": row["task_type"],
+                "question": row["question"],
+                "gold": row["gold"],
+                "mean": f"{row['mean']:.2f}",
+                "answers": answers,
+            }
+        )
     return {"title": t.title, "caption": t.caption, "score_label": score_label, "questions": items, "n_runs": len(runs)}
 
 
@@ -126,22 +155,44 @@ def _figure(path: Path, alt: str) -> dict[str, Any]:
     figures are saved at 150 dpi and shown at 100 CSS px per inch (sharp on high-density screens)."""
     data = Path(path).read_bytes()
     width = int.from_bytes(data[16:20], "big")  # PNG IHDR: width is the first field after the signature
-    return {"src": "data:image/png;base64," + base64.b64encode(data).decode("ascii"), "alt": alt,
-            "width": round(width / 1.5)}
+    return {
+        "src": "data:image/png;base64," + base64.b64encode(data).decode("ascii"),
+        "alt": alt,
+        "width": round(width / 1.5),
+    }
 
 
 def render_html(report: Report) -> str:
     """One self-contained HTML page (UTF-8): inline CSS, base64 PNG figures, no scripts."""
-    env = Environment(loader=PackageLoader("h2hmem.report", "templates"), autoescape=select_autoescape(["html"]),
-                      trim_blocks=True, lstrip_blocks=True)
-    sections = [{"id": s.id, "title": s.title, "text": s.text, "tables": [_view(t) for t in s.tables], "fold": s.fold,
-                 "figures": [_figure(p, alt) for p, alt in s.figures],
-                 "worst": _worst_view(s.worst) if s.worst is not None else None} for s in report.sections]
+    env = Environment(
+        loader=PackageLoader("h2hmem.report", "templates"),
+        autoescape=select_autoescape(["html"]),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    sections = [
+        {
+            "id": s.id,
+            "title": s.title,
+            "text": s.text,
+            "tables": [_view(t) for t in s.tables],
+            "fold": s.fold,
+            "figures": [_figure(p, alt) for p, alt in s.figures],
+            "worst": _worst_view(s.worst) if s.worst is not None else None,
+        }
+        for s in report.sections
+    ]
     return env.get_template("report.html").render(title=report.title, notes=report.notes, sections=sections)
 
 
-def rich_table(t: ReportTable, columns: list[str] | None = None, *, show_ci: bool = True,
-               caption: bool = True, labels: dict[str, str] | None = None) -> Any:
+def rich_table(
+    t: ReportTable,
+    columns: list[str] | None = None,
+    *,
+    show_ci: bool = True,
+    caption: bool = True,
+    labels: dict[str, str] | None = None,
+) -> Any:
     """The table as a :class:`rich.table.Table` (for the terminal); cell text is not read as markup.
 
     ``columns``: keys of the columns to show (default all); ``show_ci``: print CIs under scores;
@@ -150,10 +201,13 @@ def rich_table(t: ReportTable, columns: list[str] | None = None, *, show_ci: boo
     from rich.text import Text
 
     cols = [c for c in t.columns if columns is None or c.key in columns]
-    out = Table(title=t.title, title_justify="left", caption=(t.caption or None) if caption else None,
-                caption_justify="left")
+    out = Table(
+        title=t.title, title_justify="left", caption=(t.caption or None) if caption else None, caption_justify="left"
+    )
     for c in cols:
-        out.add_column((labels or {}).get(c.key, c.label), justify="right" if is_numeric(c) else "left", overflow="fold")
+        out.add_column(
+            (labels or {}).get(c.key, c.label), justify="right" if is_numeric(c) else "left", overflow="fold"
+        )
     styles = {"category": "bold", "average": "bold", "published": "italic dim"}
     for row in t.rows:
         cells = []

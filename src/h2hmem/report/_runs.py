@@ -45,8 +45,12 @@ class RunResult:
 
     @property
     def method(self) -> str:
-        return str(self.manifest.get("method") or self.summary.get("run", {}).get("method") or
-                   (self.predictions[0].method if self.predictions else "") or "?")
+        return str(
+            self.manifest.get("method")
+            or self.summary.get("run", {}).get("method")
+            or (self.predictions[0].method if self.predictions else "")
+            or "?"
+        )
 
     @property
     def model(self) -> str:
@@ -106,15 +110,23 @@ def load_run(run_dir: str | Path, *, n_boot: int = 1000, selection: Any = None) 
         # marked stale and never the headline), the judge is never called
         summary = evaluate_run(d, ("lexical", "evidence"), n_boot=n_boot)
         if changed:
-            notes.append("predictions.jsonl changed after the last `h2hmem evaluate`: lexical and evidence scores "
-                         "were recomputed for this report.")
+            notes.append(
+                "predictions.jsonl changed after the last `h2hmem evaluate`: lexical and evidence scores "
+                "were recomputed for this report."
+            )
     judge = summary.get("metrics", {}).get("judge") or {}
     if judge.get("stale"):
         notes.append(f"The judge scores are STALE and not used as the headline: {judge['stale']['reason']}.")
     preds = sorted(read_predictions(d), key=lambda p: _order(p.question_id))
-    run = RunResult(dir=d, manifest=manifest, summary=summary, predictions=preds,
-                    f1=_score_map(d / "scores" / "lexical.jsonl", "f1"),
-                    judge=_score_map(d / "scores" / "judge.jsonl", "score"), notes=notes)
+    run = RunResult(
+        dir=d,
+        manifest=manifest,
+        summary=summary,
+        predictions=preds,
+        f1=_score_map(d / "scores" / "lexical.jsonl", "f1"),
+        judge=_score_map(d / "scores" / "judge.jsonl", "score"),
+        notes=notes,
+    )
     if selection is not None and not selection.is_empty:
         _restrict(run, selection, n_boot)
     if summary.get("label"):
@@ -147,8 +159,12 @@ def _restrict(run: RunResult, selection: Any, n_boot: int) -> None:
 def label_runs(runs: list[RunResult]) -> None:
     """Give each run the shortest unique display label: method, then "method · model", then
     "method · model · run id", then the directory path."""
-    for make in (lambda r: r.method, lambda r: f"{r.method} · {r.model}",
-                 lambda r: f"{r.method} · {r.model} · {r.run_id}", lambda r: f"{r.method} · {r.dir}"):
+    for make in (
+        lambda r: r.method,
+        lambda r: f"{r.method} · {r.model}",
+        lambda r: f"{r.method} · {r.model} · {r.run_id}",
+        lambda r: f"{r.method} · {r.dir}",
+    ):
         labels = [make(r) for r in runs]
         if len(set(labels)) == len(labels):
             break

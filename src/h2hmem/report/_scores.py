@@ -13,8 +13,15 @@ from ..metrics import DEFAULT_JUDGE_SPEC
 from ..metrics._tables import EVIDENCE_DEFAULT, LEXICAL_TITLES
 from ._runs import RunResult
 
-__all__ = ["EVIDENCE_DEFAULT", "LEXICAL_TITLES", "ScoreMetric", "cell_metric", "comparable_with_published",
-           "primary_metric", "run_aggregate"]
+__all__ = [
+    "EVIDENCE_DEFAULT",
+    "LEXICAL_TITLES",
+    "ScoreMetric",
+    "cell_metric",
+    "comparable_with_published",
+    "primary_metric",
+    "run_aggregate",
+]
 
 
 @dataclass(frozen=True)
@@ -52,8 +59,9 @@ def run_aggregate(run: RunResult, source: str) -> dict[str, Any] | None:
     return m.get("aggregate") if m else None
 
 
-def cell_metric(agg: dict[str, Any] | None, field: str, group: str | None, key: str | None,
-                split: str = "all") -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+def cell_metric(
+    agg: dict[str, Any] | None, field: str, group: str | None, key: str | None, split: str = "all"
+) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
     """``(cell, cell["metrics"][field])`` of a group cell (``group=None``: the overall cell)."""
     if agg is None:
         return None, None

@@ -45,9 +45,13 @@ class ReportTable:
     def to_json(self) -> dict[str, Any]:
         """``{"title", "caption", "notes", "columns": [{"key", "label", "kind"}], "rows": [...]}``;
         numbers are unrounded."""
-        return {"title": self.title, "caption": self.caption, "notes": list(self.notes),
-                "columns": [{"key": c.key, "label": c.label, "kind": c.kind} for c in self.columns],
-                "rows": [dict(r) for r in self.rows]}
+        return {
+            "title": self.title,
+            "caption": self.caption,
+            "notes": list(self.notes),
+            "columns": [{"key": c.key, "label": c.label, "kind": c.kind} for c in self.columns],
+            "rows": [dict(r) for r in self.rows],
+        }
 
 
 def _seconds(v: float) -> str:

@@ -11,8 +11,14 @@ from ..metrics import SPLIT_KEYS
 from ..metrics._tables import judge_caption, judge_title
 from ._published import paper_method_name, published_quality, published_source
 from ._runs import RunResult, safe_name
-from ._scores import (EVIDENCE_DEFAULT, LEXICAL_TITLES, ScoreMetric, cell_metric, comparable_with_published,
-                      run_aggregate)
+from ._scores import (
+    EVIDENCE_DEFAULT,
+    LEXICAL_TITLES,
+    ScoreMetric,
+    cell_metric,
+    comparable_with_published,
+    run_aggregate,
+)
 from ._table import Column, ReportTable
 
 DIFFICULTIES = ("easy", "medium", "hard")
@@ -45,38 +51,79 @@ def _when(iso: str | None) -> str | None:
 
 def runs_table(runs: list[RunResult]) -> ReportTable:
     """One row per run: what was run, on what, and how complete it is."""
-    cols = [Column("run", "run"), Column("run_id", "run id"), Column("method", "method"), Column("model", "model"),
-            Column("protocol", "protocol"), Column("split", "split"), Column("questions", "questions", "count"),
-            Column("judge", "judge"), Column("started_at", "started"), Column("finished_at", "finished")]
+    cols = [
+        Column("run", "run"),
+        Column("run_id", "run id"),
+        Column("method", "method"),
+        Column("model", "model"),
+        Column("protocol", "protocol"),
+        Column("split", "split"),
+        Column("questions", "questions", "count"),
+        Column("judge", "judge"),
+        Column("started_at", "started"),
+        Column("finished_at", "finished"),
+    ]
     rows = []
     for r in runs:
         j = r.summary["metrics"].get("judge")
         counts = r.manifest.get("counts", {})
-        rows.append({"kind": "run", "run": r.label, "run_id": r.run_id, "method": r.method, "model": r.model,
-                     "protocol": r.protocol, "split": r.manifest.get("split") or "?",
-                     "questions": len(r.predictions), "questions_total": counts.get("questions", len(r.predictions)),
-                     "questions_failed": sum(p.failed for p in r.predictions),
-                     "judge": f"{j['model']} ({j['mode']} mode)" if j else "none (not judged)",
-                     "started_at": _when(r.manifest.get("started_at")), "finished_at": _when(r.manifest.get("finished_at")),
-                     "dir": str(r.dir)})
-    return ReportTable("runs", "Runs", cols, rows,
-                       caption="questions = predictions recorded (/ questions selected by the run); "
-                               "failed answers count as 0 in every score.")
+        rows.append(
+            {
+                "kind": "run",
+                "run": r.label,
+                "run_id": r.run_id,
+                "method": r.method,
+                "model": r.model,
+                "protocol": r.protocol,
+                "split": r.manifest.get("split") or "?",
+                "questions": len(r.predictions),
+                "questions_total": counts.get("questions", len(r.predictions)),
+                "questions_failed": sum(p.failed for p in r.predictions),
+                "judge": f"{j['model']} ({j['mode']} mode)" if j else "none (not judged)",
+                "started_at": _when(r.manifest.get("started_at")),
+                "finished_at": _when(r.manifest.get("finished_at")),
+                "dir": str(r.dir),
+            }
+        )
+    return ReportTable(
+        "runs",
+        "Runs",
+        cols,
+        rows,
+        caption="questions = predictions recorded (/ questions selected by the run); "
+        "failed answers count as 0 in every score.",
+    )
 
 
 def comparison_table(runs: list[RunResult], metric: ScoreMetric) -> ReportTable:
     """Leaderboard: one row per run (best micro average first), then the paper's published rows."""
-    cols = [Column("rank", "#", "int"), Column("run", "run"), Column("method", "method"), Column("model", "model"),
-            Column("protocol", "protocol"), Column("source", "source")]
+    cols = [
+        Column("rank", "#", "int"),
+        Column("run", "run"),
+        Column("method", "method"),
+        Column("model", "model"),
+        Column("protocol", "protocol"),
+        Column("source", "source"),
+    ]
     cols += [Column(c.value, c.value, "score") for c in MainCategory]
-    cols += [Column("micro", "weighted avg (micro)", "score"), Column("macro", "macro avg", "score"),
-             Column("n", "n", "count"), Column("coverage", "coverage", "float")]
+    cols += [
+        Column("micro", "weighted avg (micro)", "score"),
+        Column("macro", "macro avg", "score"),
+        Column("n", "n", "count"),
+        Column("coverage", "coverage", "float"),
+    ]
     rows = []
     for r in runs:
         agg = run_aggregate(r, metric.source)
-        row: dict[str, Any] = {"kind": "run", "run": r.label, "method": paper_method_name(r.method) or r.method,
-                               "model": r.model, "source": "this report",
-                               "protocol": r.protocol, "metric": metric.name}
+        row: dict[str, Any] = {
+            "kind": "run",
+            "run": r.label,
+            "method": paper_method_name(r.method) or r.method,
+            "model": r.model,
+            "source": "this report",
+            "protocol": r.protocol,
+            "metric": metric.name,
+        }
         for c in MainCategory:
             _score(row, c.value, cell_metric(agg, metric.field, "main_category", c.value)[1])
         cell, m = cell_metric(agg, metric.field, None, None)
@@ -92,22 +139,37 @@ def comparison_table(runs: list[RunResult], metric: ScoreMetric) -> ReportTable:
     same = comparable_with_published(metric)
     label = "published" + ("" if same else " · not comparable")
     for p in published_quality():
-        row = {"kind": "published", "run": f"{p.method} [published]", "method": p.method, "model": "paper",
-               "protocol": "full", "source": label, "metric": f"LLM judge ({src['judge']}), {label}"}
+        row = {
+            "kind": "published",
+            "run": f"{p.method} [published]",
+            "method": p.method,
+            "model": "paper",
+            "protocol": "full",
+            "source": label,
+            "metric": f"LLM judge ({src['judge']}), {label}",
+        }
         row.update({c.value: p.scores.get(c) for c in MainCategory})
         rows.append(row)
     if same:
-        note = ("Published rows use the same judge model; the paper's answer models, captions and dataset "
-                "version may still differ.")
+        note = (
+            "Published rows use the same judge model; the paper's answer models, captions and dataset "
+            "version may still differ."
+        )
     elif metric.source == "judge":
-        note = (f"Published rows were scored by {src['judge']}; these runs by {', '.join(metric.judge_models)}: "
-                "not comparable with published numbers.")
+        note = (
+            f"Published rows were scored by {src['judge']}; these runs by {', '.join(metric.judge_models)}: "
+            "not comparable with published numbers."
+        )
     else:
-        note = ("Published rows are LLM-judge scores; these runs are ranked by the official F1 (no judge scores "
-                "for every run): not comparable with published numbers.")
-    caption = (f"Runs ranked by the weighted average (micro: mean over all questions) of the {metric.name}; macro = "
-               f"mean of the sub-type means; 95% bootstrap CIs. Published: {src['quality_metric']} — source: "
-               f"{src['source']}. {note}")
+        note = (
+            "Published rows are LLM-judge scores; these runs are ranked by the official F1 (no judge scores "
+            "for every run): not comparable with published numbers."
+        )
+    caption = (
+        f"Runs ranked by the weighted average (micro: mean over all questions) of the {metric.name}; macro = "
+        f"mean of the sub-type means; 95% bootstrap CIs. Published: {src['quality_metric']} — source: "
+        f"{src['source']}. {note}"
+    )
     return ReportTable("comparison", f"Comparison — {metric.name}", cols, rows, caption=caption)
 
 
@@ -175,8 +237,13 @@ def difficulty_table(runs: list[RunResult], metric: ScoreMetric) -> ReportTable:
             _score(row, d, m)
             _count(row, f"{d}_n", cell, m)
         rows.append(row)
-    return ReportTable("difficulty", f"By difficulty — {metric.name}", cols, rows,
-                       caption="Mean over the questions of each difficulty label, 95% bootstrap CIs.")
+    return ReportTable(
+        "difficulty",
+        f"By difficulty — {metric.name}",
+        cols,
+        rows,
+        caption="Mean over the questions of each difficulty label, 95% bootstrap CIs.",
+    )
 
 
 def evidence_table(runs: list[RunResult]) -> ReportTable:
@@ -200,10 +267,15 @@ def evidence_table(runs: list[RunResult]) -> ReportTable:
             _score(row, "all", m)
             _count(row, "n", cell, m)
             rows.append(row)
-    return ReportTable("evidence", "Evidence recall@5 and hit@5 per sub-type", cols, rows,
-                       caption="Did the method's top-5 evidence units come from the gold sessions? recall@5 = fraction of "
-                               "gold sessions covered, hit@5 = at least one; session0 (cross-session pool) questions "
-                               "name no gold session and are excluded. No LLM involved.")
+    return ReportTable(
+        "evidence",
+        "Evidence recall@5 and hit@5 per sub-type",
+        cols,
+        rows,
+        caption="Did the method's top-5 evidence units come from the gold sessions? recall@5 = fraction of "
+        "gold sessions covered, hit@5 = at least one; session0 (cross-session pool) questions "
+        "name no gold session and are excluded. No LLM involved.",
+    )
 
 
 def subtype_table(runs: list[RunResult], metric: ScoreMetric) -> ReportTable:
@@ -218,7 +290,15 @@ def subtype_table(runs: list[RunResult], metric: ScoreMetric) -> ReportTable:
         cell, m = cell_metric(agg, metric.field, None, None)
         _count(row, "n", cell, m)
         rows.append(row)
-    groups = "; ".join(f"{c.value}: " + ", ".join(t.abbr for t in TaskType if t.main_category is c) for c in MainCategory)
-    return ReportTable("subtypes", f"Per sub-type — {metric.name}", cols, rows,
-                       caption=f"Mean per sub-type with 95% bootstrap CIs. {groups}. "
-                               + "; ".join(f"{t.abbr} = {t.value}" for t in TaskType) + ".")
+    groups = "; ".join(
+        f"{c.value}: " + ", ".join(t.abbr for t in TaskType if t.main_category is c) for c in MainCategory
+    )
+    return ReportTable(
+        "subtypes",
+        f"Per sub-type — {metric.name}",
+        cols,
+        rows,
+        caption=f"Mean per sub-type with 95% bootstrap CIs. {groups}. "
+        + "; ".join(f"{t.abbr} = {t.value}" for t in TaskType)
+        + ".",
+    )

@@ -42,21 +42,35 @@ def worst_questions(runs: list[RunResult], metric: ScoreMetric, k: int = DEFAULT
             continue
         ranked.append((fmean(known), fmean(f1s), question_order(qid), qid, scores))
     ranked.sort(key=lambda x: x[:3])
-    cols = [Column("question_id", "question id"), Column("task_type", "sub-type"), Column("question", "question"),
-            Column("gold", "gold answer")]
+    cols = [
+        Column("question_id", "question id"),
+        Column("task_type", "sub-type"),
+        Column("question", "question"),
+        Column("gold", "gold answer"),
+    ]
     for i, r in enumerate(runs):
         cols += [Column(f"answer_{i}", f"{r.label}: answer"), Column(f"score_{i}", f"{metric.short}", "score")]
     rows: list[dict[str, Any]] = []
     for mean, _, _, qid, scores in ranked[:k]:
         p0 = by_run[0][qid]
-        row: dict[str, Any] = {"question_id": qid, "task_type": p0.task_type, "question": p0.question,
-                               "gold": p0.gold, "mean": mean}
+        row: dict[str, Any] = {
+            "question_id": qid,
+            "task_type": p0.task_type,
+            "question": p0.question,
+            "gold": p0.gold,
+            "mean": mean,
+        }
         for i, (b, s) in enumerate(zip(by_run, scores)):
             p = b[qid]
             row[f"answer_{i}"] = f"[failed] {p.error}" if p.failed else (p.answer or "")
             row[f"score_{i}"] = s
             row[f"run_{i}"] = r.dir.name  # the viewer's name of the run (`h2hmem view` links)
         rows.append(row)
-    return ReportTable("worst_questions", f"The {len(rows)} worst-scored questions ({metric.name})", cols, rows,
-                       caption="Lowest mean score over the runs first; ties by mean F1, then question order. "
-                               "A failed answer scores 0. Question and gold answer as recorded in the first run's predictions.")
+    return ReportTable(
+        "worst_questions",
+        f"The {len(rows)} worst-scored questions ({metric.name})",
+        cols,
+        rows,
+        caption="Lowest mean score over the runs first; ties by mean F1, then question order. "
+        "A failed answer scores 0. Question and gold answer as recorded in the first run's predictions.",
+    )

@@ -106,8 +106,10 @@ class RunConfig(BaseModel):
     def _one_folder_name(cls, v: str | None) -> str | None:
         # the run directory is out_dir/run_id: a path here would write outside out_dir (or into it)
         if v is not None and v != "" and (v in (".", "..") or "/" in v or "\\" in v or "\0" in v):
-            raise ValueError(f"run id {v!r} must be a single folder name (no '/', not '.' or '..'); "
-                             "use --out for the folder holding runs")
+            raise ValueError(
+                f"run id {v!r} must be a single folder name (no '/', not '.' or '..'); "
+                "use --out for the folder holding runs"
+            )
         return v
 
     def default_run_id(self) -> str:
@@ -122,9 +124,12 @@ class RunConfig(BaseModel):
         if self.retrieval_only:
             parts.append("retrieval")
         # settings that change answers but are not in the name: a short hash keeps ids readable and distinct
-        extra = {k: v for k, v in self.identity().items()
-                 if k in ("method_params", "build_model", "embedder", "answer_max_tokens", "answer_temperature")
-                 and v != _DEFAULT_IDENTITY[k]}
+        extra = {
+            k: v
+            for k, v in self.identity().items()
+            if k in ("method_params", "build_model", "embedder", "answer_max_tokens", "answer_temperature")
+            and v != _DEFAULT_IDENTITY[k]
+        }
         if extra:
             parts.append("h" + hashlib.sha256(json.dumps(extra, sort_keys=True, default=str).encode()).hexdigest()[:8])
         return re.sub(r"[^A-Za-z0-9._-]+", "-", "_".join(parts)).strip("-")
@@ -139,10 +144,19 @@ class RunConfig(BaseModel):
 
     def identity(self) -> dict[str, Any]:
         """The settings a resumed run must share with the original (else it is a different run)."""
-        identity = {"split": self.split, "method": self.method, "method_params": self.method_params, "preset": self.preset,
-                    "model": self.model, "build_model": self.build_model, "embedder": self.embedder,
-                    "protocol": self.protocol, "limit": self.limit,
-                    "answer_max_tokens": self.answer_max_tokens, "answer_temperature": self.answer_temperature}
+        identity = {
+            "split": self.split,
+            "method": self.method,
+            "method_params": self.method_params,
+            "preset": self.preset,
+            "model": self.model,
+            "build_model": self.build_model,
+            "embedder": self.embedder,
+            "protocol": self.protocol,
+            "limit": self.limit,
+            "answer_max_tokens": self.answer_max_tokens,
+            "answer_temperature": self.answer_temperature,
+        }
         if not self.selection.is_empty:  # absent when empty: runs recorded before selections still resume
             identity["selection"] = self.selection.recorded()
         if self.retrieval_only:  # only when set, so runs recorded before the option existed keep their identity
@@ -150,6 +164,11 @@ class RunConfig(BaseModel):
         return identity
 
 
-_DEFAULT_IDENTITY = {"method_params": {}, "build_model": None, "embedder": "minilm", "answer_max_tokens": 1024,
-                     "answer_temperature": 0.1}
+_DEFAULT_IDENTITY = {
+    "method_params": {},
+    "build_model": None,
+    "embedder": "minilm",
+    "answer_max_tokens": 1024,
+    "answer_temperature": 0.1,
+}
 """Identity values that leave the default run id unchanged (the published settings)."""

@@ -8,8 +8,9 @@ from ._config import RunConfig
 from ._dryrun import CostEstimate, collect, counting_model
 
 
-async def add_caption_estimate(estimate: CostEstimate, config: RunConfig, caption_model: str,
-                               dialogues: set[str] | None) -> None:
+async def add_caption_estimate(
+    estimate: CostEstimate, config: RunConfig, caption_model: str, dialogues: set[str] | None
+) -> None:
     """Count the caption calls of ``caption_model`` into ``estimate.stages["caption"]``.
 
     Args:
@@ -23,15 +24,28 @@ async def add_caption_estimate(estimate: CostEstimate, config: RunConfig, captio
     _, images = dataset_images(config.data_root, config.split)
     store = CaptionStore(config.data_root, captions_dir=config.captions_dir)
     settings = CaptionSettings()
-    model = counting_model(caption_model, base_url=config.base_url, cache_path=config.cache_path,
-                           use_cache=config.use_cache, refresh=config.refresh_cache, prices=config.prices or None)
-    todo = [(iid, ref) for iid, ref in images.items() if ref.path is not None and store.get(iid) is None
-            and (dialogues is None or f"{iid.split}/{iid.dialogue}" in dialogues)]
+    model = counting_model(
+        caption_model,
+        base_url=config.base_url,
+        cache_path=config.cache_path,
+        use_cache=config.use_cache,
+        refresh=config.refresh_cache,
+        prices=config.prices or None,
+    )
+    todo = [
+        (iid, ref)
+        for iid, ref in images.items()
+        if ref.path is not None
+        and store.get(iid) is None
+        and (dialogues is None or f"{iid.split}/{iid.dialogue}" in dialogues)
+    ]
     for iid, ref in todo:
         messages, gen = caption_request(ref.path, settings, str(iid))  # type: ignore[arg-type]
         await model.chat(messages, gen, stage="caption")
     collect(estimate, model)
     if todo:
-        estimate.notes.append(f"caption: {len(todo)} images without a caption, captioned by {caption_model} with the "
-                              "default settings (`h2hmem caption`); images count as "
-                              "765 tokens each (1024-px, high detail); the answer prompts above were counted without these captions")
+        estimate.notes.append(
+            f"caption: {len(todo)} images without a caption, captioned by {caption_model} with the "
+            "default settings (`h2hmem caption`); images count as "
+            "765 tokens each (1024-px, high detail); the answer prompts above were counted without these captions"
+        )

@@ -27,7 +27,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..llm._estimate import call_cost, cached_reply, count_request, is_free, model_name
+from ..llm._estimate import cached_reply, call_cost, count_request, is_free, model_name
 from ..llm._prices import Prices
 from ..llm._types import ChatResult, GenerationConfig, Message, Stage, Usage
 from ._config import RunConfig
@@ -62,10 +62,18 @@ class StageCost(BaseModel):
     cached_cost_usd: float | None = 0.0
     """What the cached share would cost if it were sent again."""
 
-    def add(self, other: "StageCost") -> "StageCost":
+    def add(self, other: StageCost) -> StageCost:
         out = self.model_copy()
-        for k in ("calls", "prompt_tokens", "format_tokens", "completion_tokens", "completion_tokens_max",
-                  "cached_calls", "cached_prompt_tokens", "cached_completion_tokens"):
+        for k in (
+            "calls",
+            "prompt_tokens",
+            "format_tokens",
+            "completion_tokens",
+            "completion_tokens_max",
+            "cached_calls",
+            "cached_prompt_tokens",
+            "cached_completion_tokens",
+        ):
             setattr(out, k, getattr(self, k) + getattr(other, k))
         for k in ("cost_usd", "cost_usd_max", "cached_cost_usd"):
             a, b = getattr(self, k), getattr(other, k)
@@ -121,8 +129,14 @@ class CountingChat:
     def usage_by_stage(self) -> dict[str, Usage]:
         return {}  # nothing was used
 
-    async def chat(self, messages: list[Message], config: GenerationConfig | None = None, *,
-                   stage: Stage = "answer", items: int = 1) -> ChatResult:
+    async def chat(
+        self,
+        messages: list[Message],
+        config: GenerationConfig | None = None,
+        *,
+        stage: Stage = "answer",
+        items: int = 1,
+    ) -> ChatResult:
         config = config or GenerationConfig()
         n = count_request(self.client, messages)
         s = self.stages.setdefault(stage, StageCost(model=model_name(self.client)))
@@ -131,10 +145,18 @@ class CountingChat:
             s.cached_calls += 1
             s.cached_prompt_tokens += hit.prompt_tokens or n.prompt_tokens
             s.cached_completion_tokens += hit.completion_tokens
-            s.cached_cost_usd = _plus(s.cached_cost_usd, call_cost(self.client, hit.prompt_tokens or n.prompt_tokens,
-                                                                   hit.completion_tokens, self.prices))
-            return ChatResult(text=hit.text, model=self.spec, usage=Usage(cached_calls=1), latency_s=0.0, cached=True,
-                              finish_reason=hit.finish_reason)
+            s.cached_cost_usd = _plus(
+                s.cached_cost_usd,
+                call_cost(self.client, hit.prompt_tokens or n.prompt_tokens, hit.completion_tokens, self.prices),
+            )
+            return ChatResult(
+                text=hit.text,
+                model=self.spec,
+                usage=Usage(cached_calls=1),
+                latency_s=0.0,
+                cached=True,
+                finish_reason=hit.finish_reason,
+            )
         est = COMPLETION_ESTIMATE.get(stage, COMPLETION_ESTIMATE["other"]) * max(1, items)
         if config.max_tokens is not None:  # None: no limit sent (the official judge)
             est = min(config.max_tokens, est)
@@ -158,8 +180,15 @@ def _plus(a: float | None, b: float | None) -> float | None:
     return None if a is None or b is None else a + b
 
 
-def counting_model(spec: str, *, base_url: list[str] | str | None, cache_path: Path | None, use_cache: bool,
-                   refresh: bool, prices: Prices | None) -> CountingChat:
+def counting_model(
+    spec: str,
+    *,
+    base_url: list[str] | str | None,
+    cache_path: Path | None,
+    use_cache: bool,
+    refresh: bool,
+    prices: Prices | None,
+) -> CountingChat:
     """A :class:`CountingChat` for ``spec``: the model client is built (tokenizer, cache key) but
     never called; no API key is needed."""
     from ..llm import RequestCache, default_cache_path, load_chat_model
@@ -199,8 +228,9 @@ def collect(estimate: CostEstimate, *models: CountingChat | None) -> None:
             estimate.unpriced.append(model_name(m.client))
 
 
-def estimate_run(config: RunConfig, *, embedder: Any = None, progress: bool = False,
-                 caption_model: str | None = None) -> CostEstimate:
+def estimate_run(
+    config: RunConfig, *, embedder: Any = None, progress: bool = False, caption_model: str | None = None
+) -> CostEstimate:
     """Dry run of ``config``: counts per stage, nothing sent, nothing written to ``config.run_dir``
     or the request cache (sync entry point; see the module docstring for what is exact).
 
@@ -214,24 +244,38 @@ def estimate_run(config: RunConfig, *, embedder: Any = None, progress: bool = Fa
     return asyncio.run(aestimate_run(config, embedder=embedder, progress=progress, caption_model=caption_model))
 
 
-async def aestimate_run(config: RunConfig, *, embedder: Any = None, progress: bool = False,
-                        caption_model: str | None = None) -> CostEstimate:
+async def aestimate_run(
+    config: RunConfig, *, embedder: Any = None, progress: bool = False, caption_model: str | None = None
+) -> CostEstimate:
     """Async form of :func:`estimate_run`."""
     from ._runner import arun_benchmark
 
     prices = config.prices or None
-    opts = dict(base_url=config.base_url, cache_path=config.cache_path, use_cache=config.use_cache,
-                refresh=config.refresh_cache, prices=prices)
+    opts = dict(
+        base_url=config.base_url,
+        cache_path=config.cache_path,
+        use_cache=config.use_cache,
+        refresh=config.refresh_cache,
+        prices=prices,
+    )
     chat = counting_model(config.model, **opts)
     builder = counting_model(config.build_model, **opts) if config.build_model else None
     estimate = CostEstimate()
     if embedder is None and config.embedder.startswith("openai:"):
-        raise ValueError(f"--dry-run with the remote embedder {config.embedder} would send embedding requests; "
-                         "estimate with --embedder minilm (retrieval differs, prompt sizes are comparable)")
+        raise ValueError(
+            f"--dry-run with the remote embedder {config.embedder} would send embedding requests; "
+            "estimate with --embedder minilm (retrieval differs, prompt sizes are comparable)"
+        )
     with _scratch(config) as scratch:
-        summary = await arun_benchmark(scratch, chat_model=chat, build_model=builder, embedder=embedder,  # type: ignore[arg-type]
-                                       progress=progress)
+        summary = await arun_benchmark(
+            scratch,
+            chat_model=chat,
+            build_model=builder,
+            embedder=embedder,  # type: ignore[arg-type]
+            progress=progress,
+        )
         from ._store import RunStore
+
         manifest = RunStore(scratch.run_dir).read_manifest()
         dialogues = {f"{p.split}/{p.dialogue}" for p in RunStore(scratch.run_dir).predictions()}
     estimate.questions = summary.questions
@@ -244,8 +288,10 @@ async def aestimate_run(config: RunConfig, *, embedder: Any = None, progress: bo
         return estimate
     missing = int(manifest.get("images_without_caption") or 0)
     if missing:
-        estimate.notes.append(f"{missing} images reach the method without a caption (the answer prompts were counted "
-                              "so); --caption-model MODEL counts what captioning them first would cost")
+        estimate.notes.append(
+            f"{missing} images reach the method without a caption (the answer prompts were counted "
+            "so); --caption-model MODEL counts what captioning them first would cost"
+        )
     return estimate
 
 
@@ -255,8 +301,14 @@ def _scratch(config: RunConfig):
     predictions (so a resume's already-answered questions are not counted); removed afterwards."""
     tmp = Path(tempfile.mkdtemp(prefix="h2hmem-dry-run-"))
     try:
-        scratch = config.model_copy(update={"out_dir": tmp, "run_id": config.resolved_run_id, "max_cost_usd": None,
-                                            "retry_failed": config.retry_failed})
+        scratch = config.model_copy(
+            update={
+                "out_dir": tmp,
+                "run_id": config.resolved_run_id,
+                "max_cost_usd": None,
+                "retry_failed": config.retry_failed,
+            }
+        )
         real = config.run_dir / "predictions.jsonl"
         if real.is_file():
             scratch.run_dir.mkdir(parents=True)

@@ -42,19 +42,26 @@ def export_official(run_dir: Path, out_dir: Path | None = None) -> list[Path]:
     written = []
     for (split, dialogue, session), preds in sorted(groups.items()):
         preds.sort(key=lambda p: int(p.question_id.rsplit("/q", 1)[1]))
-        rows = [{
-            "question_id": p.question_id,
-            "question": {"text": p.question, "image": _image_field(p)},
-            "original_answer": p.gold,
-            "system_answer": p.answer if p.answer is not None else "",
-            "answer_session": p.details.get("answer_sessions", []),
-            "question_type": {"main_type": p.main_category, "sub_type": TaskType[p.task_type].value},
-            "difficulty": p.difficulty,
-            "error": p.error,
-        } for p in preds]
+        rows = [
+            {
+                "question_id": p.question_id,
+                "question": {"text": p.question, "image": _image_field(p)},
+                "original_answer": p.gold,
+                "system_answer": p.answer if p.answer is not None else "",
+                "answer_session": p.details.get("answer_sessions", []),
+                "question_type": {"main_type": p.main_category, "sub_type": TaskType[p.task_type].value},
+                "difficulty": p.difficulty,
+                "error": p.error,
+            }
+            for p in preds
+        ]
         path = out_dir / split / dialogue / "scenes" / session / f"results_{method}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({"method": method, "model": manifest.get("model"), "results": rows},
-                                   ensure_ascii=False, indent=1), encoding="utf-8")
+        path.write_text(
+            json.dumps(
+                {"method": method, "model": manifest.get("model"), "results": rows}, ensure_ascii=False, indent=1
+            ),
+            encoding="utf-8",
+        )
         written.append(path)
     return written

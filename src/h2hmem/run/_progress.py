@@ -39,7 +39,8 @@ class DialogueBars:
         task = self._tasks.get(dialogue_id)
         if task is None:
             task = self._tasks[dialogue_id] = self.progress.add_task(
-                f"  {dialogue_id} · memory", total=self._totals[dialogue_id], info="turns")
+                f"  {dialogue_id} · memory", total=self._totals[dialogue_id], info="turns"
+            )
         self.progress.update(task, completed=done)
 
     def build_call(self, dialogue_id: str) -> None:
@@ -72,8 +73,9 @@ class _BuildCallCounter:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 
-    async def chat(self, messages: list[Message], config: GenerationConfig | None = None, *,
-                   stage: Stage = "answer") -> ChatResult:
+    async def chat(
+        self, messages: list[Message], config: GenerationConfig | None = None, *, stage: Stage = "answer"
+    ) -> ChatResult:
         result = await self.inner.chat(messages, config, stage=stage)
         if stage == "memory_build":
             self.bars.build_call(self.dialogue_id)

@@ -55,8 +55,11 @@ def prediction_hash(p: Prediction) -> str:
     """SHA-256 (first 16 hex) of what the method produced for one question: question id, answer,
     error and evidence. Every score line records it (``prediction_hash``), so a score that no
     longer describes the recorded prediction is recognised and recomputed or dropped."""
-    data = json.dumps([p.question_id, p.answer, p.error, [e.model_dump(mode="json") for e in p.evidence]],
-                      ensure_ascii=False, sort_keys=True)
+    data = json.dumps(
+        [p.question_id, p.answer, p.error, [e.model_dump(mode="json") for e in p.evidence]],
+        ensure_ascii=False,
+        sort_keys=True,
+    )
     return hashlib.sha256(data.encode("utf-8")).hexdigest()[:16]
 
 
@@ -97,9 +100,12 @@ def read_predictions(path: str | Path, *, warn_duplicates: bool = True) -> list[
             duplicates[rec.question_id] = duplicates.get(rec.question_id, 1) + 1
         by_id[rec.question_id] = rec
     if duplicates and warn_duplicates:
-        warnings.warn(f"{p}: {len(duplicates)} question(s) have more than one record (e.g. {next(iter(duplicates))}, "
-                      f"{max(duplicates.values())} records); the last complete line of each is used",
-                      DuplicatePredictionsWarning, stacklevel=2)
+        warnings.warn(
+            f"{p}: {len(duplicates)} question(s) have more than one record (e.g. {next(iter(duplicates))}, "
+            f"{max(duplicates.values())} records); the last complete line of each is used",
+            DuplicatePredictionsWarning,
+            stacklevel=2,
+        )
     return list(by_id.values())
 
 

@@ -34,8 +34,8 @@ from ..llm._types import ChatModel, GenerationConfig, Usage
 from ..memory import Answer, MemoryContext, check_params, paper_prompt_hashes, prompt_hash, resolve_method
 from ._config import RunConfig
 from ._facts import CountedCaptions, question_fields, resolved_arguments, summed_stats
-from ._records import Prediction
 from ._progress import DialogueBars
+from ._records import Prediction
 from ._selection import Selection
 from ._spend import BudgetExhausted, guard_models
 from ._store import RunStore, command_line, dataset_fingerprint, now_iso
@@ -70,8 +70,14 @@ class RunSummary(BaseModel):
     """Why this invocation stopped before answering every question (``--max-cost``); None otherwise."""
 
 
-def run_benchmark(config: RunConfig, *, chat_model: ChatModel | None = None, build_model: ChatModel | None = None,
-                  embedder: Any = None, progress: bool = True) -> RunSummary:
+def run_benchmark(
+    config: RunConfig,
+    *,
+    chat_model: ChatModel | None = None,
+    build_model: ChatModel | None = None,
+    embedder: Any = None,
+    progress: bool = True,
+) -> RunSummary:
     """Run ``config.method`` over the dataset and write ``runs/<run-id>/`` (sync entry point).
 
     Args:
@@ -91,10 +97,13 @@ def run_benchmark(config: RunConfig, *, chat_model: ChatModel | None = None, bui
         RuntimeError: called inside a running event loop (Jupyter): use :func:`arun_benchmark`.
     """
     if _loop_running():
-        raise RuntimeError("run_benchmark() cannot run inside a running event loop (Jupyter, async code); "
-                           "use `await arun_benchmark(config, ...)` there")
-    return asyncio.run(arun_benchmark(config, chat_model=chat_model, build_model=build_model,
-                                      embedder=embedder, progress=progress))
+        raise RuntimeError(
+            "run_benchmark() cannot run inside a running event loop (Jupyter, async code); "
+            "use `await arun_benchmark(config, ...)` there"
+        )
+    return asyncio.run(
+        arun_benchmark(config, chat_model=chat_model, build_model=build_model, embedder=embedder, progress=progress)
+    )
 
 
 def _loop_running() -> bool:
@@ -122,36 +131,63 @@ def _session_number(name: str) -> int:
     return int(name.removeprefix("session")) if name.removeprefix("session").isdigit() else 0
 
 
-async def arun_benchmark(config: RunConfig, *, chat_model: ChatModel | None = None,
-                         build_model: ChatModel | None = None, embedder: Any = None,
-                         progress: bool = True) -> RunSummary:
+async def arun_benchmark(
+    config: RunConfig,
+    *,
+    chat_model: ChatModel | None = None,
+    build_model: ChatModel | None = None,
+    embedder: Any = None,
+    progress: bool = True,
+) -> RunSummary:
     """Async form of :func:`run_benchmark` (for notebooks that already run an event loop)."""
     method_cls = resolve_method(config.method)
     check_params(method_cls, config.method_params)
     question_fields(method_cls)
     if config.retrieval_only and not callable(getattr(method_cls, "retrieve_evidence", None)):
-        raise MethodSetupError(f"method {config.method!r} has no retrieve_evidence(question) method, so it cannot "
-                               "run with retrieval_only (--retrieval-only)")
+        raise MethodSetupError(
+            f"method {config.method!r} has no retrieve_evidence(question) method, so it cannot "
+            "run with retrieval_only (--retrieval-only)"
+        )
     from ..embed import parse_embedder_spec
 
     if embedder is None:  # a ready embedder object needs no spec (tests, notebooks, the benchmarks)
         parse_embedder_spec(config.embedder)
-    if config.captions_dir is not None and not Path(config.captions_dir).is_dir():
-        raise FileNotFoundError(f"captions folder {config.captions_dir} does not exist (write it with "
-                                f"`h2hmem caption <dataset> --captions-dir {config.captions_dir}`)")
+    if config.captions_dir is not None and not Path(config.captions_dir).is_dir():  # noqa: ASYNC240 — once per run
+        raise FileNotFoundError(
+            f"captions folder {config.captions_dir} does not exist (write it with "
+            f"`h2hmem caption <dataset> --captions-dir {config.captions_dir}`)"
+        )
     ds = load_dataset(config.data_root, config.split)
     store = RunStore(config.run_dir)
     with store.locked() as holder:
         if holder is not None:
-            raise RunConflictError(f"{store.dir} is being written by another h2hmem run ({holder}); wait for it "
-                                   "to end, or choose another --run-id")
-        return await _run_locked(config, method_cls, ds, store, chat_model=chat_model, build_model=build_model,
-                                 embedder=embedder, progress=progress)
+            raise RunConflictError(
+                f"{store.dir} is being written by another h2hmem run ({holder}); wait for it "
+                "to end, or choose another --run-id"
+            )
+        return await _run_locked(
+            config,
+            method_cls,
+            ds,
+            store,
+            chat_model=chat_model,
+            build_model=build_model,
+            embedder=embedder,
+            progress=progress,
+        )
 
 
-async def _run_locked(config: RunConfig, method_cls: Any, ds: Dataset, store: RunStore, *,
-                      chat_model: ChatModel | None, build_model: ChatModel | None, embedder: Any,
-                      progress: bool) -> RunSummary:
+async def _run_locked(
+    config: RunConfig,
+    method_cls: Any,
+    ds: Dataset,
+    store: RunStore,
+    *,
+    chat_model: ChatModel | None,
+    build_model: ChatModel | None,
+    embedder: Any,
+    progress: bool,
+) -> RunSummary:
     questions = select_questions(ds, config.limit, config.selection)
     manifest = _open_manifest(store, config, ds)
     torn = store.repair()
@@ -168,8 +204,11 @@ async def _run_locked(config: RunConfig, method_cls: Any, ds: Dataset, store: Ru
     embed_since = copy.copy(getattr(embedder, "stats", None))  # a ready embedder's counts before this run
     captions = _caption_lookup(config)
     answer_config = GenerationConfig(temperature=config.answer_temperature, max_tokens=config.answer_max_tokens)
-    manifest["models"] = {"answer": getattr(chat, "spec", config.model),
-                          "build": getattr(builder, "spec", None) if builder else None, "embedder": config.embedder}
+    manifest["models"] = {
+        "answer": getattr(chat, "spec", config.model),
+        "build": getattr(builder, "spec", None) if builder else None,
+        "embedder": config.embedder,
+    }
     manifest["transcripts"] = store.transcripts.path.name if config.transcripts else None
     # the runner, not the method, records how the method was built and what it was told
     fields = question_fields(method_cls)
@@ -180,8 +219,9 @@ async def _run_locked(config: RunConfig, method_cls: Any, ds: Dataset, store: Ru
     for q in pending:
         by_dialogue[f"{q.split}/{q.dialogue}"].append(q)
     dialogues = [d for d in ds.dialogues if d.id in by_dialogue]
-    state = _RunState(store=store, method=config.method, image_dir=store.dir / "state" / "question-images",
-                      fields=fields)
+    state = _RunState(
+        store=store, method=config.method, image_dir=store.dir / "state" / "question-images", fields=fields
+    )
     state.retrieval_only = config.retrieval_only
     if config.retrieval_only:
         manifest["retrieval_only"] = True
@@ -191,10 +231,16 @@ async def _run_locked(config: RunConfig, method_cls: Any, ds: Dataset, store: Ru
     def build(d: Dialogue) -> Any:
         counted = state.captions.setdefault(d.id, CountedCaptions(captions(d.split, d.name)))
         state.bars.expect(d.id, sum(len(s.turns) for s in d.sessions))
-        ctx = MemoryContext(dialogue_id=d.id, chat=state.bars.wrap(chat, d.id), build_chat=state.bars.wrap(builder, d.id),
-                            captions=counted,
-                            state_dir=store.dir / "state" / d.split / d.name,
-                            embedder_factory=embed_factory, answer_config=answer_config, preset=config.preset)
+        ctx = MemoryContext(
+            dialogue_id=d.id,
+            chat=state.bars.wrap(chat, d.id),
+            build_chat=state.bars.wrap(builder, d.id),
+            captions=counted,
+            state_dir=store.dir / "state" / d.split / d.name,
+            embedder_factory=embed_factory,
+            answer_config=answer_config,
+            preset=config.preset,
+        )
         return method_cls(ctx, **config.method_params)
 
     # Parameters are the same for every dialogue: build the first memory before any work, so a
@@ -204,8 +250,9 @@ async def _run_locked(config: RunConfig, method_cls: Any, ds: Dataset, store: Ru
         try:
             built[dialogues[0].id] = build(dialogues[0])
         except Exception as e:
-            raise MethodSetupError(f"cannot build method {config.method!r} with parameters "
-                                   f"{config.method_params or '{}'}: {_err(e)}") from e
+            raise MethodSetupError(
+                f"cannot build method {config.method!r} with parameters {config.method_params or '{}'}: {_err(e)}"
+            ) from e
     manifest["preset"] = config.preset
     if dialogues:
         state.describe(dialogues[0].id, built[dialogues[0].id])
@@ -228,12 +275,15 @@ async def _run_locked(config: RunConfig, method_cls: Any, ds: Dataset, store: Ru
 
     store.open(transcripts=config.transcripts)
     if store.transcripts.torn_bytes_removed:
-        manifest.setdefault("repairs", []).append({"at": now_iso(),
-                                                   "transcript_bytes_removed": store.transcripts.torn_bytes_removed})
+        manifest.setdefault("repairs", []).append(
+            {"at": now_iso(), "transcript_bytes_removed": store.transcripts.torn_bytes_removed}
+        )
     state.start(total=len(pending), progress=progress, label=f"{config.method} · {config.split}")
     try:
-        with record_calls(store.transcripts.write if config.transcripts else None), \
-                tag_calls(invocation=int(manifest.get("resumes", 0))):
+        with (
+            record_calls(store.transcripts.write if config.transcripts else None),
+            tag_calls(invocation=int(manifest.get("resumes", 0))),
+        ):
             # return_exceptions: a budget stop in one dialogue lets the others finish their calls in flight
             # (every later call is refused at once), so nothing is written after the store is closed
             outcomes = await asyncio.gather(*(run_dialogue(d) for d in dialogues), return_exceptions=True)
@@ -249,38 +299,62 @@ async def _run_locked(config: RunConfig, method_cls: Any, ds: Dataset, store: Ru
         usage = _merge_usage(manifest.get("usage", {}), _usage_of(chat, builder))
         if embed_factory.made():
             from ..embed import embedding_record
+
             manifest["embedding"] = embedding_record(embed_factory(), embed_since, manifest.get("embedding"))
         final = {**recorded, **state.latest}  # = predictions.jsonl (last record per id), without re-reading it
         failed_questions = {q.id: final[q.id].error for q in questions if q.id in final and final[q.id].failed}
         failed = len(failed_questions)
         facts = state.method_facts(manifest, [d.id for d in ds.dialogues])
-        manifest.update({
-            "finished_at": now_iso(), "status": "complete" if len(final) >= len(questions) else "incomplete",
-            **facts,
-            "options": (facts.get("method_description") or {}).get("options", manifest.get("options")),
-            "usage": {k: v.model_dump() for k, v in usage.items()},
-            "counts": {"questions": len(questions), "recorded": sum(1 for q in questions if q.id in final),
-                       "failed": failed, "answered_this_invocation": state.done,
-                       "skipped_already_recorded": skipped},
-            "timing": _add_timing(manifest.get("timing", {}), state),
-            "failed_questions": failed_questions,
-        })
+        manifest.update(
+            {
+                "finished_at": now_iso(),
+                "status": "complete" if len(final) >= len(questions) else "incomplete",
+                **facts,
+                "options": (facts.get("method_description") or {}).get("options", manifest.get("options")),
+                "usage": {k: v.model_dump() for k, v in usage.items()},
+                "counts": {
+                    "questions": len(questions),
+                    "recorded": sum(1 for q in questions if q.id in final),
+                    "failed": failed,
+                    "answered_this_invocation": state.done,
+                    "skipped_already_recorded": skipped,
+                },
+                "timing": _add_timing(manifest.get("timing", {}), state),
+                "failed_questions": failed_questions,
+            }
+        )
         if budget is not None:
-            manifest.setdefault("budget", []).append({"at": now_iso(), "max_cost_usd": budget.limit_usd,
-                                                      "spent_usd": round(budget.spent_usd, 6), "stopped": budget.refused})
+            manifest.setdefault("budget", []).append(
+                {
+                    "at": now_iso(),
+                    "max_cost_usd": budget.limit_usd,
+                    "spent_usd": round(budget.spent_usd, 6),
+                    "stopped": budget.refused,
+                }
+            )
         store.write_manifest(manifest)
-    return RunSummary(run_dir=store.dir, questions=len(questions), answered_now=state.done, skipped=skipped,
-                      failed=failed, failed_questions=failed_questions, usage=usage,
-                      images_without_caption=facts["images_without_caption"], method_stats=facts["method_stats"],
-                      stopped=budget.refused if budget is not None else None)
+    return RunSummary(
+        run_dir=store.dir,
+        questions=len(questions),
+        answered_now=state.done,
+        skipped=skipped,
+        failed=failed,
+        failed_questions=failed_questions,
+        usage=usage,
+        images_without_caption=facts["images_without_caption"],
+        method_stats=facts["method_stats"],
+        stopped=budget.refused if budget is not None else None,
+    )
 
 
-async def _drive(d: Dialogue, memory: Any, qs: list[Question], protocol: str, sem: asyncio.Semaphore,
-                 state: "_RunState") -> None:
+async def _drive(
+    d: Dialogue, memory: Any, qs: list[Question], protocol: str, sem: asyncio.Semaphore, state: _RunState
+) -> None:
     async def ask(batch: list[Question]) -> None:
         async def one(q: Question) -> None:
             async with sem:
                 state.record(await _answer(memory, q, state))
+
         # wait for every question before passing on a budget stop, so no paid answer goes unrecorded
         for outcome in await asyncio.gather(*(one(q) for q in batch), return_exceptions=True):
             if isinstance(outcome, BaseException):
@@ -311,7 +385,7 @@ async def _drive(d: Dialogue, memory: Any, qs: list[Question], protocol: str, se
     state.describe(d.id, memory)  # and at the end (stats gathered while answering)
 
 
-async def _answer(memory: Any, q: Question, state: "_RunState") -> Prediction:
+async def _answer(memory: Any, q: Question, state: _RunState) -> Prediction:
     method = state.method
     t0 = time.perf_counter()
     try:
@@ -330,28 +404,59 @@ async def _answer(memory: Any, q: Question, state: "_RunState") -> Prediction:
     except Exception as e:
         return _failed(q, method, _err(e), latency=time.perf_counter() - t0)
     if state.retrieval_only:  # ranked evidence, no answer and no answer-model call
-        return Prediction(**_question_fields(q), answer=None, evidence=evidence,
-                          latency_s=round(time.perf_counter() - t0, 4), method=method,
-                          details={"answer_sessions": list(q.answer_sessions), "retrieval_only": True})
+        return Prediction(
+            **_question_fields(q),
+            answer=None,
+            evidence=evidence,
+            latency_s=round(time.perf_counter() - t0, 4),
+            method=method,
+            details={"answer_sessions": list(q.answer_sessions), "retrieval_only": True},
+        )
     if not isinstance(ans, Answer):  # a plugin's mistake: recorded for the question, not a crash of the run
-        return _failed(q, method, f"{type(memory).__name__}.answer() returned {type(ans).__name__}, "
-                       "not h2hmem.memory.Answer", latency=time.perf_counter() - t0)
+        return _failed(
+            q,
+            method,
+            f"{type(memory).__name__}.answer() returned {type(ans).__name__}, not h2hmem.memory.Answer",
+            latency=time.perf_counter() - t0,
+        )
     details = dict(ans.details)
     details["answer_sessions"] = list(q.answer_sessions)
-    return Prediction(**_question_fields(q), answer=ans.text, evidence=ans.evidence,
-                      latency_s=round(time.perf_counter() - t0, 4), usage=ans.usage, cached=ans.cached,
-                      method=method, details=details)
+    return Prediction(
+        **_question_fields(q),
+        answer=ans.text,
+        evidence=ans.evidence,
+        latency_s=round(time.perf_counter() - t0, 4),
+        usage=ans.usage,
+        cached=ans.cached,
+        method=method,
+        details=details,
+    )
 
 
 def _question_fields(q: Question) -> dict[str, Any]:
-    return {"question_id": q.id, "split": q.split, "dialogue": q.dialogue, "session": q.session,
-            "task_type": q.task_type.abbr, "main_category": q.main_category.value, "difficulty": q.difficulty,
-            "question": q.text, "question_images": [i.key for i in q.images], "gold": q.gold}
+    return {
+        "question_id": q.id,
+        "split": q.split,
+        "dialogue": q.dialogue,
+        "session": q.session,
+        "task_type": q.task_type.abbr,
+        "main_category": q.main_category.value,
+        "difficulty": q.difficulty,
+        "question": q.text,
+        "question_images": [i.key for i in q.images],
+        "gold": q.gold,
+    }
 
 
 def _failed(q: Question, method: str, error: str, latency: float = 0.0) -> Prediction:
-    return Prediction(**_question_fields(q), answer=None, error=error, method=method, latency_s=round(latency, 4),
-                      details={"answer_sessions": list(q.answer_sessions)})
+    return Prediction(
+        **_question_fields(q),
+        answer=None,
+        error=error,
+        method=method,
+        latency_s=round(latency, 4),
+        details={"answer_sessions": list(q.answer_sessions)},
+    )
 
 
 def _err(e: BaseException) -> str:
@@ -389,8 +494,14 @@ class _RunState:
     def start(self, total: int, progress: bool, label: str) -> None:
         if not progress:
             return
-        self._progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                  TextColumn("{task.fields[info]}"), TimeElapsedColumn(), TimeRemainingColumn())
+        self._progress = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[info]}"),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+        )
         self._task = self._progress.add_task(label, total=total, info="")
         self.bars.attach(self._progress)
         self._progress.start()
@@ -403,8 +514,9 @@ class _RunState:
         self.cached += pred.cached
         self.tokens += pred.usage.total_tokens
         if self._progress is not None:
-            self._progress.update(self._task, advance=1,
-                                  info=f"errors {self.errors} · cached {self.cached} · tokens {self.tokens:,}")
+            self._progress.update(
+                self._task, advance=1, info=f"errors {self.errors} · cached {self.cached} · tokens {self.tokens:,}"
+            )
 
     def observed(self, seconds: float, absent: bool) -> None:
         self.build_s += seconds
@@ -460,22 +572,35 @@ def _open_manifest(store: RunStore, config: RunConfig, ds: Dataset) -> dict[str,
     if old:
         if old.get("identity") != identity:
             diff = _identity_diff(old.get("identity"), identity)
-            raise RunConflictError(f"{store.dir} holds a run with other settings ({diff}); "
-                                   "choose another --run-id or --out")
+            raise RunConflictError(
+                f"{store.dir} holds a run with other settings ({diff}); choose another --run-id or --out"
+            )
         if old.get("dataset_fingerprint") != fingerprint:
-            raise RunConflictError(f"{store.dir} was run on a different dataset (fingerprint "
-                                   f"{str(old.get('dataset_fingerprint'))[:12]}… ≠ {fingerprint[:12]}…)")
+            raise RunConflictError(
+                f"{store.dir} was run on a different dataset (fingerprint "
+                f"{str(old.get('dataset_fingerprint'))[:12]}… ≠ {fingerprint[:12]}…)"
+            )
         old["resumes"] = int(old.get("resumes", 0)) + 1
-        old.setdefault("invocations", []).append({"started_at": now_iso(), "command": command_line(),
-                                                  "retry_failed": config.retry_failed})
+        old.setdefault("invocations", []).append(
+            {"started_at": now_iso(), "command": command_line(), "retry_failed": config.retry_failed}
+        )
         return old
     return {
-        "run_id": config.resolved_run_id, "package": "h2hmem", "version": __version__,
-        "command": command_line(), "started_at": now_iso(), "resumes": 0,
+        "run_id": config.resolved_run_id,
+        "package": "h2hmem",
+        "version": __version__,
+        "command": command_line(),
+        "started_at": now_iso(),
+        "resumes": 0,
         "invocations": [{"started_at": now_iso(), "command": command_line(), "retry_failed": config.retry_failed}],
-        "config": config.model_dump(mode="json"), "identity": identity, "method": config.method,
-        "model": config.model, "protocol": config.protocol, "split": config.split,
-        "data_root": str(ds.root), "dataset_fingerprint": fingerprint,
+        "config": config.model_dump(mode="json"),
+        "identity": identity,
+        "method": config.method,
+        "model": config.model,
+        "protocol": config.protocol,
+        "split": config.split,
+        "data_root": str(ds.root),
+        "dataset_fingerprint": fingerprint,
         "prompt_hashes": {"answer": prompt_hash(), **paper_prompt_hashes()},
     }
 
@@ -487,6 +612,7 @@ def _shared(factory):
         if not box:
             box.append(factory())
         return box[0]
+
     get.made = lambda: bool(box)  # type: ignore[attr-defined]
     return get
 
@@ -497,10 +623,18 @@ def _load_chat(config: RunConfig, spec: str) -> ChatModel:
     cache: Any = None
     if config.use_cache:
         from ..llm import default_cache_path
+
         cache = config.cache_path or default_cache_path()
-    return load_chat_model(spec, base_url=config.base_url, cache=cache, concurrency=config.concurrency,
-                           timeout_s=config.timeout_s, max_retries=config.max_retries, refresh=config.refresh_cache,
-                           prices=config.prices or None)
+    return load_chat_model(
+        spec,
+        base_url=config.base_url,
+        cache=cache,
+        concurrency=config.concurrency,
+        timeout_s=config.timeout_s,
+        max_retries=config.max_retries,
+        refresh=config.refresh_cache,
+        prices=config.prices or None,
+    )
 
 
 def _load_embedder(config: RunConfig) -> Any:
@@ -509,8 +643,12 @@ def _load_embedder(config: RunConfig) -> Any:
     # the embedding cache lives beside the request cache (--cache-path), and --no-cache skips both
     cache = default_embedding_cache_path(config.cache_path) if config.use_cache else None
     # an OpenAI-compatible embedder is served by the run's --base-url (first one), like the chat model
-    return load_embedder(config.embedder, base_url=config.base_url[0] if config.base_url else None, cache=cache,
-                         refresh=config.refresh_cache)
+    return load_embedder(
+        config.embedder,
+        base_url=config.base_url[0] if config.base_url else None,
+        cache=cache,
+        refresh=config.refresh_cache,
+    )
 
 
 def _caption_lookup(config: RunConfig):
@@ -520,12 +658,15 @@ def _caption_lookup(config: RunConfig):
     return store.for_dialogue
 
 
-def _add_timing(old: dict[str, Any], state: "_RunState") -> dict[str, Any]:
+def _add_timing(old: dict[str, Any], state: _RunState) -> dict[str, Any]:
     """Wall time of ``observe()`` (memory build, embedding included), summed over invocations."""
     build_s = float(old.get("memory_build_s", 0.0)) + state.build_s
     sessions = int(old.get("sessions_observed", 0)) + state.sessions_observed
-    return {"memory_build_s": round(build_s, 4), "sessions_observed": sessions,
-            "memory_build_s_per_session": round(build_s / sessions, 6) if sessions else None}
+    return {
+        "memory_build_s": round(build_s, 4),
+        "sessions_observed": sessions,
+        "memory_build_s_per_session": round(build_s / sessions, 6) if sessions else None,
+    }
 
 
 def _usage_of(*models: Any) -> dict[str, Usage]:

@@ -45,8 +45,9 @@ def _norm_dialogue(value: str) -> str:
     """``"3"``, ``"dialogue3"`` → ``"dialogue3"``; ``"dyadic/3"`` → ``"dyadic/dialogue3"``."""
     m = _DIALOGUE.match(value.strip().lower())
     if not m:
-        raise ValueError(f"dialogue {value!r}: expected dialogueN, N or <split>/dialogueN "
-                         f"(split one of {', '.join(SPLITS)})")
+        raise ValueError(
+            f"dialogue {value!r}: expected dialogueN, N or <split>/dialogueN (split one of {', '.join(SPLITS)})"
+        )
     name = f"dialogue{int(m['n'])}"
     return f"{m['split']}/{name}" if m["split"] else name
 
@@ -173,8 +174,10 @@ class Selection(BaseModel):
             ids = {question_id_of(x) for x in items}
             missing = [q for q in self.question_ids if q not in ids]
             if missing:
-                problems.append(f"{len(missing)} question id(s) not in the data: {', '.join(missing[:10])}"
-                                + (" …" if len(missing) > 10 else ""))
+                problems.append(
+                    f"{len(missing)} question id(s) not in the data: {', '.join(missing[:10])}"
+                    + (" …" if len(missing) > 10 else "")
+                )
         if self.dialogues:
             known = {_get(x, "dialogue") for x in items} | {f"{_get(x, 'split')}/{_get(x, 'dialogue')}" for x in items}
             missing = [d for d in self.dialogues if d not in known]
@@ -202,8 +205,10 @@ def stratified_sample(pool: Sequence[T], n: int, seed: int) -> list[T]:
         strata.setdefault((str(_get(x, "split")), task_type_of(x)), []).append(i)
     keys = sorted(strata, key=_stratum_order)
     if n < len(keys):
-        raise SelectionError(f"--sample {n} is smaller than the {len(keys)} non-empty split × task type strata "
-                             "(at least one question per stratum); ask for at least that many")
+        raise SelectionError(
+            f"--sample {n} is smaller than the {len(keys)} non-empty split × task type strata "
+            "(at least one question per stratum); ask for at least that many"
+        )
     total = len(pool)
     share = {k: n * len(strata[k]) / total for k in keys}
     alloc = {k: min(len(strata[k]), max(1, math.floor(share[k]))) for k in keys}
@@ -280,4 +285,3 @@ def _hash(values: Sequence[str]) -> str:
 def selection_from_manifest(manifest: dict[str, Any]) -> Selection:
     """The selection a run recorded (empty for runs made before selections existed)."""
     return Selection(**((manifest.get("config") or {}).get("selection") or {}))
-

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..llm._estimate import call_cost, cached_reply, count_request, model_name
+from ..llm._estimate import cached_reply, call_cost, count_request, model_name
 from ..llm._prices import Prices
 from ..llm._types import ChatResult, GenerationConfig, Message, Stage
 
@@ -55,15 +55,18 @@ class BudgetGuard:
         self.budget = budget
         self.prices = prices
         if call_cost(inner, 1_000_000, 0, prices) is None:
-            raise UnpricedModelError(f"--max-cost needs the price of model {model_name(inner)!r}, which is not in the "
-                                     f"built-in table; give it with --price {model_name(inner)}=IN/OUT "
-                                     "(USD per million input/output tokens)")
+            raise UnpricedModelError(
+                f"--max-cost needs the price of model {model_name(inner)!r}, which is not in the "
+                f"built-in table; give it with --price {model_name(inner)}=IN/OUT "
+                "(USD per million input/output tokens)"
+            )
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 
-    async def chat(self, messages: list[Message], config: GenerationConfig | None = None, *,
-                   stage: Stage = "answer") -> ChatResult:
+    async def chat(
+        self, messages: list[Message], config: GenerationConfig | None = None, *, stage: Stage = "answer"
+    ) -> ChatResult:
         config = config or GenerationConfig()
         b = self.budget
         if b.refused is not None:
@@ -73,16 +76,21 @@ class BudgetGuard:
         n = count_request(self.inner, messages)
         worst = call_cost(self.inner, n.prompt_tokens + n.format_tokens, config.max_tokens, self.prices) or 0.0
         if b.spent_usd + b.reserved_usd + worst > b.limit_usd:
-            b.refused = (f"budget of ${b.limit_usd:.4f} reached: ${b.spent_usd:.4f} spent, ${b.reserved_usd:.4f} in "
-                         f"flight, the next {stage} call could cost up to ${worst:.4f}")
+            b.refused = (
+                f"budget of ${b.limit_usd:.4f} reached: ${b.spent_usd:.4f} spent, ${b.reserved_usd:.4f} in "
+                f"flight, the next {stage} call could cost up to ${worst:.4f}"
+            )
             raise BudgetExhausted(b.refused)
         b.reserved_usd += worst
         try:
             result = await self.inner.chat(messages, config, stage=stage)
         finally:
             b.reserved_usd -= worst
-        b.spent_usd += result.usage.cost_usd if result.usage.cost_usd else \
-            (call_cost(self.inner, result.usage.prompt_tokens, result.usage.completion_tokens, self.prices) or 0.0)
+        b.spent_usd += (
+            result.usage.cost_usd
+            if result.usage.cost_usd
+            else (call_cost(self.inner, result.usage.prompt_tokens, result.usage.completion_tokens, self.prices) or 0.0)
+        )
         return result
 
 

@@ -11,9 +11,10 @@ import hashlib
 import json
 import os
 import sys
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any, Iterator
+from typing import IO, Any
 
 try:
     import fcntl
@@ -107,8 +108,9 @@ class RunStore:
 
     def write_manifest(self, manifest: dict[str, Any]) -> None:
         """Atomic replace (write a temporary file, fsync, rename): never a half-written manifest."""
-        atomic_write_text(self.manifest_path, json.dumps(manifest, ensure_ascii=False, indent=1, default=str),
-                          fsync=True)
+        atomic_write_text(
+            self.manifest_path, json.dumps(manifest, ensure_ascii=False, indent=1, default=str), fsync=True
+        )
 
     def repair(self) -> int:
         """Cut a torn last line off ``predictions.jsonl``; returns the number of bytes removed."""

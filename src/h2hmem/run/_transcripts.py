@@ -69,7 +69,7 @@ def iter_members(data: bytes, *, name: str = "transcripts") -> Iterator[tuple[in
         feed = pos
         try:
             while not d.eof and feed < n:
-                chunk = view[feed:feed + _CHUNK]
+                chunk = view[feed : feed + _CHUNK]
                 feed += len(chunk)
                 out.append(d.decompress(chunk))
         except zlib.error as e:
@@ -85,7 +85,7 @@ def complete_length(path: Path) -> int:
     """Bytes of ``path`` up to the end of its last complete member (the file size when none is torn)."""
     data = path.read_bytes()
     end = 0
-    for _, end, _ in iter_members(data, name=str(path)):
+    for _, end, _ in iter_members(data, name=str(path)):  # noqa: B007 — the last member's end is wanted
         pass
     return end
 
@@ -137,7 +137,7 @@ class TranscriptWriter:
         """Records written since :meth:`open`."""
         self._fh: IO[bytes] | None = None
 
-    def open(self) -> "TranscriptWriter":
+    def open(self) -> TranscriptWriter:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         if self.path.is_file():
             size = self.path.stat().st_size
@@ -161,7 +161,7 @@ class TranscriptWriter:
             close_durably(self._fh)
             self._fh = None
 
-    def __enter__(self) -> "TranscriptWriter":
+    def __enter__(self) -> TranscriptWriter:
         return self.open()
 
     def __exit__(self, *exc: object) -> None:

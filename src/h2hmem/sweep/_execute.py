@@ -30,12 +30,18 @@ async def arun_cell(config: RunConfig, retries: int) -> dict[str, Any]:
         summary = await arun_benchmark(config.model_copy(update={"retry_failed": True}), progress=False)
         answered += summary.answered_now
         rounds += 1
-    return {"run_dir": str(summary.run_dir), "questions": summary.questions, "failed": summary.failed,
-            "answered_now": answered, "rounds": rounds}
+    return {
+        "run_dir": str(summary.run_dir),
+        "questions": summary.questions,
+        "failed": summary.failed,
+        "answered_now": answered,
+        "rounds": rounds,
+    }
 
 
-def evaluate_cell(run_dir: str, metrics: list[str], judge: JudgeEntry | None, use_cache: bool = True,
-                  cache_path: str | None = None) -> dict[str, Any]:
+def evaluate_cell(
+    run_dir: str, metrics: list[str], judge: JudgeEntry | None, use_cache: bool = True, cache_path: str | None = None
+) -> dict[str, Any]:
     """Score one run directory (sync; builds its own judge client). Returns ``{"run_dir", "metrics"}``."""
     from ..metrics import evaluate_run
 
@@ -44,8 +50,9 @@ def evaluate_cell(run_dir: str, metrics: list[str], judge: JudgeEntry | None, us
         from ..llm import default_cache_path, load_chat_model
 
         cache = (cache_path or default_cache_path()) if use_cache else None
-        model = load_chat_model(judge.model, base_url=judge.base_url or None, cache=cache,
-                                concurrency=judge.concurrency)
+        model = load_chat_model(
+            judge.model, base_url=judge.base_url or None, cache=cache, concurrency=judge.concurrency
+        )
     summary = evaluate_run(run_dir, metrics, judge_model=model)
     return {"run_dir": run_dir, "metrics": sorted(summary.get("metrics", {}))}
 
@@ -67,8 +74,14 @@ class LocalExecutor:
         return await arun_cell(cell.config, retries)
 
     async def evaluate(self, cell: SweepRun, metrics: list[str], judge: JudgeEntry | None) -> dict[str, Any]:
-        return await asyncio.to_thread(evaluate_cell, str(cell.config.run_dir), metrics, judge,
-                                       cell.config.use_cache, _opt_str(cell.config.cache_path))
+        return await asyncio.to_thread(
+            evaluate_cell,
+            str(cell.config.run_dir),
+            metrics,
+            judge,
+            cell.config.use_cache,
+            _opt_str(cell.config.cache_path),
+        )
 
     def close(self) -> None:
         pass
@@ -78,10 +91,12 @@ def _ray_run(config_json: dict[str, Any], retries: int) -> dict[str, Any]:
     return asyncio.run(arun_cell(RunConfig.model_validate(config_json), retries))
 
 
-def _ray_evaluate(run_dir: str, metrics: list[str], judge_json: dict[str, Any] | None, use_cache: bool,
-                  cache_path: str | None) -> dict[str, Any]:
-    return evaluate_cell(run_dir, metrics, JudgeEntry.model_validate(judge_json) if judge_json else None,
-                         use_cache, cache_path)
+def _ray_evaluate(
+    run_dir: str, metrics: list[str], judge_json: dict[str, Any] | None, use_cache: bool, cache_path: str | None
+) -> dict[str, Any]:
+    return evaluate_cell(
+        run_dir, metrics, JudgeEntry.model_validate(judge_json) if judge_json else None, use_cache, cache_path
+    )
 
 
 class RayExecutor:
@@ -111,8 +126,12 @@ class RayExecutor:
 
     async def evaluate(self, cell: SweepRun, metrics: list[str], judge: JudgeEntry | None) -> dict[str, Any]:
         ref = self._evaluate.options(num_cpus=1).remote(
-            str(cell.config.run_dir), metrics, judge.model_dump() if judge else None, cell.config.use_cache,
-            _opt_str(cell.config.cache_path))
+            str(cell.config.run_dir),
+            metrics,
+            judge.model_dump() if judge else None,
+            cell.config.use_cache,
+            _opt_str(cell.config.cache_path),
+        )
         return await asyncio.wrap_future(ref.future())
 
     def close(self) -> None:

@@ -73,13 +73,21 @@ def expand_grid(spec: SweepSpec) -> list[SweepRun]:
         raise SweepSpecError(f"presets {spec.presets}: this h2hmem has no preset setting on runs")
     runs: list[SweepRun] = []
     for method, model, preset, protocol, split in itertools.product(
-            spec.methods, spec.models, spec.presets, spec.protocols, spec.splits):
+        spec.methods, spec.models, spec.presets, spec.protocols, spec.splits
+    ):
         ep = endpoint_key(model.spec, model.base_url)
         conc = min(spec.executor.run_concurrency, caps[ep])
         fields: dict[str, Any] = {
-            **spec.run, "data_root": spec.data, "split": split, "method": method.name,
-            "method_params": method.params, "model": model.spec, "base_url": model.base_url or None,
-            "build_model": model.build_model, "protocol": protocol, "out_dir": spec.out / "runs",
+            **spec.run,
+            "data_root": spec.data,
+            "split": split,
+            "method": method.name,
+            "method_params": method.params,
+            "model": model.spec,
+            "base_url": model.base_url or None,
+            "build_model": model.build_model,
+            "protocol": protocol,
+            "out_dir": spec.out / "runs",
             "concurrency": conc,
         }
         if has_preset:
@@ -87,13 +95,17 @@ def expand_grid(spec: SweepSpec) -> list[SweepRun]:
         try:
             config = RunConfig(**fields)
         except Exception as e:
-            raise SweepSpecError(f"cell {method.display} × {model.display} × {preset} × {protocol} × {split}: {e}") from None
+            raise SweepSpecError(
+                f"cell {method.display} × {model.display} × {preset} × {protocol} × {split}: {e}"
+            ) from None
         need = {ep: conc * (2 if model.build_model else 1)}
         runs.append(SweepRun(method, model, preset, protocol, split, config, ep, need))
     seen: dict[str, SweepRun] = {}
     for r in runs:
         if r.run_id in seen:
-            raise ValueError(f"cells {seen[r.run_id].key} and {r.key} resolve to the same run {r.run_id}; "
-                             "give the methods different parameters or labels")
+            raise ValueError(
+                f"cells {seen[r.run_id].key} and {r.key} resolve to the same run {r.run_id}; "
+                "give the methods different parameters or labels"
+            )
         seen[r.run_id] = r
     return runs

@@ -41,16 +41,21 @@ def _grid_row(cell: SweepRun, split: str, field: str, source: str, run: Any) -> 
     agg = run_aggregate(run, source)
     overall = cell_metric(agg, field, None, None, split)[1] or {}
     return {
-        "method": cell.method.display, "kind": "measured", "run_id": cell.run_id,
+        "method": cell.method.display,
+        "kind": "measured",
+        "run_id": cell.run_id,
         "task_type": {t: _cell(agg, field, "task_type", t, split) for t in TASK_COLUMNS},
         "main_category": {c: _cell(agg, field, "main_category", c, split) for c in CATEGORY_COLUMNS},
         "overall": _cell(agg, field, None, None, split),
-        "macro": ({"mean": overall["macro"], "ci": overall.get("macro_ci")} if overall.get("macro") is not None else None),
+        "macro": (
+            {"mean": overall["macro"], "ci": overall.get("macro_ci")} if overall.get("macro") is not None else None
+        ),
     }
 
 
-def build_sweep_report(spec: SweepSpec, cells: list[SweepRun], status: list[CellStatus],
-                       out_dir: Path | None = None) -> dict[str, Any]:
+def build_sweep_report(
+    spec: SweepSpec, cells: list[SweepRun], status: list[CellStatus], out_dir: Path | None = None
+) -> dict[str, Any]:
     """Write ``sweep.md``, ``sweep.html`` and ``sweep.json`` and return the JSON object.
 
     Runs that have no recorded answer are listed in the status table only. Published rows (the
@@ -74,24 +79,56 @@ def build_sweep_report(spec: SweepSpec, cells: list[SweepRun], status: list[Cell
         for c, _ in loaded:
             paper = paper_method_name(c.method.name)
             if paper in published:
-                rows.append({"method": f"{paper} [published]", "kind": "published", "run_id": None,
-                             "task_type": {t: None for t in TASK_COLUMNS},
-                             "main_category": {cat.value: {"mean": v, "published": True}
-                                               for cat, v in published[paper].scores.items()},
-                             "overall": None, "macro": None})
+                rows.append(
+                    {
+                        "method": f"{paper} [published]",
+                        "kind": "published",
+                        "run_id": None,
+                        "task_type": {t: None for t in TASK_COLUMNS},
+                        "main_category": {
+                            cat.value: {"mean": v, "published": True} for cat, v in published[paper].scores.items()
+                        },
+                        "overall": None,
+                        "macro": None,
+                    }
+                )
         comparable = comparable_with_published(metric)
-        tables.append({
-            "model": model, "preset": preset, "protocol": protocol, "split": split, "metric": metric.name,
-            "comparable_with_published": comparable, "rows": rows,
-            "note": ("Published rows: " + published_source()["source"] + "; the paper's backbones and judge "
-                     + published_source()["judge"] + (". Same judge as here." if comparable else
-                                                       ". Not comparable: this table's score is " + metric.short + ".")),
-        })
-    data = {"schema": "h2hmem.sweep_report/1", "name": spec.name, "created_at": now_iso(),
-            "task_columns": TASK_COLUMNS, "category_columns": CATEGORY_COLUMNS,
-            "status": [s.as_dict() for s in status], "tables": tables,
-            "totals": {"runs": len(status), "done": sum(s.state == "done" for s in status),
-                       "cost_usd": round(sum(s.cost_usd for s in status), 6)}}
+        tables.append(
+            {
+                "model": model,
+                "preset": preset,
+                "protocol": protocol,
+                "split": split,
+                "metric": metric.name,
+                "comparable_with_published": comparable,
+                "rows": rows,
+                "note": (
+                    "Published rows: "
+                    + published_source()["source"]
+                    + "; the paper's backbones and judge "
+                    + published_source()["judge"]
+                    + (
+                        ". Same judge as here."
+                        if comparable
+                        else ". Not comparable: this table's score is " + metric.short + "."
+                    )
+                ),
+            }
+        )
+    data = {
+        "schema": "h2hmem.sweep_report/1",
+        "name": spec.name,
+        "created_at": now_iso(),
+        "task_columns": TASK_COLUMNS,
+        "category_columns": CATEGORY_COLUMNS,
+        "status": [s.as_dict() for s in status],
+        "tables": tables,
+        "totals": {
+            "runs": len(status),
+            "done": sum(s.state == "done" for s in status),
+            "cost_usd": round(sum(s.cost_usd for s in status), 6),
+        },
+    }
     out_dir.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out_dir / "sweep.json", json.dumps(data, ensure_ascii=False, indent=1))
     atomic_write_text(out_dir / "sweep.md", render_markdown(data))
@@ -112,21 +149,43 @@ def fmt(c: dict[str, Any] | None, ci: bool = True) -> str:
 
 
 def render_markdown(data: dict[str, Any]) -> str:
-    lines = [f"# Sweep `{data['name']}`", "", f"Generated {data['created_at']}.", "", "## Runs", "",
-             "| method | model | preset | protocol | split | state | answered | failed | evaluated | cost (USD) |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"# Sweep `{data['name']}`",
+        "",
+        f"Generated {data['created_at']}.",
+        "",
+        "## Runs",
+        "",
+        "| method | model | preset | protocol | split | state | answered | failed | evaluated | cost (USD) |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for s in data["status"]:
-        lines.append(f"| {s['method']} | {s['model']} | {s['preset']} | {s['protocol']} | {s['split']} | {s['state']} "
-                     f"| {s['recorded']}/{s['questions']} | {s['failed']} | {'yes' if s['evaluated'] else 'no'} "
-                     f"| {s['cost_usd']:.4f} |")
-    cols = data["task_columns"] + [c.removeprefix("Memory ") for c in data["category_columns"]] + ["weighted avg", "macro avg"]
+        lines.append(
+            f"| {s['method']} | {s['model']} | {s['preset']} | {s['protocol']} | {s['split']} | {s['state']} "
+            f"| {s['recorded']}/{s['questions']} | {s['failed']} | {'yes' if s['evaluated'] else 'no'} "
+            f"| {s['cost_usd']:.4f} |"
+        )
+    cols = (
+        data["task_columns"]
+        + [c.removeprefix("Memory ") for c in data["category_columns"]]
+        + ["weighted avg", "macro avg"]
+    )
     for t in data["tables"]:
-        lines += ["", f"## {t['model']} · preset {t['preset']} · protocol {t['protocol']} · split {t['split']}", "",
-                  f"Score: {t['metric']} (0–1, 95% bootstrap CIs in brackets).", "",
-                  "| method | " + " | ".join(cols) + " |", "|---|" + "---|" * len(cols)]
+        lines += [
+            "",
+            f"## {t['model']} · preset {t['preset']} · protocol {t['protocol']} · split {t['split']}",
+            "",
+            f"Score: {t['metric']} (0–1, 95% bootstrap CIs in brackets).",
+            "",
+            "| method | " + " | ".join(cols) + " |",
+            "|---|" + "---|" * len(cols),
+        ]
         for r in t["rows"]:
-            vals = ([fmt(r["task_type"][c], ci=False) for c in data["task_columns"]]
-                    + [fmt(r["main_category"][c]) for c in data["category_columns"]] + [fmt(r["overall"]), fmt(r["macro"])])
+            vals = (
+                [fmt(r["task_type"][c], ci=False) for c in data["task_columns"]]
+                + [fmt(r["main_category"][c]) for c in data["category_columns"]]
+                + [fmt(r["overall"]), fmt(r["macro"])]
+            )
             lines.append(f"| {r['method']} | " + " | ".join(vals) + " |")
         lines += ["", t["note"]]
     return "\n".join(lines) + "\n"
@@ -141,5 +200,7 @@ def _fmt_html(c: dict[str, Any] | None, ci: bool = True) -> Markup:
 def render_html(data: dict[str, Any]) -> str:
     env = Environment(autoescape=select_autoescape(["html"]))
     env.filters["fmt"] = _fmt_html
-    template = env.from_string(resources.files(__package__).joinpath("templates/sweep.html").read_text(encoding="utf-8"))
+    template = env.from_string(
+        resources.files(__package__).joinpath("templates/sweep.html").read_text(encoding="utf-8")
+    )
     return template.render(d=data)

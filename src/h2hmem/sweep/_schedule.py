@@ -42,9 +42,15 @@ class Outcome(Generic[J, R]):
         self.job, self.result, self.error = job, result, error
 
 
-async def run_jobs(jobs: Sequence[J], need: Callable[[J], dict[str, int]], budget: EndpointBudget,
-                   start: Callable[[J], Awaitable[R]], *, max_parallel: int,
-                   on_done: Callable[[Outcome[J, R]], None] | None = None) -> list[Outcome[J, R]]:
+async def run_jobs(
+    jobs: Sequence[J],
+    need: Callable[[J], dict[str, int]],
+    budget: EndpointBudget,
+    start: Callable[[J], Awaitable[R]],
+    *,
+    max_parallel: int,
+    on_done: Callable[[Outcome[J, R]], None] | None = None,
+) -> list[Outcome[J, R]]:
     """Run ``start(job)`` for every job, in order of the list as budget frees up.
 
     A job whose need exceeds an endpoint's whole capacity is started alone on that endpoint (with the

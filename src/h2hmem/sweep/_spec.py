@@ -149,13 +149,17 @@ class SweepSpec(_Strict):
     def _no_grid_fields(cls, v: dict[str, Any]) -> dict[str, Any]:
         owned = sorted(set(v) & _GRID_FIELDS)
         if owned:
-            raise ValueError(f"{owned} are set by the grid (methods, models, presets, protocols, splits, out), "
-                             "not in [run]")
+            raise ValueError(
+                f"{owned} are set by the grid (methods, models, presets, protocols, splits, out), not in [run]"
+            )
         return v
 
     @model_validator(mode="after")
-    def _unique_labels(self) -> "SweepSpec":
-        for what, labels in (("methods", [m.display for m in self.methods]), ("models", [m.display for m in self.models])):
+    def _unique_labels(self) -> SweepSpec:
+        for what, labels in (
+            ("methods", [m.display for m in self.methods]),
+            ("models", [m.display for m in self.models]),
+        ):
             dup = sorted({x for x in labels if labels.count(x) > 1})
             if dup:
                 raise ValueError(f"{what}: {dup} appear twice; give each a distinct label")
@@ -164,8 +168,21 @@ class SweepSpec(_Strict):
         return self
 
 
-_GRID_FIELDS = {"data_root", "split", "method", "method_params", "model", "base_url", "build_model", "protocol",
-                "preset", "out_dir", "run_id", "concurrency", "retry_failed"}
+_GRID_FIELDS = {
+    "data_root",
+    "split",
+    "method",
+    "method_params",
+    "model",
+    "base_url",
+    "build_model",
+    "protocol",
+    "preset",
+    "out_dir",
+    "run_id",
+    "concurrency",
+    "retry_failed",
+}
 
 
 def load_spec(path: str | Path) -> tuple[SweepSpec, Path]:

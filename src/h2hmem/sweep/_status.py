@@ -55,8 +55,20 @@ def cell_status(cell: SweepRun) -> CellStatus:
         state = "failed" if failed else "done"
     usage = manifest.get("usage") or {}
     cost = sum(float((u or {}).get("cost_usd") or 0.0) for u in usage.values())
-    return CellStatus(cell.method.display, cell.model.display, cell.preset, cell.protocol, cell.split, cell.run_id,
-                      state, questions, recorded, failed, _evaluated(store, recorded), round(cost, 6))
+    return CellStatus(
+        cell.method.display,
+        cell.model.display,
+        cell.preset,
+        cell.protocol,
+        cell.split,
+        cell.run_id,
+        state,
+        questions,
+        recorded,
+        failed,
+        _evaluated(store, recorded),
+        round(cost, 6),
+    )
 
 
 def sweep_status(cells: list[SweepRun]) -> list[CellStatus]:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ._execute import Executor, make_executor
 from ._grid import SweepRun, endpoint_capacities, expand_grid
@@ -32,8 +33,9 @@ class SweepResult:
         return not self.errors and all(s.state == "done" and s.evaluated for s in self.status)
 
 
-def run_sweep(spec: SweepSpec | str | Path, *, executor: Executor | None = None,
-              on_event: Callable[[str], None] | None = None) -> SweepResult:
+def run_sweep(
+    spec: SweepSpec | str | Path, *, executor: Executor | None = None, on_event: Callable[[str], None] | None = None
+) -> SweepResult:
     """Run a sweep to completion (sync entry point); see :func:`arun_sweep`.
 
     Raises:
@@ -46,8 +48,9 @@ def run_sweep(spec: SweepSpec | str | Path, *, executor: Executor | None = None,
     raise RuntimeError("run_sweep() cannot run inside a running event loop; use `await arun_sweep(...)`")
 
 
-async def arun_sweep(spec: SweepSpec | str | Path, *, executor: Executor | None = None,
-                     on_event: Callable[[str], None] | None = None) -> SweepResult:
+async def arun_sweep(
+    spec: SweepSpec | str | Path, *, executor: Executor | None = None, on_event: Callable[[str], None] | None = None
+) -> SweepResult:
     """Expand ``spec`` into runs and bring every one to *done and evaluated*.
 
     Steps: (1) every run that is not done runs or resumes (finished runs are skipped; runs that end
@@ -86,20 +89,35 @@ async def arun_sweep(spec: SweepSpec | str | Path, *, executor: Executor | None 
                     errors[o.job.run_id] = f"{step}: {type(o.error).__name__}: {o.error}"
                     say(f"{step} {o.job.run_id}: FAILED ({type(o.error).__name__}: {o.error})")
                 else:
-                    say(f"{step} {o.job.run_id}: " + ", ".join(f"{k} {v}" for k, v in o.result.items() if k != "run_dir"))
+                    say(
+                        f"{step} {o.job.run_id}: "
+                        + ", ".join(f"{k} {v}" for k, v in o.result.items() if k != "run_dir")
+                    )
+
             return note
 
-        await run_jobs(todo, lambda c: c.need, budget, lambda c: ex.run(c, spec.retries),
-                       max_parallel=spec.executor.max_parallel_runs, on_done=finished("run"))
+        await run_jobs(
+            todo,
+            lambda c: c.need,
+            budget,
+            lambda c: ex.run(c, spec.retries),
+            max_parallel=spec.executor.max_parallel_runs,
+            on_done=finished("run"),
+        )
         judge_ep = None
         if "judge" in spec.metrics:
             from ._grid import endpoint_key
 
             judge_ep = endpoint_key(spec.judge.model, spec.judge.base_url)
         to_score = [c for c in cells if c.run_id not in errors and (s := cell_status(c)).recorded and not s.evaluated]
-        await run_jobs(to_score, lambda c: {judge_ep: spec.judge.concurrency} if judge_ep else {}, budget,
-                       lambda c: ex.evaluate(c, list(spec.metrics), spec.judge if judge_ep else None),
-                       max_parallel=spec.executor.max_parallel_runs, on_done=finished("evaluate"))
+        await run_jobs(
+            to_score,
+            lambda c: {judge_ep: spec.judge.concurrency} if judge_ep else {},
+            budget,
+            lambda c: ex.evaluate(c, list(spec.metrics), spec.judge if judge_ep else None),
+            max_parallel=spec.executor.max_parallel_runs,
+            on_done=finished("evaluate"),
+        )
     finally:
         if own:
             ex.close()

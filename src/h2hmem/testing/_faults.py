@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal, Sequence
+from typing import Any, Literal
 
-FaultKind = Literal["http", "reset", "timeout", "malformed_json", "truncated_body", "empty_choices",
-                    "missing_choices", "finish"]
+FaultKind = Literal[
+    "http", "reset", "timeout", "malformed_json", "truncated_body", "empty_choices", "missing_choices", "finish"
+]
 
 
 @dataclass(frozen=True)
@@ -27,45 +29,56 @@ class Fault:
     message: str = ""
 
     @classmethod
-    def http(cls, status: int, *, retry_after: float | str | None = None, retry_after_ms: int | None = None,
-             message: str | None = None) -> "Fault":
+    def http(
+        cls,
+        status: int,
+        *,
+        retry_after: float | str | None = None,
+        retry_after_ms: int | None = None,
+        message: str | None = None,
+    ) -> Fault:
         """Reply with HTTP ``status`` and an OpenAI-style error body; ``retry_after`` adds the header."""
         ra = None if retry_after is None else (str(retry_after) if isinstance(retry_after, str) else f"{retry_after:g}")
-        return cls("http", status=status, retry_after=ra, retry_after_ms=retry_after_ms,
-                   message=message or f"mock fault: HTTP {status}")
+        return cls(
+            "http",
+            status=status,
+            retry_after=ra,
+            retry_after_ms=retry_after_ms,
+            message=message or f"mock fault: HTTP {status}",
+        )
 
     @classmethod
-    def reset(cls) -> "Fault":
+    def reset(cls) -> Fault:
         """Close the connection with a TCP reset and no reply at all."""
         return cls("reset")
 
     @classmethod
-    def timeout(cls, delay_s: float = 30.0) -> "Fault":
+    def timeout(cls, delay_s: float = 30.0) -> Fault:
         """Wait ``delay_s`` seconds (past the client's timeout) before answering normally."""
         return cls("timeout", delay_s=delay_s)
 
     @classmethod
-    def malformed_json(cls) -> "Fault":
+    def malformed_json(cls) -> Fault:
         """HTTP 200 whose body is cut-off JSON (a complete HTTP message)."""
         return cls("malformed_json")
 
     @classmethod
-    def truncated_body(cls) -> "Fault":
+    def truncated_body(cls) -> Fault:
         """HTTP 200 announcing a longer body than is sent, then closing the connection."""
         return cls("truncated_body")
 
     @classmethod
-    def empty_choices(cls) -> "Fault":
+    def empty_choices(cls) -> Fault:
         """HTTP 200 with ``"choices": []``."""
         return cls("empty_choices")
 
     @classmethod
-    def missing_choices(cls) -> "Fault":
+    def missing_choices(cls) -> Fault:
         """HTTP 200 with no ``choices`` key."""
         return cls("missing_choices")
 
     @classmethod
-    def finish(cls, reason: Literal["length", "content_filter"]) -> "Fault":
+    def finish(cls, reason: Literal["length", "content_filter"]) -> Fault:
         """A normal reply whose ``finish_reason`` is ``reason``; for ``content_filter`` the
         message content is ``null``, as OpenAI sends it."""
         return cls("finish", finish_reason=reason)

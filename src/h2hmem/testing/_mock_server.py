@@ -20,7 +20,8 @@ import socket
 import struct
 import threading
 import time
-from typing import Any, Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
 
 import h11
 import numpy as np
@@ -88,8 +89,9 @@ def hashed_embedding(text: str, dim: int) -> list[float]:
 
 
 class _Reply:
-    def __init__(self, status: int, payload: Any = None, *, raw: bytes | None = None,
-                 headers: Sequence[tuple[str, str]] = ()):
+    def __init__(
+        self, status: int, payload: Any = None, *, raw: bytes | None = None, headers: Sequence[tuple[str, str]] = ()
+    ):
         self.status = status
         self.body = raw if raw is not None else json.dumps(payload).encode("utf-8")
         self.headers = [("content-type", "application/json"), *headers]
@@ -122,9 +124,16 @@ class MockOpenAIServer:
     ``in_flight`` / ``max_in_flight`` (concurrent API requests being handled).
     """
 
-    def __init__(self, latency_s: float = 0.0, tokens_per_s: float | None = None,
-                 responder: Responder | None = None, script: Sequence[ScriptItem] | None = None,
-                 *, embedding_dim: int = 64, keep_requests: bool = True):
+    def __init__(
+        self,
+        latency_s: float = 0.0,
+        tokens_per_s: float | None = None,
+        responder: Responder | None = None,
+        script: Sequence[ScriptItem] | None = None,
+        *,
+        embedding_dim: int = 64,
+        keep_requests: bool = True,
+    ):
         self.latency_s = latency_s
         self.keep_requests = keep_requests
         self.tokens_per_s = tokens_per_s
@@ -152,7 +161,7 @@ class MockOpenAIServer:
             raise RuntimeError("MockOpenAIServer is not running; use it as a context manager or call start()")
         return f"http://127.0.0.1:{self.port}/v1"
 
-    def start(self) -> "MockOpenAIServer":
+    def start(self) -> MockOpenAIServer:
         if self._thread is not None:
             raise RuntimeError("MockOpenAIServer already started")
         self._thread = threading.Thread(target=self._run, name="MockOpenAIServer", daemon=True)
@@ -171,7 +180,7 @@ class MockOpenAIServer:
         self._thread = None
         self.port = None
 
-    def __enter__(self) -> "MockOpenAIServer":
+    def __enter__(self) -> MockOpenAIServer:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -193,7 +202,8 @@ class MockOpenAIServer:
         self._loop = loop
         try:
             self._server = loop.run_until_complete(
-                asyncio.start_server(self._on_connection, "127.0.0.1", 0, backlog=2048))
+                asyncio.start_server(self._on_connection, "127.0.0.1", 0, backlog=2048)
+            )
             self.port = self._server.sockets[0].getsockname()[1]
         except BaseException as exc:  # pragma: no cover - reported to start()
             self._error = exc
@@ -262,16 +272,24 @@ class MockOpenAIServer:
         writer.write(conn.send(h11.EndOfMessage()))
         await writer.drain()
 
-    async def _serve(self, conn: h11.Connection, writer: asyncio.StreamWriter, request: h11.Request,
-                     raw: bytes) -> bool:
+    async def _serve(
+        self, conn: h11.Connection, writer: asyncio.StreamWriter, request: h11.Request, raw: bytes
+    ) -> bool:
         method = request.method.decode()
         path = request.target.decode().split("?", 1)[0].rstrip("/")
         if method == "GET" and path in ("/v1/models", "/models"):
-            await self._send(conn, writer, _Reply(200, {"object": "list", "data": [
-                {"id": "mock", "object": "model", "owned_by": "h2hmem"}]}))
+            await self._send(
+                conn,
+                writer,
+                _Reply(200, {"object": "list", "data": [{"id": "mock", "object": "model", "owned_by": "h2hmem"}]}),
+            )
             return True
-        endpoint = {"/v1/chat/completions": "chat", "/chat/completions": "chat",
-                    "/v1/embeddings": "embeddings", "/embeddings": "embeddings"}.get(path)
+        endpoint = {
+            "/v1/chat/completions": "chat",
+            "/chat/completions": "chat",
+            "/v1/embeddings": "embeddings",
+            "/embeddings": "embeddings",
+        }.get(path)
         if method != "POST" or endpoint is None:
             await self._send(conn, writer, _Reply(404, _error_body(f"no route {method} {path}", "not_found")))
             return True
@@ -280,7 +298,9 @@ class MockOpenAIServer:
             if not isinstance(body, dict):
                 raise ValueError("body is not a JSON object")
         except ValueError as exc:
-            await self._send(conn, writer, _Reply(400, _error_body(f"invalid JSON body: {exc}", "invalid_request_error")))
+            await self._send(
+                conn, writer, _Reply(400, _error_body(f"invalid JSON body: {exc}", "invalid_request_error"))
+            )
             return True
 
         self.calls += 1
@@ -296,8 +316,14 @@ class MockOpenAIServer:
         finally:
             self.in_flight -= 1
 
-    async def _answer(self, conn: h11.Connection, writer: asyncio.StreamWriter, endpoint: str,
-                      body: dict[str, Any], fault: Fault | None) -> bool:
+    async def _answer(
+        self,
+        conn: h11.Connection,
+        writer: asyncio.StreamWriter,
+        endpoint: str,
+        body: dict[str, Any],
+        fault: Fault | None,
+    ) -> bool:
         if self.latency_s > 0:
             await asyncio.sleep(self.latency_s)
         if fault is not None:
@@ -332,8 +358,11 @@ class MockOpenAIServer:
             await self._send(conn, writer, _Reply(200, raw=data[: max(1, len(data) // 2)]))
             return True
         if fault is not None and fault.kind == "truncated_body":
-            head = conn.send(h11.Response(status_code=200, headers=[
-                ("content-type", "application/json"), ("content-length", str(len(data)))]))
+            head = conn.send(
+                h11.Response(
+                    status_code=200, headers=[("content-type", "application/json"), ("content-length", str(len(data)))]
+                )
+            )
             writer.write(head + data[: len(data) // 2])
             await writer.drain()
             writer.transport.abort()
@@ -365,12 +394,12 @@ class MockOpenAIServer:
             await asyncio.sleep(completion / self.tokens_per_s)
         prompt = prompt_tokens(body)
         return {
-            "id": f"chatcmpl-mock-{self.calls}", "object": "chat.completion", "created": int(time.time()),
+            "id": f"chatcmpl-mock-{self.calls}",
+            "object": "chat.completion",
+            "created": int(time.time()),
             "model": body.get("model", "mock"),
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
-                         "finish_reason": finish}],
-            "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
-                      "total_tokens": prompt + completion},
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": finish}],
+            "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
         }
 
     async def _embeddings(self, body: dict[str, Any]) -> dict[str, Any]:
@@ -382,9 +411,11 @@ class MockOpenAIServer:
         dim = int(body.get("dimensions") or self.embedding_dim)
         tokens = sum(count_tokens(t) for t in inputs)
         return {
-            "object": "list", "model": body.get("model", "mock"),
-            "data": [{"object": "embedding", "index": i, "embedding": hashed_embedding(t, dim)}
-                     for i, t in enumerate(inputs)],
+            "object": "list",
+            "model": body.get("model", "mock"),
+            "data": [
+                {"object": "embedding", "index": i, "embedding": hashed_embedding(t, dim)} for i, t in enumerate(inputs)
+            ],
             "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
         }
 

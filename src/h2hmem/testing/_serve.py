@@ -11,8 +11,16 @@ from typing import Any
 
 CHROMIUM = "/usr/bin/chromium"
 """Debian's Chromium (``playwright install`` cannot download its own browser on our machines)."""
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
 """Flags for headless runs as root in a container, with no background traffic."""
 
 

@@ -6,5 +6,18 @@ from ._calls import CallIndex
 from ._runs import QuestionRow, RunInfo, ViewRun, find_runs, headline, load_view_run, run_info
 from ._table import SORTS, Filters, filter_rows, sort_rows
 
-__all__ = ["CallIndex", "Filters", "QuestionRow", "RunInfo", "SORTS", "ViewRun", "create_viewer_app", "filter_rows",
-           "find_runs", "headline", "load_view_run", "run_info", "sort_rows"]
+__all__ = [
+    "CallIndex",
+    "Filters",
+    "QuestionRow",
+    "RunInfo",
+    "SORTS",
+    "ViewRun",
+    "create_viewer_app",
+    "filter_rows",
+    "find_runs",
+    "headline",
+    "load_view_run",
+    "run_info",
+    "sort_rows",
+]

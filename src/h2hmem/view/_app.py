@@ -40,7 +40,9 @@ _PKG = Path(str(resources.files(__package__)))
 PAGE_ROWS = 500
 """Question-table rows per page."""
 JUDGE_LEVELS = ("0", "0.25", "0.5", "0.75", "1")
-_CSP = "default-src 'none'; img-src 'self'; style-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'self'"
+_CSP = (
+    "default-src 'none'; img-src 'self'; style-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'self'"
+)
 VIEWER_STYLE = "<style>.viewer-link{display:inline}</style>"
 """Injected into a served report.html: its viewer links (hidden in the static file) appear."""
 
@@ -105,8 +107,13 @@ def create_viewer_app(run_dirs: list[str | Path], *, data_root: str | Path | Non
     if not run_dirs:
         raise ValueError("give at least one run directory")
     viewer = _Viewer([Path(d) for d in run_dirs], Path(data_root) if data_root else None)
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(_PKG / "templates"), autoescape=True,
-                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(_PKG / "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
     env.filters["fmt"] = _fmt
     env.filters["pretty"] = _pretty
     app = FastAPI(title="h2hmem viewer", docs_url=None, redoc_url=None, openapi_url=None)
@@ -140,20 +147,53 @@ def create_viewer_app(run_dirs: list[str | Path], *, data_root: str | Path | Non
         return page("runs.html", title="Runs")
 
     @app.get("/runs/{key}", response_class=HTMLResponse)
-    def questions(key: str, split: str = "", dialogue: str = "", task_type: str = "", difficulty: str = "",
-                  judge: str = "", f1_min: str = "", f1_max: str = "", failed: str = "", evidence: str = "",
-                  q: str = "", sort: str = "worst", page_no: int = Query(1, alias="page", ge=1)) -> HTMLResponse:
+    def questions(
+        key: str,
+        split: str = "",
+        dialogue: str = "",
+        task_type: str = "",
+        difficulty: str = "",
+        judge: str = "",
+        f1_min: str = "",
+        f1_max: str = "",
+        failed: str = "",
+        evidence: str = "",
+        q: str = "",
+        sort: str = "worst",
+        page_no: int = Query(1, alias="page", ge=1),
+    ) -> HTMLResponse:
         run = viewer.run(key)
         if sort not in SORTS:
             raise HTTPException(422, f"Unknown sort {sort!r}; choose from {', '.join(SORTS)}.")
-        f = Filters(split=split, dialogue=dialogue, task_type=task_type, difficulty=difficulty, judge=judge,
-                    f1_min=_unit("f1_min", f1_min), f1_max=_unit("f1_max", f1_max), failed=failed, evidence=evidence, q=q, sort=sort)
+        f = Filters(
+            split=split,
+            dialogue=dialogue,
+            task_type=task_type,
+            difficulty=difficulty,
+            judge=judge,
+            f1_min=_unit("f1_min", f1_min),
+            f1_max=_unit("f1_max", f1_max),
+            failed=failed,
+            evidence=evidence,
+            q=q,
+            sort=sort,
+        )
         rows = sort_rows(filter_rows(run.rows.values(), f), sort)
         pages = max(1, -(-len(rows) // PAGE_ROWS))
-        shown = rows[(page_no - 1) * PAGE_ROWS: page_no * PAGE_ROWS]
-        return page("questions.html", title=f"{run.info.method} · {run.key}", run=run, rows=shown, total=len(rows),
-                    f=f, choices=choices(run.rows.values()), sorts=SORTS, levels=JUDGE_LEVELS, page_no=page_no,
-                    pages=pages)
+        shown = rows[(page_no - 1) * PAGE_ROWS : page_no * PAGE_ROWS]
+        return page(
+            "questions.html",
+            title=f"{run.info.method} · {run.key}",
+            run=run,
+            rows=shown,
+            total=len(rows),
+            f=f,
+            choices=choices(run.rows.values()),
+            sorts=SORTS,
+            levels=JUDGE_LEVELS,
+            page_no=page_no,
+            pages=pages,
+        )
 
     def question_context(run: ViewRun, qid: str) -> dict[str, Any]:
         row = run.rows.get(qid)
@@ -167,11 +207,18 @@ def create_viewer_app(run_dirs: list[str | Path], *, data_root: str | Path | Non
             gold = list(question.answer_sessions)
         evidence = lookup.evidence(p.split, p.dialogue, list(p.evidence), gold)
         calls = viewer.calls[run.key].for_question(qid) + viewer.judge_calls[run.key].for_question(qid)
-        return {"run": run, "row": row, "p": p, "gold_sessions": gold, "evidence": evidence,
-                "question_images": list(question.images) if question is not None else [],
-                "dataset_error": lookup.error, "calls": calls,
-                "build_calls": viewer.calls[run.key].build_calls(f"{p.split}/{p.dialogue}"),
-                "others": [k for k, r in viewer.runs.items() if qid in r.rows and k != run.key]}
+        return {
+            "run": run,
+            "row": row,
+            "p": p,
+            "gold_sessions": gold,
+            "evidence": evidence,
+            "question_images": list(question.images) if question is not None else [],
+            "dataset_error": lookup.error,
+            "calls": calls,
+            "build_calls": viewer.calls[run.key].build_calls(f"{p.split}/{p.dialogue}"),
+            "others": [k for k, r in viewer.runs.items() if qid in r.rows and k != run.key],
+        }
 
     @app.get("/runs/{key}/q/{qid:path}", response_class=HTMLResponse)
     def question(key: str, qid: str) -> HTMLResponse:
@@ -205,8 +252,8 @@ def create_viewer_app(run_dirs: list[str | Path], *, data_root: str | Path | Non
         html = re.sub(r"</head>", VIEWER_STYLE + "</head>", html, count=1)
         resp = HTMLResponse(html)
         resp.headers["Content-Security-Policy"] = _CSP.replace("img-src 'self'", "img-src 'self' data:").replace(
-            "style-src 'self'", "style-src 'self' 'unsafe-inline'")
+            "style-src 'self'", "style-src 'self' 'unsafe-inline'"
+        )
         return resp
 
     return app
-

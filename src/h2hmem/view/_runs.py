@@ -75,10 +75,22 @@ class RunInfo:
     """The manifest or predictions are newer than the scores, or a ``stale`` flag is set."""
 
     def as_json(self) -> dict[str, Any]:
-        return {"dir": str(self.dir), "run_id": self.run_id, "method": self.method, "model": self.model,
-                "preset": self.preset, "protocol": self.protocol, "split": self.split, "status": self.status,
-                "questions": self.questions, "answered": self.answered, "failed": self.failed,
-                "headline_metric": self.metric or None, "headline_score": self.score, "stale": self.stale}
+        return {
+            "dir": str(self.dir),
+            "run_id": self.run_id,
+            "method": self.method,
+            "model": self.model,
+            "preset": self.preset,
+            "protocol": self.protocol,
+            "split": self.split,
+            "status": self.status,
+            "questions": self.questions,
+            "answered": self.answered,
+            "failed": self.failed,
+            "headline_metric": self.metric or None,
+            "headline_score": self.score,
+            "stale": self.stale,
+        }
 
 
 def _count_lines(path: Path) -> tuple[int, int]:
@@ -113,16 +125,29 @@ def run_info(run_dir: Path) -> RunInfo:
     cfg = manifest.get("config") or {}
     metric, score = headline(summary)
     scores = d / "scores" / "summary.json"
-    stale = bool(manifest.get("stale") or summary.get("stale") or ((summary.get("metrics") or {}).get("judge") or {}).get("stale"))
+    stale = bool(
+        manifest.get("stale")
+        or summary.get("stale")
+        or ((summary.get("metrics") or {}).get("judge") or {}).get("stale")
+    )
     if scores.is_file() and (d / PREDICTIONS).is_file():
         stale = stale or (d / PREDICTIONS).stat().st_mtime > scores.stat().st_mtime
-    return RunInfo(dir=d, run_id=str(manifest.get("run_id") or d.name), method=str(manifest.get("method") or "?"),
-                   model=str(manifest.get("model") or "?"),
-                   preset=manifest.get("preset") or cfg.get("preset") or None,
-                   protocol=str(manifest.get("protocol") or "?"), split=str(manifest.get("split") or "?"),
-                   status=str(manifest.get("status") or ("unknown" if not manifest else "incomplete")),
-                   questions=counts.get("questions"), answered=answered, failed=failed, metric=metric, score=score,
-                   stale=stale)
+    return RunInfo(
+        dir=d,
+        run_id=str(manifest.get("run_id") or d.name),
+        method=str(manifest.get("method") or "?"),
+        model=str(manifest.get("model") or "?"),
+        preset=manifest.get("preset") or cfg.get("preset") or None,
+        protocol=str(manifest.get("protocol") or "?"),
+        split=str(manifest.get("split") or "?"),
+        status=str(manifest.get("status") or ("unknown" if not manifest else "incomplete")),
+        questions=counts.get("questions"),
+        answered=answered,
+        failed=failed,
+        metric=metric,
+        score=score,
+        stale=stale,
+    )
 
 
 def find_runs(out_dir: Path) -> list[Path]:
@@ -225,4 +250,3 @@ def unique_keys(dirs: list[Path]) -> list[str]:
             key, n = f"{base}-{n}", n + 1
         keys.append(key)
     return keys
-

@@ -47,7 +47,9 @@ class Filters:
 
         values = {f.name: getattr(self, f.name) for f in fields(self)}
         values.update(change)
-        return urlencode({k: v for k, v in values.items() if v not in ("", None) and not (k == "sort" and v == "worst")})
+        return urlencode(
+            {k: v for k, v in values.items() if v not in ("", None) and not (k == "sort" and v == "worst")}
+        )
 
 
 def _judge_ok(row: QuestionRow, want: str) -> bool:
@@ -71,8 +73,12 @@ def filter_rows(rows: Iterable[QuestionRow], f: Filters) -> list[QuestionRow]:
     out = []
     for r in rows:
         p = r.pred
-        if (f.split and p.split != f.split) or (f.dialogue and f"{p.split}/{p.dialogue}" != f.dialogue) \
-                or (f.task_type and p.task_type != f.task_type) or (f.difficulty and p.difficulty != f.difficulty):
+        if (
+            (f.split and p.split != f.split)
+            or (f.dialogue and f"{p.split}/{p.dialogue}" != f.dialogue)
+            or (f.task_type and p.task_type != f.task_type)
+            or (f.difficulty and p.difficulty != f.difficulty)
+        ):
             continue
         if f.judge and not _judge_ok(r, f.judge):
             continue

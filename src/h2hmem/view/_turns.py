@@ -70,8 +70,11 @@ class DatasetLookup:
             if self._ds is not None or self._error is not None:
                 return
             if self.root is None or not self.root.is_dir():
-                self._error = (f"dataset folder {self.root} not found (start the viewer with --data ROOT)"
-                               if self.root else "the run does not name its dataset (start the viewer with --data ROOT)")
+                self._error = (
+                    f"dataset folder {self.root} not found (start the viewer with --data ROOT)"
+                    if self.root
+                    else "the run does not name its dataset (start the viewer with --data ROOT)"
+                )
                 return
             try:
                 self._ds = load_dataset(self.root, strict=False)
@@ -110,8 +113,11 @@ class DatasetLookup:
         for rank, e in enumerate(evidence, 1):
             s = self.session(split, dialogue, e.session)
             if s is None:
-                out.append(EvidenceView(session=e.session, date="", gold=e.session in gold_set, rank=rank,
-                                        score=e.score, missing=True))
+                out.append(
+                    EvidenceView(
+                        session=e.session, date="", gold=e.session in gold_set, rank=rank, score=e.score, missing=True
+                    )
+                )
                 continue
             view = EvidenceView(session=s.name, date=_date(s), gold=s.name in gold_set, rank=rank, score=e.score)
             if e.turn is None:
@@ -126,8 +132,16 @@ class DatasetLookup:
     @staticmethod
     def _turn(s: Session, index: int, gold: bool, score: float | None = None) -> TurnView:
         t = s.turns[index]
-        return TurnView(session=s.name, index=index, speaker=t.speaker, date=_date(s), text=t.text, image=t.image,
-                        gold=gold, score=score)
+        return TurnView(
+            session=s.name,
+            index=index,
+            speaker=t.speaker,
+            date=_date(s),
+            text=t.text,
+            image=t.image,
+            gold=gold,
+            score=score,
+        )
 
 
 class Lookups:
