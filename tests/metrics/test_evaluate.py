@@ -72,6 +72,7 @@ def test_lexical_and_evidence(run):
     lex = [json.loads(x) for x in (d / "scores" / "lexical.jsonl").read_text().splitlines()]
     assert len(lex) == n
     assert set(lex[0]) == {
+        "schema",
         "question_id",
         "split",
         "task_type",

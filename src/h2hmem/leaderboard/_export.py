@@ -91,8 +91,8 @@ def missing_questions(run_dir: str | Path, data_root: str | Path | None = None) 
     run_dir = Path(run_dir)
     root = Path(data_root) if data_root is not None else None
     if root is None:
-        recorded = RunStore(run_dir).read_manifest().get("data_root")
-        root = Path(recorded) if recorded and Path(recorded).is_dir() else None
+        manifest = RunStore(run_dir).read_manifest()
+        root = manifest.dataset_root() if manifest is not None else None
     if root is None:
         return None
     answered = {p.question_id for p in read_predictions(run_dir) if not p.failed}

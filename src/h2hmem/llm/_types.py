@@ -12,6 +12,8 @@ from typing import Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
+from ..records import Usage
+
 Stage = Literal["caption", "memory_build", "answer", "judge", "other"]
 """Accounting buckets for tokens, calls and cost (issue: usage per stage in the manifest)."""
 
@@ -66,26 +68,6 @@ class GenerationConfig(BaseModel):
     ``paper``); a backend without schema support treats it as ``json_mode``."""
     """Nucleus sampling; ``None`` = not sent (the server's default). The official Full (Text) and Naive RAG
     scripts send 0.9 (preset ``paper``)."""
-
-
-class Usage(BaseModel):
-    """Tokens, calls and cost. ``+`` adds two usages."""
-
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    calls: int = 0
-    """Model calls actually sent (cache hits excluded)."""
-    cached_calls: int = 0
-    cost_usd: float = 0.0
-    latency_s: float = 0.0
-    """Summed wall time of the calls (seconds)."""
-
-    def __add__(self, other: Usage) -> Usage:
-        return Usage(**{k: getattr(self, k) + getattr(other, k) for k in Usage.model_fields})
-
-    @property
-    def total_tokens(self) -> int:
-        return self.prompt_tokens + self.completion_tokens
 
 
 class ChatResult(BaseModel):

@@ -19,19 +19,9 @@ from pydantic import BaseModel
 from ..data import ImageRef, Session
 from ..llm._types import ChatModel, GenerationConfig, Usage
 from ..presets import DEFAULT_PRESET, Preset
+from ..records import Evidence
 from ._prompt import ANSWER_CONFIG
 from ._view import QuestionImage, QuestionView
-
-
-class Evidence(BaseModel):
-    """One memory unit an answer used: a turn (``turn`` set) or a whole session."""
-
-    session: str
-    """Session folder name, e.g. ``"session3"``."""
-    turn: int | None = None
-    """Turn index in that session, or None when a whole session was used."""
-    score: float | None = None
-    """Retriever score (cosine, fused score…) when there is one."""
 
 
 class Answer(BaseModel):

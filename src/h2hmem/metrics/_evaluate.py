@@ -11,9 +11,10 @@ Files (one JSON object per line, one line per question id, in question order):
 - ``scores/judge.jsonl``: :class:`~h2hmem.metrics.JudgeRecord` lines, appended the moment each
   judgment exists (a crash loses nothing) and compacted at the end; a judged question is not
   judged again unless ``refresh`` or its prediction (or gold) changed;
-- ``scores/summary.json``::
+- ``scores/summary.json`` (:class:`h2hmem.records.ScoresSummary`; JSON Schema
+  ``docs/schemas/scores-summary.schema.json``)::
 
-    {"schema": "h2hmem/scores-summary/1", "created_at": ISO time, "preset": "paper" | "harmonized",
+    {"schema": "h2hmem.scores-summary/1", "created_at": ISO time, "preset": "paper" | "harmonized",
      "run": {"dir", "method", "model", "n_predictions", "failed", "data_root", "gold_source",
              "gold_mismatches"},
      "label": null | "not comparable with published numbers",
@@ -52,6 +53,22 @@ from .._atomic import atomic_write_text
 from ..data import load_dataset
 from ..llm._calllog import record_calls
 from ..presets import DEFAULT_PRESET
+from ..records import (
+    EvidenceScore,
+    EvidenceSection,
+    JudgeSection,
+    LexicalScore,
+    LexicalSection,
+    Manifest,
+    ScoresSummary,
+    SummaryMetrics,
+    SummaryRun,
+    TurnEvidenceScore,
+    TurnEvidenceSection,
+    read_score_lines,
+    write_score_lines,
+    write_scores_summary,
+)
 from ..run._records import Prediction, prediction_hash, read_predictions
 from ..run._store import RunStore, now_iso
 from ..run._transcripts import JUDGE_TRANSCRIPTS, TranscriptWriter
@@ -66,7 +83,6 @@ from ._turn_evidence import score_turn_evidence, turn_metric_names
 
 METRICS: tuple[str, ...] = ("lexical", "evidence", "judge")
 LEXICAL_FIELDS: tuple[str, ...] = ("f1", "bleu1", "exact_match", "precision", "recall")
-SCHEMA = "h2hmem/scores-summary/1"
 _LABELS = ("split", "task_type", "main_category", "difficulty", "dialogue")
 _DIGITS = re.compile(r"\d+")
 
@@ -142,12 +158,20 @@ def _resolve_labels(
     return load_evidence_labels(found) if found is not None else None
 
 
-def _lexical(preds: list[Prediction]) -> list[dict[str, Any]]:
+def _lexical(preds: list[Prediction]) -> list[LexicalScore]:
     out = []
     for p in preds:
         s = ZERO if p.failed else lexical_scores(p.answer or "", p.gold)
-        out.append({**_labels(p), **s.model_dump(), "failed": p.failed, "prediction_hash": prediction_hash(p)})
+        out.append(
+            LexicalScore(**_labels(p), **s.model_dump(), failed=p.failed, prediction_hash=prediction_hash(p))
+        )
     return out
+
+
+def _score_dicts(path: Path, record_type: type, ids: set[str]) -> list[dict[str, Any]]:
+    """The lines of a scores file (validated as ``record_type``) of the questions ``ids``, as
+    :func:`aggregate` takes them (file spelling of the metric keys)."""
+    return [r.model_dump() for r in read_score_lines(path, record_type) if r.question_id in ids]
 
 
 def _current(rec: JudgeRecord, p: Prediction) -> bool:
@@ -344,7 +368,9 @@ def evaluate_run(
     transcripts: bool = True,
     evidence_labels: str | Path | EvidenceLabels | None = None,
 ) -> dict[str, Any]:
-    """Score ``run_dir`` and write its ``scores/`` files; returns the summary (schema above).
+    """Score ``run_dir`` and write its ``scores/`` files; returns the summary (schema above: a
+    :class:`~h2hmem.records.ScoresSummary` as its JSON dict; read it typed with
+    :func:`h2hmem.records.read_scores_summary`).
 
     Args:
         run_dir: a run directory holding ``predictions.jsonl`` (and usually ``manifest.json``).
@@ -398,29 +424,28 @@ def evaluate_run(
         preds = selection.apply(preds, strict=False)
         if not preds:
             raise ValueError(f"{run_dir}: no prediction matches the selection {selection.recorded()}")
-    manifest = RunStore(run_dir).read_manifest()
-    if manifest.get("retrieval_only"):  # no answers were produced: only retrieval can be scored
+    manifest = RunStore(run_dir).read_manifest() or Manifest()
+    if manifest.retrieval_only:  # no answers were produced: only retrieval can be scored
         metrics = [m for m in metrics if m == "evidence"]
         if not metrics:
             raise ValueError(f"{run_dir} is a retrieval-only run (no answers): only the evidence metric applies")
-    root = Path(data_root) if data_root is not None else None
-    if root is None and manifest.get("data_root") and Path(manifest["data_root"]).is_dir():
-        root = Path(manifest["data_root"])
+    root = Path(data_root) if data_root is not None else manifest.dataset_root()
     gold, mismatches, absent = None, 0, None
     if root is not None:
-        preds, gold, mismatches, absent = _gold_from_dataset(preds, root, str(manifest.get("split") or "all"))
+        preds, gold, mismatches, absent = _gold_from_dataset(preds, root, manifest.split or "all")
 
     scores = run_dir / "scores"
     scores.mkdir(parents=True, exist_ok=True)
     # offline scores already in scores/ are recomputed too: no line may describe an older prediction
     if "lexical" in metrics or (scores / "lexical.jsonl").is_file():
-        _write_jsonl(scores / "lexical.jsonl", _lexical(preds))
+        write_score_lines(scores / "lexical.jsonl", _lexical(preds))
     evidence_info = None
     if "evidence" in metrics or (scores / "evidence.jsonl").is_file():
         ev_records, evidence_info = score_evidence(preds, gold, absent=absent)
         hashes = {p.question_id: prediction_hash(p) for p in preds}
-        _write_jsonl(
-            scores / "evidence.jsonl", [{**r, "prediction_hash": hashes[r["question_id"]]} for r in ev_records]
+        write_score_lines(
+            scores / "evidence.jsonl",
+            [EvidenceScore.model_validate({**r, "prediction_hash": hashes[r["question_id"]]}) for r in ev_records],
         )
     turn_info = None
     info_path = scores / "turn_evidence.info.json"
@@ -430,9 +455,12 @@ def evaluate_run(
             turn_records, turn_info = score_turn_evidence(preds, labels.labels)
             turn_info.update(labels=labels.source, labels_meta=labels.meta)
             hashes = {p.question_id: prediction_hash(p) for p in preds}
-            _write_jsonl(
+            write_score_lines(
                 scores / "turn_evidence.jsonl",
-                [{**r, "prediction_hash": hashes[r["question_id"]]} for r in turn_records],
+                [
+                    TurnEvidenceScore.model_validate({**r, "prediction_hash": hashes[r["question_id"]]})
+                    for r in turn_records
+                ],
             )
             atomic_write_text(info_path, json.dumps(turn_info, ensure_ascii=False, indent=1))
     judge_stale = None
@@ -449,66 +477,65 @@ def evaluate_run(
     elif (scores / "judge.jsonl").is_file():
         judge_stale = _drop_changed_judgments(preds, scores / "judge.jsonl")
 
-    summary: dict[str, Any] = {
-        "schema": SCHEMA,
-        "created_at": now_iso(),
-        "preset": options.preset,
-        "run": {
-            "dir": str(run_dir),
-            "method": manifest.get("method"),
-            "model": manifest.get("model"),
-            "n_predictions": len(preds),
-            "failed": sum(p.failed for p in preds),
-            "data_root": str(root) if root is not None else None,
-            "gold_source": "dataset" if root is not None else "predictions",
-            "gold_mismatches": mismatches,
-            "retrieval_only": bool(manifest.get("retrieval_only")),
-        },
-        "label": None,
-        "metrics": {},
-    }
+    summary = ScoresSummary(
+        created_at=now_iso(),
+        preset=options.preset,
+        run=SummaryRun(
+            dir=str(run_dir),
+            method=manifest.method,
+            model=manifest.model,
+            n_predictions=len(preds),
+            failed=sum(p.failed for p in preds),
+            data_root=str(root) if root is not None else None,
+            gold_source="dataset" if root is not None else "predictions",
+            gold_mismatches=mismatches,
+            retrieval_only=manifest.retrieval_only,
+        ),
+        metrics=SummaryMetrics(),
+    )
     if selection is not None and not selection.is_empty:
-        summary["selection"] = selection.recorded()
+        summary.selection = selection.recorded()
     ids = {p.question_id for p in preds}
     if (scores / "lexical.jsonl").is_file():
-        recs = [r for r in _read_jsonl(scores / "lexical.jsonl") if r["question_id"] in ids]
-        summary["metrics"]["lexical"] = {
-            "fields": list(LEXICAL_FIELDS),
-            "aggregate": aggregate(recs, LEXICAL_FIELDS, n_boot=n_boot, seed=seed),
-        }
+        recs = _score_dicts(scores / "lexical.jsonl", LexicalScore, ids)
+        summary.metrics.lexical = LexicalSection(
+            fields=list(LEXICAL_FIELDS), aggregate=aggregate(recs, LEXICAL_FIELDS, n_boot=n_boot, seed=seed)
+        )
     if (scores / "evidence.jsonl").is_file():
-        recs = [r for r in _read_jsonl(scores / "evidence.jsonl") if r["question_id"] in ids]
+        recs = _score_dicts(scores / "evidence.jsonl", EvidenceScore, ids)
         if evidence_info is None:
             evidence_info = _evidence_info(recs)
         fields = evidence_metric_names(EVIDENCE_KS)
         included = [r for r in recs if not r["excluded"]]
-        summary["metrics"]["evidence"] = {
+        summary.metrics.evidence = EvidenceSection(
             **evidence_info,
-            "fields": fields,
-            "aggregate": aggregate(included, fields, n_boot=n_boot, seed=seed)
+            fields=fields,
+            aggregate=aggregate(included, fields, n_boot=n_boot, seed=seed)
             if evidence_info["status"] == "ok"
             else None,
-        }
+        )
     if (scores / "turn_evidence.jsonl").is_file():
-        recs = [r for r in _read_jsonl(scores / "turn_evidence.jsonl") if r["question_id"] in ids]
+        recs = _score_dicts(scores / "turn_evidence.jsonl", TurnEvidenceScore, ids)
         if turn_info is None and info_path.is_file():
             turn_info = json.loads(info_path.read_text(encoding="utf-8"))
         turn_info = turn_info or {"status": "ok", "reason": None, "excluded": {}}
         fields = turn_metric_names()
         included = [r for r in recs if not r["excluded"]]
-        summary["metrics"]["turn_evidence"] = {
+        summary.metrics.turn_evidence = TurnEvidenceSection(
             **turn_info,
-            "fields": fields,
-            "aggregate": aggregate(included, fields, n_boot=n_boot, seed=seed)
+            fields=fields,
+            aggregate=aggregate(included, fields, n_boot=n_boot, seed=seed)
             if turn_info["status"] == "ok" and included
             else None,
-        }
+        )
     if (scores / "judge.jsonl").is_file():
         recs = [r for r in _read_jsonl(scores / "judge.jsonl") if r["question_id"] in ids]
         if recs:
-            summary["metrics"]["judge"] = _judge_summary(
-                recs, judge_model if "judge" in metrics else None, n_boot, seed, stale=judge_stale, total=len(preds)
+            summary.metrics.judge = JudgeSection(
+                **_judge_summary(
+                    recs, judge_model if "judge" in metrics else None, n_boot, seed, stale=judge_stale, total=len(preds)
+                )
             )
-            summary["label"] = summary["metrics"]["judge"]["label"]
-    atomic_write_text(scores / "summary.json", json.dumps(summary, ensure_ascii=False, indent=1))
-    return summary
+            summary.label = summary.metrics.judge.label
+    write_scores_summary(run_dir, summary)
+    return summary.model_dump(mode="json")

@@ -32,6 +32,7 @@ from typing import Any
 from ..llm._calllog import tag_calls
 from ..llm._errors import ModelError
 from ..llm._types import ChatModel, GenerationConfig, Message
+from ..records import JudgeScore
 from ..run._records import Prediction, QuestionKey, prediction_hash
 from ._judge_official import (
     OFFICIAL_CONFIG,
@@ -74,39 +75,8 @@ Reply with one JSON object and nothing else:
 with exactly one judgment for every item id."""
 
 
-class JudgeRecord(QuestionKey):
-    """One question's judgment, one line of ``scores/judge.jsonl``."""
-
-    score: float | None
-    """One of :data:`JUDGE_LEVELS`, or None when the judge gave no valid score (see ``error``)."""
-    reasoning: str = ""
-    failed: bool = False
-    """The method's answer failed (no system answer): score 0 without a judge call."""
-    error: str | None = None
-    """Why the item is unjudged (invalid score after the re-ask, call failure…)."""
-    reasked: bool = False
-    """The item was asked again on its own (missing, duplicated or invalid the first time)."""
-    calls: int = 0
-    """Judge calls that concerned this item (a batch call counts for each of its items)."""
-    cached: bool = False
-    """Every reply behind the score came from the request cache."""
-    judge_model: str
-    mode: str
-    preset: str | None = None
-    """The judge preset (``paper`` / ``harmonized``); None in records written before presets."""
-    options: dict[str, str] = {}
-    """Resolved :class:`JudgeOptions` values; a judgment is reused only under equal options."""
-    label: str | None = None
-    """:data:`NOT_COMPARABLE` for a ``local:`` judge."""
-    input_hash: str
-    """SHA-256 of (question, gold, answer): a cached judgment is reused only for the same inputs."""
-    prediction_hash: str | None = None
-    """:func:`~h2hmem.run.prediction_hash` of the prediction judged (None in files written before it
-    existed): a judgment whose prediction changed since is dropped, never reported as current."""
-
-    @property
-    def judged(self) -> bool:
-        return self.score is not None
+JudgeRecord = JudgeScore
+"""One question's judgment, one line of ``scores/judge.jsonl`` (:class:`h2hmem.records.JudgeScore`)."""
 
 
 def comparability_label(spec: str) -> str | None:

@@ -13,6 +13,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+from ..records import Manifest
 from ..run._dryrun import CostEstimate, collect, counting_model
 from ..run._records import read_predictions
 from ..run._store import RunStore
@@ -46,12 +47,10 @@ def estimate_judge(
     preds = sorted(read_predictions(run_dir), key=lambda p: _order(p.question_id))
     if selection is not None and not selection.is_empty:
         preds = selection.apply(preds, strict=False)
-    manifest = RunStore(run_dir).read_manifest()
-    root = Path(data_root) if data_root is not None else None
-    if root is None and manifest.get("data_root") and Path(manifest["data_root"]).is_dir():
-        root = Path(manifest["data_root"])
+    manifest = RunStore(run_dir).read_manifest() or Manifest()
+    root = Path(data_root) if data_root is not None else manifest.dataset_root()
     if root is not None and preds:
-        preds = _gold_from_dataset(preds, root, str(manifest.get("split") or "all"))[0]
+        preds = _gold_from_dataset(preds, root, manifest.split or "all")[0]
     chat = counting_model(
         judge_spec, base_url=base_url, cache_path=None, use_cache=use_cache, refresh=refresh, prices=prices
     )

@@ -286,7 +286,7 @@ async def aestimate_run(
 
         await add_caption_estimate(estimate, config, caption_model, dialogues)
         return estimate
-    missing = int(manifest.get("images_without_caption") or 0)
+    missing = manifest.images_without_caption if manifest is not None else 0
     if missing:
         estimate.notes.append(
             f"{missing} images reach the method without a caption (the answer prompts were counted "

@@ -34,7 +34,7 @@ def export_official(run_dir: Path, out_dir: Path | None = None) -> list[Path]:
     """
     run_dir = Path(run_dir)
     manifest = RunStore(run_dir).read_manifest()
-    method = manifest.get("method") or "method"
+    method = (manifest.method if manifest is not None else None) or "method"
     out_dir = Path(out_dir) if out_dir else run_dir / "official"
     groups: dict[tuple[str, str, str], list[Prediction]] = defaultdict(list)
     for p in read_predictions(run_dir):
@@ -48,7 +48,7 @@ def export_official(run_dir: Path, out_dir: Path | None = None) -> list[Path]:
                 "question": {"text": p.question, "image": _image_field(p)},
                 "original_answer": p.gold,
                 "system_answer": p.answer if p.answer is not None else "",
-                "answer_session": p.details.get("answer_sessions", []),
+                "answer_session": p.answer_sessions or [],
                 "question_type": {"main_type": p.main_category, "sub_type": TaskType[p.task_type].value},
                 "difficulty": p.difficulty,
                 "error": p.error,
@@ -59,7 +59,7 @@ def export_official(run_dir: Path, out_dir: Path | None = None) -> list[Path]:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(
             json.dumps(
-                {"method": method, "model": manifest.get("model"), "results": rows}, ensure_ascii=False, indent=1
+                {"method": method, "model": manifest.model if manifest is not None else None, "results": rows}, ensure_ascii=False, indent=1
             ),
             encoding="utf-8",
         )

@@ -32,6 +32,18 @@ from ..data import Dataset, Dialogue, Question, load_dataset
 from ..llm._calllog import record_calls, tag_calls
 from ..llm._types import ChatModel, GenerationConfig, Usage
 from ..memory import Answer, MemoryContext, check_params, paper_prompt_hashes, prompt_hash, resolve_method
+from ..records import (
+    BudgetEntry,
+    Counts,
+    EmbeddingRecord,
+    Invocation,
+    Manifest,
+    MethodDescription,
+    ModelSpecs,
+    Repair,
+    RunSettings,
+    Timing,
+)
 from ._config import RunConfig
 from ._facts import CountedCaptions, question_fields, resolved_arguments, summed_stats
 from ._progress import DialogueBars
@@ -192,7 +204,7 @@ async def _run_locked(
     manifest = _open_manifest(store, config, ds)
     torn = store.repair()
     if torn:
-        manifest.setdefault("repairs", []).append({"at": now_iso(), "torn_bytes_removed": torn})
+        manifest.repairs.append(Repair(at=now_iso(), torn_bytes_removed=torn))
     recorded = {p.question_id: p for p in store.predictions()}
     pending = [q for q in questions if q.id not in recorded or (config.retry_failed and recorded[q.id].failed)]
     skipped = len(questions) - len(pending)
@@ -204,16 +216,16 @@ async def _run_locked(
     embed_since = copy.copy(getattr(embedder, "stats", None))  # a ready embedder's counts before this run
     captions = _caption_lookup(config)
     answer_config = GenerationConfig(temperature=config.answer_temperature, max_tokens=config.answer_max_tokens)
-    manifest["models"] = {
-        "answer": getattr(chat, "spec", config.model),
-        "build": getattr(builder, "spec", None) if builder else None,
-        "embedder": config.embedder,
-    }
-    manifest["transcripts"] = store.transcripts.path.name if config.transcripts else None
+    manifest.models = ModelSpecs(
+        answer=getattr(chat, "spec", config.model),
+        build=getattr(builder, "spec", None) if builder else None,
+        embedder=config.embedder,
+    )
+    manifest.transcripts = store.transcripts.path.name if config.transcripts else None
     # the runner, not the method, records how the method was built and what it was told
     fields = question_fields(method_cls)
-    manifest["method_arguments"] = resolved_arguments(method_cls, config.method_params)
-    manifest["question_fields"] = list(fields)
+    manifest.method_arguments = resolved_arguments(method_cls, config.method_params)
+    manifest.question_fields = list(fields)
 
     by_dialogue: dict[str, list[Question]] = defaultdict(list)
     for q in pending:
@@ -224,7 +236,7 @@ async def _run_locked(
     )
     state.retrieval_only = config.retrieval_only
     if config.retrieval_only:
-        manifest["retrieval_only"] = True
+        manifest.retrieval_only = True
     question_sem = asyncio.Semaphore(config.concurrency)
     dialogue_sem = asyncio.Semaphore(config.dialogue_concurrency)
 
@@ -253,13 +265,13 @@ async def _run_locked(
             raise MethodSetupError(
                 f"cannot build method {config.method!r} with parameters {config.method_params or '{}'}: {_err(e)}"
             ) from e
-    manifest["preset"] = config.preset
+    manifest.preset = config.preset
     if dialogues:
         state.describe(dialogues[0].id, built[dialogues[0].id])
-        options = state.descriptions.get(dialogues[0].id, {}).get("options")
-        if options is not None:
-            manifest["options"] = options  # every preset option's resolved value
-            manifest["method_arguments"] = {**manifest.get("method_arguments", {}), **options}
+        first = state.descriptions.get(dialogues[0].id)
+        if first is not None and first.options is not None:
+            manifest.options = first.options  # every preset option's resolved value
+            manifest.method_arguments = {**manifest.method_arguments, **first.options}
     store.write_manifest(manifest)
 
     async def run_dialogue(d: Dialogue) -> None:
@@ -275,14 +287,12 @@ async def _run_locked(
 
     store.open(transcripts=config.transcripts)
     if store.transcripts.torn_bytes_removed:
-        manifest.setdefault("repairs", []).append(
-            {"at": now_iso(), "transcript_bytes_removed": store.transcripts.torn_bytes_removed}
-        )
+        manifest.repairs.append(Repair(at=now_iso(), transcript_bytes_removed=store.transcripts.torn_bytes_removed))
     state.start(total=len(pending), progress=progress, label=f"{config.method} · {config.split}")
     try:
         with (
             record_calls(store.transcripts.write if config.transcripts else None),
-            tag_calls(invocation=int(manifest.get("resumes", 0))),
+            tag_calls(invocation=manifest.resumes),
         ):
             # return_exceptions: a budget stop in one dialogue lets the others finish their calls in flight
             # (every later call is refused at once), so nothing is written after the store is closed
@@ -296,41 +306,39 @@ async def _run_locked(
         for m, ours in ((chat, chat_model is None), (builder, build_model is None)):
             if ours and m is not None and hasattr(m, "aclose"):
                 await m.aclose()
-        usage = _merge_usage(manifest.get("usage", {}), _usage_of(chat, builder))
+        usage = _merge_usage(manifest.usage, _usage_of(chat, builder))
         if embed_factory.made():
             from ..embed import embedding_record
 
-            manifest["embedding"] = embedding_record(embed_factory(), embed_since, manifest.get("embedding"))
+            old_embedding = manifest.embedding.model_dump() if manifest.embedding is not None else None
+            embedding = embedding_record(embed_factory(), embed_since, old_embedding)
+            manifest.embedding = EmbeddingRecord.model_validate(embedding) if embedding is not None else None
         final = {**recorded, **state.latest}  # = predictions.jsonl (last record per id), without re-reading it
         failed_questions = {q.id: final[q.id].error for q in questions if q.id in final and final[q.id].failed}
         failed = len(failed_questions)
-        facts = state.method_facts(manifest, [d.id for d in ds.dialogues])
-        manifest.update(
-            {
-                "finished_at": now_iso(),
-                "status": "complete" if len(final) >= len(questions) else "incomplete",
-                **facts,
-                "options": (facts.get("method_description") or {}).get("options", manifest.get("options")),
-                "usage": {k: v.model_dump() for k, v in usage.items()},
-                "counts": {
-                    "questions": len(questions),
-                    "recorded": sum(1 for q in questions if q.id in final),
-                    "failed": failed,
-                    "answered_this_invocation": state.done,
-                    "skipped_already_recorded": skipped,
-                },
-                "timing": _add_timing(manifest.get("timing", {}), state),
-                "failed_questions": failed_questions,
-            }
+        state.method_facts(manifest, [d.id for d in ds.dialogues])
+        manifest.finished_at = now_iso()
+        manifest.status = "complete" if len(final) >= len(questions) else "incomplete"
+        if "options" in manifest.method_description.model_fields_set:
+            manifest.options = manifest.method_description.options
+        manifest.usage = usage
+        manifest.counts = Counts(
+            questions=len(questions),
+            recorded=sum(1 for q in questions if q.id in final),
+            failed=failed,
+            answered_this_invocation=state.done,
+            skipped_already_recorded=skipped,
         )
+        manifest.timing = _add_timing(manifest.timing, state)
+        manifest.failed_questions = failed_questions
         if budget is not None:
-            manifest.setdefault("budget", []).append(
-                {
-                    "at": now_iso(),
-                    "max_cost_usd": budget.limit_usd,
-                    "spent_usd": round(budget.spent_usd, 6),
-                    "stopped": budget.refused,
-                }
+            manifest.budget.append(
+                BudgetEntry(
+                    at=now_iso(),
+                    max_cost_usd=budget.limit_usd,
+                    spent_usd=round(budget.spent_usd, 6),
+                    stopped=budget.refused,
+                )
             )
         store.write_manifest(manifest)
     return RunSummary(
@@ -341,8 +349,8 @@ async def _run_locked(
         failed=failed,
         failed_questions=failed_questions,
         usage=usage,
-        images_without_caption=facts["images_without_caption"],
-        method_stats=facts["method_stats"],
+        images_without_caption=manifest.images_without_caption,
+        method_stats=manifest.method_stats,
         stopped=budget.refused if budget is not None else None,
     )
 
@@ -477,7 +485,7 @@ class _RunState:
         """Dialogue id → the counted caption lookup its memory was given."""
         self.asked: dict[str, Question] = {}
         """Opaque key → question, for the answers in flight."""
-        self.descriptions: dict[str, dict[str, Any]] = {}
+        self.descriptions: dict[str, MethodDescription] = {}
         """Dialogue id → the memory's latest ``describe()``."""
         self.done = 0
         self.errors = 0
@@ -527,29 +535,28 @@ class _RunState:
         if not hasattr(memory, "describe"):
             return
         try:
-            self.descriptions[dialogue_id] = dict(memory.describe())
+            self.descriptions[dialogue_id] = MethodDescription.model_validate(dict(memory.describe()))
         except Exception as e:
-            self.descriptions[dialogue_id] = {"describe_error": _err(e)}
+            self.descriptions[dialogue_id] = MethodDescription(describe_error=_err(e))
 
-    def method_facts(self, manifest: dict[str, Any], order: list[str]) -> dict[str, Any]:
-        """Manifest fields the runner owns, merged with those of earlier invocations (dialogues not
-        rebuilt this time keep their recorded facts): ``method_description`` (the first dialogue's
+    def method_facts(self, manifest: Manifest, order: list[str]) -> None:
+        """Set the manifest fields the runner owns, merged with those of earlier invocations (dialogues
+        not rebuilt this time keep their recorded facts): ``method_description`` (the first dialogue's
         ``describe()``), ``method_stats`` (its ``stats`` summed over dialogues) and
         ``method_stats_by_dialogue``, ``images_without_caption`` and ``captions_missing_by_dialogue``."""
-        stats_by = dict(manifest.get("method_stats_by_dialogue") or {})
+        stats_by = dict(manifest.method_stats_by_dialogue)
         for d, desc in self.descriptions.items():
-            stats_by[d] = desc.get("stats") or {}
-        missing_by = {d: set(v) for d, v in (manifest.get("captions_missing_by_dialogue") or {}).items()}
+            stats_by[d] = desc.stats or {}
+        missing_by = {d: set(v) for d, v in manifest.captions_missing_by_dialogue.items()}
         for d, counted in self.captions.items():
             missing_by[d] = missing_by.get(d, set()) | counted.missing
         first = next((self.descriptions[d] for d in order if d in self.descriptions), None)
-        return {
-            "method_description": first if first is not None else manifest.get("method_description", {}),
-            "method_stats": summed_stats(stats_by),
-            "method_stats_by_dialogue": stats_by,
-            "images_without_caption": sum(len(v) for v in missing_by.values()),
-            "captions_missing_by_dialogue": {d: sorted(v) for d, v in missing_by.items() if v},
-        }
+        if first is not None:
+            manifest.method_description = first
+        manifest.method_stats = summed_stats(stats_by)
+        manifest.method_stats_by_dialogue = stats_by
+        manifest.images_without_caption = sum(len(v) for v in missing_by.values())
+        manifest.captions_missing_by_dialogue = {d: sorted(v) for d, v in missing_by.items() if v}
 
     def stop(self) -> None:
         if self._progress is not None:
@@ -564,45 +571,43 @@ def _identity_diff(recorded: Any, wanted: dict[str, Any]) -> str:
     return "; ".join(f"{k}: recorded {recorded.get(k)!r}, this run {wanted.get(k)!r}" for k in keys)
 
 
-def _open_manifest(store: RunStore, config: RunConfig, ds: Dataset) -> dict[str, Any]:
+def _open_manifest(store: RunStore, config: RunConfig, ds: Dataset) -> Manifest:
     splits = ["dyadic", "multi-party"] if config.split == "all" else [config.split]
     fingerprint = dataset_fingerprint(ds.root, splits)
     identity = config.identity()
     old = store.read_manifest()
-    if old:
-        if old.get("identity") != identity:
-            diff = _identity_diff(old.get("identity"), identity)
+    if old is not None:
+        if old.identity != identity:
+            diff = _identity_diff(old.identity, identity)
             raise RunConflictError(
                 f"{store.dir} holds a run with other settings ({diff}); choose another --run-id or --out"
             )
-        if old.get("dataset_fingerprint") != fingerprint:
+        if old.dataset_fingerprint != fingerprint:
             raise RunConflictError(
                 f"{store.dir} was run on a different dataset (fingerprint "
-                f"{str(old.get('dataset_fingerprint'))[:12]}… ≠ {fingerprint[:12]}…)"
+                f"{str(old.dataset_fingerprint)[:12]}… ≠ {fingerprint[:12]}…)"
             )
-        old["resumes"] = int(old.get("resumes", 0)) + 1
-        old.setdefault("invocations", []).append(
-            {"started_at": now_iso(), "command": command_line(), "retry_failed": config.retry_failed}
+        old.resumes += 1
+        old.invocations.append(
+            Invocation(started_at=now_iso(), command=command_line(), retry_failed=config.retry_failed)
         )
         return old
-    return {
-        "run_id": config.resolved_run_id,
-        "package": "h2hmem",
-        "version": __version__,
-        "command": command_line(),
-        "started_at": now_iso(),
-        "resumes": 0,
-        "invocations": [{"started_at": now_iso(), "command": command_line(), "retry_failed": config.retry_failed}],
-        "config": config.model_dump(mode="json"),
-        "identity": identity,
-        "method": config.method,
-        "model": config.model,
-        "protocol": config.protocol,
-        "split": config.split,
-        "data_root": str(ds.root),
-        "dataset_fingerprint": fingerprint,
-        "prompt_hashes": {"answer": prompt_hash(), **paper_prompt_hashes()},
-    }
+    return Manifest(
+        run_id=config.resolved_run_id,
+        version=__version__,
+        command=command_line(),
+        started_at=now_iso(),
+        invocations=[Invocation(started_at=now_iso(), command=command_line(), retry_failed=config.retry_failed)],
+        config=RunSettings.model_validate(config.model_dump(mode="json")),
+        identity=identity,
+        method=config.method,
+        model=config.model,
+        protocol=config.protocol,
+        split=config.split,
+        data_root=str(ds.root),
+        dataset_fingerprint=fingerprint,
+        prompt_hashes={"answer": prompt_hash(), **paper_prompt_hashes()},
+    )
 
 
 def _shared(factory):
@@ -658,15 +663,16 @@ def _caption_lookup(config: RunConfig):
     return store.for_dialogue
 
 
-def _add_timing(old: dict[str, Any], state: _RunState) -> dict[str, Any]:
+def _add_timing(old: Timing | None, state: _RunState) -> Timing:
     """Wall time of ``observe()`` (memory build, embedding included), summed over invocations."""
-    build_s = float(old.get("memory_build_s", 0.0)) + state.build_s
-    sessions = int(old.get("sessions_observed", 0)) + state.sessions_observed
-    return {
-        "memory_build_s": round(build_s, 4),
-        "sessions_observed": sessions,
-        "memory_build_s_per_session": round(build_s / sessions, 6) if sessions else None,
-    }
+    old = old or Timing()
+    build_s = old.memory_build_s + state.build_s
+    sessions = old.sessions_observed + state.sessions_observed
+    return Timing(
+        memory_build_s=round(build_s, 4),
+        sessions_observed=sessions,
+        memory_build_s_per_session=round(build_s / sessions, 6) if sessions else None,
+    )
 
 
 def _usage_of(*models: Any) -> dict[str, Usage]:
@@ -681,8 +687,8 @@ def _usage_of(*models: Any) -> dict[str, Usage]:
     return out
 
 
-def _merge_usage(old: dict[str, Any], new: dict[str, Usage]) -> dict[str, Usage]:
-    out = {k: Usage(**v) for k, v in old.items()}
+def _merge_usage(old: dict[str, Usage], new: dict[str, Usage]) -> dict[str, Usage]:
+    out = dict(old)
     for k, v in new.items():
         out[k] = out.get(k, Usage()) + v
     return out

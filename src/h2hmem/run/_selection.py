@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, field_validator
 
 from ..data import SPLITS, TaskType
 from ..data._taxonomy import parse_difficulty
+from ..records import Manifest
 
 T = TypeVar("T")
 
@@ -282,6 +283,6 @@ def _hash(values: Sequence[str]) -> str:
     return hashlib.sha256(json.dumps(list(values)).encode()).hexdigest()[:8]
 
 
-def selection_from_manifest(manifest: dict[str, Any]) -> Selection:
-    """The selection a run recorded (empty for runs made before selections existed)."""
-    return Selection(**((manifest.get("config") or {}).get("selection") or {}))
+def selection_from_manifest(manifest: Manifest | None) -> Selection:
+    """The selection a run recorded (empty for runs made before selections existed, or without a manifest)."""
+    return Selection(**((manifest.config.selection if manifest is not None else None) or {}))

@@ -14,19 +14,18 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 try:
     import fcntl
 except ImportError:  # pragma: no cover - Windows: no advisory locks, runs are not guarded
     fcntl = None  # type: ignore[assignment]
 
-from .._atomic import atomic_write_text, close_durably
+from .._atomic import close_durably
 from ..data._files import replace_surrogates
-from ._records import Prediction, read_predictions
+from ..records import MANIFEST, Manifest, Prediction, read_manifest, read_predictions, write_manifest
 from ._transcripts import TRANSCRIPTS, TranscriptWriter
 
-MANIFEST = "manifest.json"
 PREDICTIONS = "predictions.jsonl"
 LOCK = ".lock"
 
@@ -93,24 +92,18 @@ class RunStore:
     def exists(self) -> bool:
         return self.manifest_path.is_file()
 
-    def read_manifest(self) -> dict[str, Any]:
-        """The manifest as a dict; ``{}`` when there is none.
+    def read_manifest(self) -> Manifest | None:
+        """The manifest (:class:`~h2hmem.records.Manifest`); None when there is none.
 
         Raises:
-            ValueError: the manifest is not valid JSON (names the file).
+            ValueError: the manifest is not valid JSON, a field has the wrong type, or it is of a
+                newer schema version (names the file and the field).
         """
-        if not self.manifest_path.is_file():
-            return {}
-        try:
-            return json.loads(self.manifest_path.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
-            raise ValueError(f"{self.manifest_path}: not a valid manifest ({e})") from None
+        return read_manifest(self.dir)
 
-    def write_manifest(self, manifest: dict[str, Any]) -> None:
+    def write_manifest(self, manifest: Manifest) -> None:
         """Atomic replace (write a temporary file, fsync, rename): never a half-written manifest."""
-        atomic_write_text(
-            self.manifest_path, json.dumps(manifest, ensure_ascii=False, indent=1, default=str), fsync=True
-        )
+        write_manifest(self.dir, manifest)
 
     def repair(self) -> int:
         """Cut a torn last line off ``predictions.jsonl``; returns the number of bytes removed."""

@@ -1,0 +1,199 @@
+"""The run manifest, ``runs/<run-id>/manifest.json``: how a run was made and what it cost.
+
+Written by the runner when a run starts and again when each invocation ends (resumes update it);
+read by evaluate, report, view, sweep, leaderboard export and the CLI. Every field has a default,
+so a partial manifest (hand-written, or from an older h2hmem) still loads; fields this version does
+not know are kept as they are (``model_extra``) and written back unchanged.
+JSON Schema: ``docs/schemas/manifest.schema.json``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ._jsonfile import read_record, write_record
+from ._usage import Usage
+from ._versioned import Versioned, schema_tag
+
+MANIFEST = "manifest.json"
+
+
+class Invocation(BaseModel):
+    """One ``h2hmem run`` invocation of the run (the first one, then every resume)."""
+
+    started_at: str
+    """ISO 8601 time (UTC, seconds)."""
+    command: str = ""
+    retry_failed: bool = False
+
+
+class Repair(BaseModel):
+    """A torn tail cut off a file when the run resumed (a crash during a write)."""
+
+    at: str
+    torn_bytes_removed: int | None = None
+    """Bytes cut off ``predictions.jsonl``."""
+    transcript_bytes_removed: int | None = None
+    """Bytes cut off ``transcripts.jsonl.gz``."""
+
+
+class BudgetEntry(BaseModel):
+    """One invocation's spending limit (``--max-cost``) and what it spent."""
+
+    at: str
+    max_cost_usd: float
+    spent_usd: float
+    stopped: str | None = None
+    """Why the invocation stopped early (the limit was reached), else None."""
+
+
+class ModelSpecs(BaseModel):
+    """The model specs the run used, as the loaded models name themselves."""
+
+    answer: str | None = None
+    build: str | None = None
+    """The memory-build model, when the method has one apart from the answer model."""
+    embedder: str | None = None
+
+
+class RunSettings(BaseModel):
+    """``config``: the run's :class:`~h2hmem.run.RunConfig` as dumped to JSON. The fields readers use
+    are typed here; every other setting is kept as written (``model_extra``)."""
+
+    model_config = ConfigDict(extra="allow")
+    concurrency: int | None = None
+    preset: str | None = None
+    selection: dict[str, Any] | None = None
+    """The recorded :class:`~h2hmem.run.Selection` (filters, sample), None for all questions."""
+
+
+class Counts(BaseModel):
+    """Question counts of the run (``questions`` = selected after ``--limit``)."""
+
+    questions: int = 0
+    recorded: int | None = None
+    """Selected questions with a record in ``predictions.jsonl`` (None: not recorded)."""
+    failed: int = 0
+    answered_this_invocation: int = 0
+    skipped_already_recorded: int = 0
+
+
+class Timing(BaseModel):
+    """Wall time of ``observe()`` (memory build, embedding included), summed over invocations."""
+
+    memory_build_s: float = 0.0
+    sessions_observed: int = 0
+    memory_build_s_per_session: float | None = None
+
+
+class EmbeddingRecord(BaseModel):
+    """The embedder's cache description and its counts during the run (all invocations)."""
+
+    model_config = ConfigDict(extra="allow")
+    model: str | None = None
+    cache: str | None = None
+    """Cache file (None = in memory only)."""
+    refresh: bool | None = None
+    texts: int = 0
+    """Texts asked for, repeats included (= memory_hits + cache_hits + computed)."""
+    memory_hits: int = 0
+    cache_hits: int = 0
+    computed: int = 0
+    model_calls: int = 0
+    compute_s: float = 0.0
+
+
+class MethodDescription(BaseModel):
+    """A memory's ``describe()`` (open: each method adds its own keys). The runner reads ``options``
+    (every preset option's resolved value) and ``stats`` (numeric counters it sums over dialogues)."""
+
+    model_config = ConfigDict(extra="allow")
+    # left out of the file when unset, so the record keeps the shape describe() gave it
+    options: dict[str, Any] | None = Field(None, exclude_if=lambda v: v is None)
+    stats: dict[str, Any] = Field({}, exclude_if=lambda v: not v)
+    describe_error: str | None = Field(None, exclude_if=lambda v: v is None)
+    """Set instead when ``describe()`` raised (``"TypeError: …"``)."""
+
+
+class Manifest(Versioned):
+    """``manifest.json``. Identity and settings first, then what the invocations produced."""
+
+    model_config = ConfigDict(extra="allow")
+    KIND = "manifest"
+    schema_: Literal["h2hmem.manifest/1"] = Field(schema_tag("manifest"), alias="schema")
+    run_id: str | None = None
+    package: str = "h2hmem"
+    version: str | None = None
+    """h2hmem version that started the run."""
+    command: str | None = None
+    started_at: str | None = None
+    finished_at: str | None = None
+    """End of the latest invocation (None while the first one runs)."""
+    status: Literal["complete", "incomplete"] | None = None
+    """``complete`` when every selected question has a record (failed ones included)."""
+    resumes: int = 0
+    invocations: list[Invocation] = []
+    config: RunSettings = RunSettings()
+    identity: dict[str, Any] = {}
+    """The settings that define the run (:meth:`~h2hmem.run.RunConfig.identity`): a resume must match them."""
+    method: str | None = None
+    model: str | None = None
+    protocol: str | None = None
+    split: str | None = None
+    data_root: str | None = None
+    dataset_fingerprint: str | None = None
+    """SHA-256 over the dataset's JSON files (captions excluded)."""
+    prompt_hashes: dict[str, str] = {}
+    models: ModelSpecs | None = None
+    transcripts: str | None = None
+    """File name of the model-call transcripts in the run directory, None when not kept."""
+    method_arguments: dict[str, Any] = {}
+    """Every constructor argument of the method with the value it got (open: per method)."""
+    question_fields: list[str] = []
+    retrieval_only: bool = False
+    preset: str | None = None
+    options: dict[str, Any] | None = None
+    """Every preset option's resolved value (methods with presets), else None."""
+    repairs: list[Repair] = []
+    embedding: EmbeddingRecord | None = None
+    method_description: MethodDescription = MethodDescription()
+    """The first dialogue's ``describe()``."""
+    method_stats: dict[str, int | float] = {}
+    """``describe()["stats"]`` summed over dialogues (numeric entries)."""
+    method_stats_by_dialogue: dict[str, dict[str, Any]] = {}
+    images_without_caption: int = 0
+    """Distinct images a method asked a caption for and got none (all invocations)."""
+    captions_missing_by_dialogue: dict[str, list[str]] = {}
+    usage: dict[str, Usage] = {}
+    """Stage (``answer``, ``memory_build``…) → tokens, calls and cost, summed over invocations."""
+    counts: Counts | None = None
+    timing: Timing | None = None
+    failed_questions: dict[str, str] = {}
+    """``question_id → error`` of the questions whose latest record failed."""
+    budget: list[BudgetEntry] = []
+
+    def dataset_root(self) -> Path | None:
+        """``data_root`` when it is a folder on this machine, else None (moved, or another machine)."""
+        return Path(self.data_root) if self.data_root and Path(self.data_root).is_dir() else None
+
+
+def read_manifest(run_dir: str | Path) -> Manifest | None:
+    """The manifest of ``run_dir`` (a run directory or the ``manifest.json`` path); None when there is none.
+
+    Raises:
+        ValueError: the file is not valid JSON, a field has the wrong type, or it is of a newer
+            schema version (names the file and the field).
+    """
+    p = Path(run_dir)
+    path = p if p.name == MANIFEST and not p.is_dir() else p / MANIFEST
+    if not path.is_file():
+        return None
+    return read_record(path, Manifest, "manifest")
+
+
+def write_manifest(run_dir: str | Path, manifest: Manifest) -> None:
+    """Write ``run_dir/manifest.json`` atomically (temporary file, fsync, rename)."""
+    write_record(Path(run_dir) / MANIFEST, manifest)
