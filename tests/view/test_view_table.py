@@ -88,12 +88,21 @@ def test_query_keeps_set_filters_only():
 
 
 def test_headline_prefers_a_current_judge_then_f1():
+    from h2hmem.records import ScoresSummary
     from h2hmem.view import headline
 
     def agg(x: float) -> dict:
-        return {"aggregate": {"splits": {"all": {"overall": {"metrics": {"score": {"mean": x}, "f1": {"mean": x}}}}}}}
+        cell = {
+            "n_total": 1,
+            "metrics": {"score": {"n": 1, "coverage": 1.0, "mean": x}, "f1": {"n": 1, "coverage": 1.0, "mean": x}},
+        }
+        return {"aggregate": {"metrics": ["score", "f1"], "n_boot": 0, "splits": {"all": {"overall": cell}}}}
 
-    assert headline({"metrics": {"judge": agg(0.6), "lexical": agg(0.2)}}) == ("judge", 0.6)
-    assert headline({"metrics": {"judge": {**agg(0.6), "stale": {"missing": 3}}, "lexical": agg(0.2)}}) == ("F1", 0.2)
-    assert headline({"metrics": {"lexical": agg(0.2)}}) == ("F1", 0.2)
-    assert headline({}) == ("", None)
+    def summary(metrics: dict) -> ScoresSummary:
+        return ScoresSummary.model_validate({"metrics": metrics})
+
+    judge = {"model": "openai:x", **agg(0.6)}
+    assert headline(summary({"judge": judge, "lexical": agg(0.2)})) == ("judge", 0.6)
+    assert headline(summary({"judge": {**judge, "stale": {"missing": 3}}, "lexical": agg(0.2)})) == ("F1", 0.2)
+    assert headline(summary({"lexical": agg(0.2)})) == ("F1", 0.2)
+    assert headline(None) == ("", None)

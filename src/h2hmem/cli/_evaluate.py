@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
 from rich.markup import escape
 
+from ..records import ScoresSummary, read_manifest
 from . import _select as sel
 from ._app import app, console, err_console, fail
 
@@ -173,29 +173,30 @@ def evaluate_cmd(
             soft_wrap=True,
         )
         raise typer.Exit(130)
+    summary = ScoresSummary.model_validate(summary)
     for table in summary_tables(summary, show_ci=not no_ci):
         console.print(table)
-    if summary.get("label"):
-        console.print(f"[bold yellow]Judge scores are {summary['label']}[/] (judge {judge_model}).")
+    if summary.label:
+        console.print(f"[bold yellow]Judge scores are {summary.label}[/] (judge {judge_model}).")
     console.print(
         f"Scores written to {run_dir / 'scores'}/ (summary.json, "
-        + ", ".join(f"{m}.jsonl" for m in summary["metrics"])
+        + ", ".join(f"{m}.jsonl" for m in summary.metrics.sections())
         + ")"
     )
-    unfinished = None if summary.get("selection") else _unfinished(run_dir, summary["run"]["n_predictions"])
+    unfinished = None if summary.selection else _unfinished(run_dir, summary.run.n_predictions)
     if unfinished:
         err_console.print(f"[yellow]warning:[/] {unfinished}", highlight=False, soft_wrap=True)
-    judge = summary["metrics"].get("judge")
-    if judge and judge.get("stale"):
+    judge = summary.metrics.judge
+    if judge and judge.stale is not None:
         err_console.print(
-            f"[yellow]warning:[/] the judge scores are stale (not used as the headline): {judge['stale']['reason']}",
+            f"[yellow]warning:[/] the judge scores are stale (not used as the headline): {judge.stale.reason}",
             highlight=False,
             soft_wrap=True,
         )
     if "judge" in names and judge:
         from ..metrics._coverage import coverage_line
 
-        line = coverage_line(judge["coverage"])
+        line = coverage_line(judge.coverage)
         if line:  # say it loudly: a score over part of the questions is not the run's score
             err_console.print(f"[bold red]{escape(line)}[/]", highlight=False, soft_wrap=True)
             raise typer.Exit(1)
@@ -239,10 +240,10 @@ def _unfinished(run_dir: Path, n_predictions: int) -> str | None:
     """A warning when the run's manifest selected more questions than were recorded (an interrupted
     or still running `h2hmem run`): its scores cover the recorded questions only."""
     try:
-        counts = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8")).get("counts") or {}
-        selected = int(counts.get("questions") or 0)
-    except (OSError, ValueError, TypeError, AttributeError):
+        manifest = read_manifest(run_dir)
+    except (OSError, ValueError):
         return None
+    selected = manifest.counts.questions if manifest is not None and manifest.counts is not None else 0
     if selected <= n_predictions:
         return None
     return (

@@ -15,6 +15,7 @@ from pydantic import BaseModel
 
 from ..data import SPLITS, Dataset, TaskType
 from ..metrics import LexicalScores, aggregate, lexical_scores
+from ..records import Aggregate, Cell
 from ._validate import SubmissionReport
 
 METRICS = ("precision", "recall", "f1", "bleu1", "exact_match")
@@ -121,22 +122,22 @@ def _records(results: list[QuestionResult], with_judge: bool) -> list[dict]:
     return out
 
 
-def _stats(cell: dict, metrics: tuple[str, ...], macro: bool) -> dict[str, float | int | list[float] | None]:
-    n = cell["n_total"]
+def _stats(cell: Cell, metrics: tuple[str, ...], macro: bool) -> dict[str, float | int | list[float] | None]:
+    n = cell.n_total
     st: dict[str, float | int | list[float] | None] = {
         "n": n,
-        "answered": n - cell["failed"],
-        "coverage": (n - cell["failed"]) / n if n else 0.0,
+        "answered": n - cell.failed,
+        "coverage": (n - cell.failed) / n if n else 0.0,
     }
     for m in (*METRICS, "judge"):
-        c = cell["metrics"].get(m)
-        st[m] = c["mean"] if c else None
-        st[f"{m}_ci"] = c["ci"] if c else None
+        c = cell.metrics.get(m)
+        st[m] = c.mean if c else None
+        st[f"{m}_ci"] = c.ci if c else None
         if macro:
-            st[f"{m}_macro"] = c["macro"] if c else None
-    jc = cell["metrics"].get("judge")
-    st["judged"] = jc["n"] if jc else 0
-    st["judge_coverage"] = jc["coverage"] if jc else 0.0
+            st[f"{m}_macro"] = c.macro if c else None
+    jc = cell.metrics.get("judge")
+    st["judged"] = jc.n if jc else 0
+    st["judge_coverage"] = jc.coverage if jc else 0.0
     return st
 
 
@@ -152,19 +153,21 @@ def summarise(results: list[QuestionResult], *, n_boot: int = 1000, seed: int = 
     """
     with_judge = any(r.judge_score is not None for r in results)
     metrics = (*METRICS, "judge") if with_judge else METRICS
-    agg = aggregate(
-        _records(results, with_judge), metrics, groups=("task_type", "main_category"), n_boot=n_boot, seed=seed
+    agg = Aggregate.model_validate(
+        aggregate(
+            _records(results, with_judge), metrics, groups=("task_type", "main_category"), n_boot=n_boot, seed=seed
+        )
     )
     out: dict[str, dict] = {}
-    splits = agg["splits"]
+    splits = agg.splits
     present = {r.split for r in results}
     if results:
-        out["all"] = _stats(splits["all"]["overall"], metrics, macro=True)
+        out["all"] = _stats(splits["all"].overall, metrics, macro=True)
     for sp in SPLITS:
         if sp in present:
-            out[f"split:{sp}"] = _stats(splits[sp]["overall"], metrics, macro=True)
-    for main, cell in splits["all"]["main_category"].items():
+            out[f"split:{sp}"] = _stats(splits[sp].overall, metrics, macro=True)
+    for main, cell in splits["all"].main_category.items():
         out[f"main:{main}"] = _stats(cell, metrics, macro=False)
-    for abbr, cell in splits["all"]["task_type"].items():
+    for abbr, cell in splits["all"].task_type.items():
         out[f"sub:{abbr}"] = _stats(cell, metrics, macro=False)
     return {g: out[g] for g in GROUP_ORDER if g in out}

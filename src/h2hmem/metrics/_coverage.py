@@ -12,6 +12,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ..records import JudgeCoverage
+
 _REASONS: tuple[tuple[str, str], ...] = (
     ("not valid JSON", "reply not valid JSON"),
     ("holds no list of judgments", "reply holds no list of judgments"),
@@ -38,15 +40,13 @@ def unjudged_reasons(records: Iterable[Mapping[str, Any]]) -> dict[str, int]:
     return dict(counts.most_common())
 
 
-def coverage_line(coverage: Mapping[str, Any]) -> str | None:
+def coverage_line(coverage: JudgeCoverage | None) -> str | None:
     """One closing line when some questions are unjudged, else None, e.g.
     ``"judge: 60 of 60 questions unjudged (reply not valid JSON: 60); …"``."""
-    errors = int(coverage.get("errors") or 0)
-    if not errors:
+    if coverage is None or not coverage.errors:
         return None
-    reasons = coverage.get("reasons") or {}
-    why = ", ".join(f"{k}: {n}" for k, n in reasons.items()) or "no score"
+    why = ", ".join(f"{k}: {n}" for k, n in coverage.reasons.items()) or "no score"
     return (
-        f"judge: {errors} of {coverage.get('total')} questions unjudged ({why}); see scores/judge.jsonl "
+        f"judge: {coverage.errors} of {coverage.total} questions unjudged ({why}); see scores/judge.jsonl "
         "(error), then run the same `h2hmem evaluate --metrics judge` again to judge only those"
     )

@@ -7,11 +7,13 @@ average (mean of the sub-type means); columns = dyadic, multi-party, all, each w
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from rich.table import Table
 
 from ..data import MainCategory, TaskType
+from ..records import Aggregate, Cell, JudgeCoverage, JudgeSection, ScoresSummary
 from ._aggregate import SPLIT_KEYS
 
 LEXICAL_TITLES = {"f1": "F1 (official, set-based)", "bleu1": "BLEU-1 (official)", "exact_match": "Exact match"}
@@ -28,18 +30,18 @@ def _fmt(value: float | None, ci: list[float] | None, show_ci: bool) -> str:
     return text
 
 
-def _n(cell: dict[str, Any] | None, field: str, coverage: bool) -> str:
-    if not cell or not cell["n_total"]:
+def _n(cell: Cell | None, field: str, coverage: bool) -> str:
+    if not cell or not cell.n_total:
         return "0"
-    m = cell["metrics"][field]
-    text = str(m["n"]) if not coverage or m["n"] == cell["n_total"] else f"{m['n']}/{cell['n_total']}"
-    if cell.get("failed"):
-        text += f" [red]({cell['failed']}✗)[/]"
+    m = cell.metrics[field]
+    text = str(m.n) if not coverage or m.n == cell.n_total else f"{m.n}/{cell.n_total}"
+    if cell.failed:
+        text += f" [red]({cell.failed}✗)[/]"
     return text
 
 
 def metric_table(
-    agg: dict[str, Any],
+    agg: Aggregate | Mapping[str, Any],
     field: str,
     title: str,
     *,
@@ -47,27 +49,28 @@ def metric_table(
     show_ci: bool = True,
     caption: str | None = None,
 ) -> Table:
-    """One metric of one :func:`~h2hmem.metrics.aggregate` output as a table.
+    """One metric of one :func:`~h2hmem.metrics.aggregate` output (or its :class:`~h2hmem.records.Aggregate`)
+    as a table.
 
     ``coverage``: show ``n/total`` where some questions have no value (judge coverage).
     The ``n`` column marks failed answers (scored 0) as ``(k✗)``.
     """
+    agg = Aggregate.model_validate(agg)
     t = Table(title=title, title_justify="left", caption=caption, caption_justify="left")
     t.add_column("sub-type")
     for split in SPLIT_KEYS:
         t.add_column(split, justify="right")
         t.add_column("n", justify="right", style="dim")
-    splits = agg["splits"]
 
     def row(label: str, group: str | None, key: str | None, *, macro: bool = False, style: str | None = None) -> None:
         cells = []
         for split in SPLIT_KEYS:
-            cell = splits[split]["overall"] if group is None else splits[split][group].get(key)
-            m = cell["metrics"][field] if cell else None
+            cell = agg.splits[split].cell(group, key)
+            m = cell.metrics[field] if cell else None
             if macro and m is not None:
-                cells += [_fmt(m.get("macro"), m.get("macro_ci"), show_ci), f"{m.get('macro_types', 0)} types"]
+                cells += [_fmt(m.macro, m.macro_ci, show_ci), f"{m.macro_types or 0} types"]
             else:
-                cells += [_fmt(m["mean"] if m else None, m["ci"] if m else None, show_ci), _n(cell, field, coverage)]
+                cells += [_fmt(m.mean if m else None, m.ci if m else None, show_ci), _n(cell, field, coverage)]
         t.add_row(label, *cells, style=style)
 
     for cat in MainCategory:
@@ -81,24 +84,25 @@ def metric_table(
     return t
 
 
-def summary_tables(summary: dict[str, Any], *, show_ci: bool = True) -> list[Table]:
-    """Tables for every metric in ``summary``: F1, BLEU-1 and exact match (lexical); the judge
+def summary_tables(summary: ScoresSummary | Mapping[str, Any], *, show_ci: bool = True) -> list[Table]:
+    """Tables for every metric in ``summary`` (a :class:`~h2hmem.records.ScoresSummary` or the dict
+    :func:`~h2hmem.metrics.evaluate_run` returns): F1, BLEU-1 and exact match (lexical); the judge
     score with coverage (titled with the judge model and, for a ``local:`` judge, "not comparable
     with published numbers"); evidence recall@5 (or a note when the method reports no evidence); turn recall@5 and nDCG@5
     when supporting-turn labels were used."""
+    summary = ScoresSummary.model_validate(summary)
     tables: list[Table] = []
-    metrics = summary.get("metrics", {})
-    run = summary.get("run", {})
-    who = " · ".join(str(x) for x in (run.get("method"), run.get("model")) if x)
+    metrics = summary.metrics
+    who = " · ".join(str(x) for x in (summary.run.method, summary.run.model) if x)
     suffix = f" — {who}" if who else ""
-    if "lexical" in metrics:
+    if metrics.lexical is not None and metrics.lexical.aggregate is not None:
         for field, title in LEXICAL_TITLES.items():
-            tables.append(metric_table(metrics["lexical"]["aggregate"], field, f"{title}{suffix}", show_ci=show_ci))
-    if "judge" in metrics:
-        j = metrics["judge"]
+            tables.append(metric_table(metrics.lexical.aggregate, field, f"{title}{suffix}", show_ci=show_ci))
+    if metrics.judge is not None and metrics.judge.aggregate is not None:
+        j = metrics.judge
         tables.append(
             metric_table(
-                j["aggregate"],
+                j.aggregate,
                 "score",
                 judge_title(j) + suffix,
                 coverage=True,
@@ -106,13 +110,13 @@ def summary_tables(summary: dict[str, Any], *, show_ci: bool = True) -> list[Tab
                 caption=judge_caption(j),
             )
         )
-    if "evidence" in metrics:
-        ev = metrics["evidence"]
-        excluded = ", ".join(f"{n} {k}" for k, n in ev.get("excluded", {}).items()) or "none"
-        if ev["status"] == "ok" and ev.get("aggregate"):
+    if metrics.evidence is not None:
+        ev = metrics.evidence
+        excluded = ", ".join(f"{n} {k}" for k, n in ev.excluded.items()) or "none"
+        if ev.status == "ok" and ev.aggregate is not None:
             tables.append(
                 metric_table(
-                    ev["aggregate"],
+                    ev.aggregate,
                     EVIDENCE_DEFAULT,
                     f"Evidence {EVIDENCE_DEFAULT}{suffix}",
                     show_ci=show_ci,
@@ -122,52 +126,51 @@ def summary_tables(summary: dict[str, Any], *, show_ci: bool = True) -> list[Tab
         else:
             t = Table(title=f"Evidence {EVIDENCE_DEFAULT}{suffix}", title_justify="left")
             t.add_column("status")
-            t.add_row(f"n/a: {ev.get('reason') or 'no evidence'}")
+            t.add_row(f"n/a: {ev.reason or 'no evidence'}")
             tables.append(t)
-    if "turn_evidence" in metrics:
-        tv = metrics["turn_evidence"]
-        excluded = ", ".join(f"{n} {k}" for k, n in tv.get("excluded", {}).items()) or "none"
-        if tv["status"] == "ok" and tv.get("aggregate"):
+    if metrics.turn_evidence is not None:
+        tv = metrics.turn_evidence
+        excluded = ", ".join(f"{n} {k}" for k, n in tv.excluded.items()) or "none"
+        if tv.status == "ok" and tv.aggregate is not None:
             for field in TURN_EVIDENCE_DEFAULT:
                 tables.append(
                     metric_table(
-                        tv["aggregate"],
+                        tv.aggregate,
                         field,
                         f"Turn evidence {field}{suffix}",
                         show_ci=show_ci,
-                        caption=f"labels: {tv.get('labels')}; excluded questions: {excluded}",
+                        caption=f"labels: {tv.labels}; excluded questions: {excluded}",
                     )
                 )
         else:
             t = Table(title=f"Turn evidence{suffix}", title_justify="left")
             t.add_column("status")
-            t.add_row(f"n/a: {tv.get('reason') or 'no labelled question'}")
+            t.add_row(f"n/a: {tv.reason or 'no labelled question'}")
             tables.append(t)
     return tables
 
 
-def judge_title(j: dict[str, Any]) -> str:
+def judge_title(j: JudgeSection) -> str:
     """``"LLM judge score (openai:gpt-4o-mini, session mode)"``, with the comparability label and
-    ``— STALE`` when the section is kept from an earlier evaluation (``j["stale"]``)."""
-    title = f"LLM judge score ({j['model']}, {j['mode']} mode)"
-    if j.get("label"):
-        title += f" — {j['label'].upper()}"
-    if j.get("stale"):
+    ``— STALE`` when the section is kept from an earlier evaluation (``j.stale``)."""
+    title = f"LLM judge score ({j.model}, {j.mode} mode)"
+    if j.label:
+        title += f" — {j.label.upper()}"
+    if j.stale is not None:
         title += " — STALE"
     return title
 
 
-def judge_caption(j: dict[str, Any]) -> str:
+def judge_caption(j: JudgeSection) -> str:
     """Coverage (judged / total, unjudged by reason, failed answers) and the stale note."""
-    cov = j["coverage"]
-    reasons = cov.get("reasons") or {}
-    why = f" ({', '.join(f'{k}: {n}' for k, n in reasons.items())})" if reasons else ""
+    cov = j.coverage or JudgeCoverage(judged=0, total=0)
+    why = f" ({', '.join(f'{k}: {n}' for k, n in cov.reasons.items())})" if cov.reasons else ""
     caption = (
-        f"coverage {cov['judged']}/{cov['total']} judged"
-        + (f", {cov['errors']} unjudged{why or ' (errors)'}" if cov["errors"] else "")
-        + (f"; {cov['failed_answers']} failed answers scored 0" if cov["failed_answers"] else "")
-        + (f"; judge preset {j['preset']}" if j.get("preset") not in (None, "None") else "")
+        f"coverage {cov.judged}/{cov.total} judged"
+        + (f", {cov.errors} unjudged{why or ' (errors)'}" if cov.errors else "")
+        + (f"; {cov.failed_answers} failed answers scored 0" if cov.failed_answers else "")
+        + (f"; judge preset {j.preset}" if j.preset not in ("", "None") else "")
     )
-    if j.get("stale"):
-        caption += f"; STALE: {j['stale']['reason']}"
+    if j.stale is not None:
+        caption += f"; STALE: {j.stale.reason}"
     return caption

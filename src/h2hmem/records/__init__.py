@@ -113,6 +113,7 @@ __all__ = [
     "read_predictions",
     "read_record",
     "read_score_lines",
+    "read_scores_summary",
     "schema_tag",
     "write_manifest",
     "write_record",

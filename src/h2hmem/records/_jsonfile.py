@@ -14,8 +14,9 @@ from ._versioned import describe_error
 M = TypeVar("M", bound=BaseModel)
 
 
-def read_record(path: Path, model: type[M], what: str) -> M:
-    """Parse and validate ``path`` as ``model``.
+def read_record(path: Path, model: type[M], what: str, *, bad_json: str = "") -> M:
+    """Parse and validate ``path`` as ``model`` (``bad_json``: what to say of a file that is not
+    JSON, default "not a valid <what>").
 
     Raises:
         FileNotFoundError: no such file.
@@ -25,7 +26,7 @@ def read_record(path: Path, model: type[M], what: str) -> M:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise ValueError(f"{path}: not a valid {what} ({e})") from None
+        raise ValueError(f"{path}: {bad_json or f'not a valid {what}'} ({e})") from None
     if not isinstance(data, dict):
         raise ValueError(f"{path}: not a valid {what} (a JSON object expected, got {type(data).__name__})")
     try:
@@ -36,4 +37,6 @@ def read_record(path: Path, model: type[M], what: str) -> M:
 
 def write_record(path: Path, record: BaseModel, *, fsync: bool = True) -> None:
     """Atomic replace (temporary file, fsync, rename): readers never see half a file."""
-    atomic_write_text(path, json.dumps(record.model_dump(mode="json", fallback=str), ensure_ascii=False, indent=1), fsync=fsync)
+    atomic_write_text(
+        path, json.dumps(record.model_dump(mode="json", fallback=str), ensure_ascii=False, indent=1), fsync=fsync
+    )

@@ -65,6 +65,8 @@ class RunSettings(BaseModel):
 
     model_config = ConfigDict(extra="allow")
     concurrency: int | None = None
+    limit: int | None = None
+    """``--limit``: only the first N questions (None: all)."""
     preset: str | None = None
     selection: dict[str, Any] | None = None
     """The recorded :class:`~h2hmem.run.Selection` (filters, sample), None for all questions."""

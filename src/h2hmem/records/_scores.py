@@ -20,7 +20,9 @@ from .._atomic import atomic_write_text
 from ._prediction import QuestionKey
 from ._versioned import Versioned, describe_error, schema_tag
 
-EVIDENCE_METRIC_NAMES: tuple[str, ...] = tuple(f"{m}@{k}" for k in ("1", "3", "5", "10", "all") for m in ("hit", "recall"))
+EVIDENCE_METRIC_NAMES: tuple[str, ...] = tuple(
+    f"{m}@{k}" for k in ("1", "3", "5", "10", "all") for m in ("hit", "recall")
+)
 """The session-evidence metric keys of ``evidence.jsonl`` (cut-offs 1, 3, 5, 10, all)."""
 TURN_METRIC_NAMES: tuple[str, ...] = (
     *(f"{m}@{k}" for k in (1, 3, 5, 10) for m in ("turn_recall", "turn_precision", "turn_ndcg")),

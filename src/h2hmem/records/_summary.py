@@ -25,7 +25,6 @@ def _absent() -> Any:
     return Field(None, exclude_if=lambda v: v is None)
 
 
-
 class SummaryRun(BaseModel):
     """The run that was scored."""
 
@@ -151,7 +150,7 @@ def read_scores_summary(run_dir: str | Path) -> ScoresSummary | None:
     path = p if p.suffix == ".json" and not p.is_dir() else p / SCORES_SUMMARY
     if not path.is_file():
         return None
-    return read_record(path, ScoresSummary, "scores summary")
+    return read_record(path, ScoresSummary, "scores summary", bad_json="not valid JSON")
 
 
 def write_scores_summary(run_dir: str | Path, summary: ScoresSummary) -> None:

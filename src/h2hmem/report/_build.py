@@ -60,10 +60,10 @@ def default_out_dir(runs: Sequence[RunResult]) -> Path:
 def _question_set(run: RunResult) -> str:
     """What decides which questions a run answered: dataset fingerprint, split, selection and ``--limit``."""
     m = run.manifest
-    limit = (m.get("config") or {}).get("limit")
-    chosen = (m.get("identity") or {}).get("selection")
+    limit = m.config.limit
+    chosen = m.identity.get("selection")
     return (
-        f"dataset {str(m.get('dataset_fingerprint') or '?')[:12]}, split {m.get('split') or '?'}, "
+        f"dataset {str(m.dataset_fingerprint or '?')[:12]}, split {m.split or '?'}, "
         + (f"selection {json.dumps(chosen, sort_keys=True)}, " if chosen else "")
         + (f"first {limit} questions" if limit else "all questions")
     )
@@ -163,7 +163,7 @@ def build_report(
     t_worst = worst_questions(runs, metric, worst)
     # the resample count the scores were aggregated with (not n_boot, which applies to unscored runs only),
     # so the same scored runs always give the same report
-    boot = max((int((run_aggregate(r, metric.source) or {}).get("n_boot") or 0) for r in runs), default=0) or n_boot
+    boot = max((agg.n_boot for r in runs if (agg := run_aggregate(r, metric.source))), default=0) or n_boot
     t_pair = paired_table(runs, metric, n_boot=boot)
     t_group = group_table(runs, metric, n_boot=boot) if group else None
     per_run = {r.label: run_metric_tables(r) for r in runs}
@@ -234,7 +234,7 @@ def build_report(
         Section("worst", "Worst-scored questions", worst=t_worst),
     ]
     for r in runs:
-        desc = r.manifest.get("method_description") or {}
+        desc = r.manifest.method_description.model_dump(mode="json")
         text = [f"Directory: {r.dir}"] + (
             [f"Method description: {json.dumps(desc, ensure_ascii=False, sort_keys=True)}"] if desc else []
         )
@@ -263,8 +263,8 @@ def build_report(
                 "method": r.method,
                 "model": r.model,
                 "protocol": r.protocol,
-                "judge": (r.summary["metrics"].get("judge") or {}).get("model"),
-                "label_comparability": r.summary.get("label"),
+                "judge": r.summary.metrics.judge.model if r.summary.metrics.judge else None,
+                "label_comparability": r.summary.label,
             }
             for r in runs
         ],

@@ -98,7 +98,7 @@ def paired_table(
 def config_key(run: RunResult) -> str:
     """What makes runs repeats of one configuration: the manifest identity without the question
     choice (selection, limit); runs without a manifest fall back to method and model."""
-    identity = dict(run.manifest.get("identity") or {"method": run.method, "model": run.model})
+    identity = dict(run.manifest.identity or {"method": run.method, "model": run.model})
     for k in _NOT_CONFIG:
         identity.pop(k, None)
     return json.dumps(identity, sort_keys=True, default=str)

@@ -23,6 +23,7 @@ from statistics import fmean
 from typing import Any
 
 from ..data import load_dataset
+from ..records import Usage
 from ._published import published_efficiency, published_source
 from ._runs import RunResult
 from ._table import Column, ReportTable
@@ -30,10 +31,10 @@ from ._table import Column, ReportTable
 _SESSIONS_CACHE: dict[tuple[str, str], dict[str, int]] = {}
 
 
-def _usage(d: dict[str, Any] | None) -> dict[str, float]:
-    d = d or {}
+def _usage(u: Usage | None) -> dict[str, float]:
+    u = u or Usage()
     return {
-        k: float(d.get(k) or 0)
+        k: float(getattr(u, k))
         for k in ("prompt_tokens", "completion_tokens", "calls", "cached_calls", "cost_usd", "latency_s")
     }
 
@@ -48,11 +49,11 @@ def _sessions_per_dialogue(root: str, split: str) -> dict[str, int]:
 
 def sessions_observed(run: RunResult) -> int | None:
     """Sessions with turns in the dialogues the run answered; None when the dataset is not on disk."""
-    root = run.summary.get("run", {}).get("data_root") or run.manifest.get("data_root")
+    root = run.summary.run.data_root or run.manifest.data_root
     if not root or not Path(root).is_dir():
         return None
     try:
-        per = _sessions_per_dialogue(str(root), str(run.manifest.get("split") or "all"))
+        per = _sessions_per_dialogue(str(root), run.manifest.split or "all")
     except Exception:  # a dataset that no longer loads: the count is unknown, not fatal to a report
         return None
     dialogues = {f"{p.split}/{p.dialogue}" for p in run.predictions}
@@ -61,14 +62,14 @@ def sessions_observed(run: RunResult) -> int | None:
 
 def efficiency(run: RunResult) -> dict[str, Any]:
     """The efficiency row of one run (keys = the columns of :func:`efficiency_table`)."""
-    usage = run.manifest.get("usage", {}) or {}
+    usage = run.manifest.usage
     build = _usage(usage.get("memory_build"))
-    timing = run.manifest.get("timing") or {}
-    sessions = timing.get("sessions_observed") or sessions_observed(run)
+    timing = run.manifest.timing
+    sessions = (timing.sessions_observed if timing else 0) or sessions_observed(run)
     ok = [p for p in run.predictions if not p.failed]
-    judge = run.summary.get("metrics", {}).get("judge")
-    judge_usage = _usage((judge or {}).get("usage") or usage.get("judge"))
-    judged = (judge or {}).get("coverage", {}).get("judged") or 0
+    judge = run.summary.metrics.judge
+    judge_usage = _usage((judge.usage if judge else None) or usage.get("judge"))
+    judged = (judge.coverage.judged if judge and judge.coverage else 0) or 0
     caption = _usage(usage.get("caption"))
     retrieval = [float(p.details["retrieval_s"]) for p in ok if isinstance(p.details.get("retrieval_s"), (int, float))]
     per_s = (lambda x: x / sessions) if sessions else (lambda x: None)
@@ -82,7 +83,7 @@ def efficiency(run: RunResult) -> dict[str, Any]:
         "build_calls": int(build["calls"]),
         "build_tokens": per_s(build["prompt_tokens"] + build["completion_tokens"]),
         "build_time": (
-            timing["memory_build_s"] / sessions if timing.get("sessions_observed") else per_s(build["latency_s"])
+            timing.memory_build_s / sessions if timing and timing.sessions_observed else per_s(build["latency_s"])
         ),
         "build_cost": per_s(build["cost_usd"]),
         "retrieval_time": fmean(retrieval) if retrieval else None,
@@ -95,7 +96,7 @@ def efficiency(run: RunResult) -> dict[str, Any]:
         "judge_cost": per_j(judge_usage["cost_usd"]),
         "caption_tokens": caption["prompt_tokens"] + caption["completion_tokens"] or None,
         "caption_cost": caption["cost_usd"] or None,
-        "concurrency": (run.manifest.get("config") or {}).get("concurrency"),
+        "concurrency": run.manifest.config.concurrency,
     }
 
 

@@ -6,7 +6,6 @@ evidence recall@k, :func:`h2hmem.metrics.evaluate_run`); the LLM judge is never 
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,6 +13,7 @@ from typing import Any
 
 from ..metrics import aggregate, evaluate_run
 from ..metrics._evaluate import _order, _read_jsonl
+from ..records import Aggregate, Manifest, ScoresSummary, read_scores_summary
 from ..run import Prediction, RunStore, read_predictions
 
 SUMMARY = Path("scores") / "summary.json"
@@ -25,9 +25,11 @@ class RunResult:
     """Everything the report needs about one run directory."""
 
     dir: Path
-    manifest: dict[str, Any]
-    summary: dict[str, Any]
-    """``scores/summary.json`` (schema in :mod:`h2hmem.metrics._evaluate`)."""
+    manifest: Manifest
+    """``manifest.json`` (an empty :class:`~h2hmem.records.Manifest` when the run has none; a
+    JSON object given here is validated into one)."""
+    summary: ScoresSummary
+    """``scores/summary.json`` (a JSON object given here is validated into one)."""
     predictions: list[Prediction]
     """In question order (split, dialogue, session, index)."""
     f1: dict[str, float | None] = field(default_factory=dict)
@@ -39,33 +41,40 @@ class RunResult:
     notes: list[str] = field(default_factory=list)
     """Warnings worth printing in the report (stale scores…)."""
 
+    def __post_init__(self) -> None:
+        # plain JSON objects (a test's or a notebook's hand-made run) are read as the records they stand for
+        if not isinstance(self.manifest, Manifest):
+            self.manifest = Manifest.model_validate(self.manifest or {})
+        if not isinstance(self.summary, ScoresSummary):
+            self.summary = ScoresSummary.model_validate(self.summary or {"metrics": {}})
+
     @property
     def run_id(self) -> str:
-        return str(self.manifest.get("run_id") or self.dir.name)
+        return self.manifest.run_id or self.dir.name
 
     @property
     def method(self) -> str:
-        return str(
-            self.manifest.get("method")
-            or self.summary.get("run", {}).get("method")
+        return (
+            self.manifest.method
+            or self.summary.run.method
             or (self.predictions[0].method if self.predictions else "")
             or "?"
         )
 
     @property
     def model(self) -> str:
-        return str(self.manifest.get("model") or self.summary.get("run", {}).get("model") or "?")
+        return self.manifest.model or self.summary.run.model or "?"
 
     @property
     def protocol(self) -> str:
-        return str(self.manifest.get("protocol") or "?")
+        return self.manifest.protocol or "?"
 
     @property
     def has_judge(self) -> bool:
         """Judge scores that describe the current predictions (a stale judge section — kept from an
         earlier evaluation after the answers changed — never counts: it is shown, marked, only)."""
-        j = self.summary.get("metrics", {}).get("judge")
-        return bool(j) and not j.get("stale")
+        j = self.summary.metrics.judge
+        return j is not None and j.stale is None
 
 
 def _score_map(path: Path, field_name: str) -> dict[str, float | None]:
@@ -93,30 +102,23 @@ def load_run(run_dir: str | Path, *, n_boot: int = 1000, selection: Any = None) 
         raise FileNotFoundError(f"{d}: not a run directory")
     if not (d / "predictions.jsonl").is_file():
         raise FileNotFoundError(f"{d}: no predictions.jsonl (is this a run directory?)")
-    manifest = RunStore(d).read_manifest()
+    manifest = RunStore(d).read_manifest() or Manifest()
     summary_path = d / SUMMARY
     notes = []
-    summary: dict[str, Any] = {}
-    if summary_path.is_file():
-        try:
-            summary = json.loads(summary_path.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
-            raise ValueError(f"{summary_path}: not valid JSON ({e})") from None
-        if not isinstance(summary, dict) or "metrics" not in summary:
-            raise ValueError(f"{summary_path}: field 'metrics' missing (not a scores summary)")
-    changed = summary_path.is_file() and (d / "predictions.jsonl").stat().st_mtime > summary_path.stat().st_mtime
-    if not summary_path.is_file() or "lexical" not in summary["metrics"] or changed:
+    summary = read_scores_summary(d)
+    changed = summary is not None and (d / "predictions.jsonl").stat().st_mtime > summary_path.stat().st_mtime
+    if summary is None or summary.metrics.lexical is None or changed:
         # offline metrics only; judge lines of changed answers are dropped (the judge section is then
         # marked stale and never the headline), the judge is never called
-        summary = evaluate_run(d, ("lexical", "evidence"), n_boot=n_boot)
+        summary = ScoresSummary.model_validate(evaluate_run(d, ("lexical", "evidence"), n_boot=n_boot))
         if changed:
             notes.append(
                 "predictions.jsonl changed after the last `h2hmem evaluate`: lexical and evidence scores "
                 "were recomputed for this report."
             )
-    judge = summary.get("metrics", {}).get("judge") or {}
-    if judge.get("stale"):
-        notes.append(f"The judge scores are STALE and not used as the headline: {judge['stale']['reason']}.")
+    judge = summary.metrics.judge
+    if judge is not None and judge.stale is not None:
+        notes.append(f"The judge scores are STALE and not used as the headline: {judge.stale.reason}.")
     preds = sorted(read_predictions(d), key=lambda p: _order(p.question_id))
     run = RunResult(
         dir=d,
@@ -129,8 +131,8 @@ def load_run(run_dir: str | Path, *, n_boot: int = 1000, selection: Any = None) 
     )
     if selection is not None and not selection.is_empty:
         _restrict(run, selection, n_boot)
-    if summary.get("label"):
-        run.notes.append(f"Judge scores are {summary['label']} (judge {summary['metrics']['judge']['model']}).")
+    if summary.label and summary.metrics.judge is not None:
+        run.notes.append(f"Judge scores are {summary.label} (judge {summary.metrics.judge.model}).")
     return run
 
 
@@ -145,14 +147,14 @@ def _restrict(run: RunResult, selection: Any, n_boot: int) -> None:
     run.predictions = [p for p in run.predictions if p.question_id in keep]
     run.f1 = {q: v for q, v in run.f1.items() if q in keep}
     run.judge = {q: v for q, v in run.judge.items() if q in keep}
-    run.summary = json.loads(json.dumps(run.summary))  # a copy: scores/summary.json is not changed
-    for source, m in run.summary.get("metrics", {}).items():
+    run.summary = run.summary.model_copy(deep=True)  # a copy: scores/summary.json is not changed
+    for source, m in run.summary.metrics.sections().items():
         path = run.dir / "scores" / _SCORE_FILES.get(source, "")
-        if not m.get("aggregate") or not path.is_file():
+        if m.aggregate is None or not path.is_file():
             continue
         recs = [r for r in _read_jsonl(path) if r["question_id"] in keep and not r.get("excluded")]
-        m["aggregate"] = aggregate(recs, m["fields"], n_boot=n_boot, seed=int(m["aggregate"].get("seed", 0)))
-    run.summary.setdefault("run", {})["n_predictions"] = len(run.predictions)
+        m.aggregate = Aggregate.model_validate(aggregate(recs, m.fields, n_boot=n_boot, seed=m.aggregate.seed))
+    run.summary.run.n_predictions = len(run.predictions)
     run.notes.append(f"Restricted to {len(run.predictions)} questions by the selection {selection.recorded()}.")
 
 

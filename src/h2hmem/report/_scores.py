@@ -7,10 +7,10 @@ otherwise the official set-based F1 for all runs: one table never mixes the two.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from ..metrics import DEFAULT_JUDGE_SPEC
 from ..metrics._tables import EVIDENCE_DEFAULT, LEXICAL_TITLES
+from ..records import Aggregate, Cell, MetricCell
 from ._runs import RunResult
 
 __all__ = [
@@ -42,7 +42,7 @@ class ScoreMetric:
 def primary_metric(runs: list[RunResult]) -> ScoreMetric:
     """The LLM judge score when every run was judged, else the official F1."""
     if runs and all(r.has_judge for r in runs):
-        models = tuple(sorted({r.summary["metrics"]["judge"]["model"] for r in runs}))
+        models = tuple(sorted({r.summary.metrics.judge.model for r in runs if r.summary.metrics.judge is not None}))
         return ScoreMetric("judge", "score", f"LLM judge score ({', '.join(models)})", models)
     return ScoreMetric("lexical", "f1", LEXICAL_TITLES["f1"])
 
@@ -52,19 +52,17 @@ def comparable_with_published(metric: ScoreMetric) -> bool:
     return metric.source == "judge" and metric.judge_models == (DEFAULT_JUDGE_SPEC,)
 
 
-def run_aggregate(run: RunResult, source: str) -> dict[str, Any] | None:
-    """The :func:`~h2hmem.metrics.aggregate` output of ``source`` in the run's summary (None if
-    absent, or evidence with status n/a)."""
-    m = run.summary.get("metrics", {}).get(source)
-    return m.get("aggregate") if m else None
+def run_aggregate(run: RunResult, source: str) -> Aggregate | None:
+    """The aggregate of ``source`` in the run's summary (None if absent, or evidence with status n/a)."""
+    m = run.summary.metrics.sections().get(source)
+    return m.aggregate if m is not None else None
 
 
 def cell_metric(
-    agg: dict[str, Any] | None, field: str, group: str | None, key: str | None, split: str = "all"
-) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
-    """``(cell, cell["metrics"][field])`` of a group cell (``group=None``: the overall cell)."""
+    agg: Aggregate | None, field: str, group: str | None, key: str | None, split: str = "all"
+) -> tuple[Cell | None, MetricCell | None]:
+    """``(cell, cell.metrics[field])`` of a group cell (``group=None``: the overall cell)."""
     if agg is None:
         return None, None
-    s = agg["splits"][split]
-    cell = s["overall"] if group is None else s.get(group, {}).get(key)
-    return cell, (cell["metrics"].get(field) if cell else None)
+    cell = agg.splits[split].cell(group, key)
+    return cell, (cell.metrics.get(field) if cell is not None else None)

@@ -9,6 +9,7 @@ from typing import Any
 from ..data import MainCategory, TaskType
 from ..metrics import SPLIT_KEYS
 from ..metrics._tables import judge_caption, judge_title
+from ..records import Cell, MetricCell
 from ._published import paper_method_name, published_quality, published_source
 from ._runs import RunResult, safe_name
 from ._scores import (
@@ -25,20 +26,20 @@ DIFFICULTIES = ("easy", "medium", "hard")
 EVIDENCE_HIT = "hit@5"
 
 
-def _score(row: dict[str, Any], key: str, m: dict[str, Any] | None, *, macro: bool = False) -> None:
+def _score(row: dict[str, Any], key: str, m: MetricCell | None, *, macro: bool = False) -> None:
     if m is None:
         row[key] = None
         return
-    row[key] = m.get("macro") if macro else m.get("mean")
-    ci = m.get("macro_ci") if macro else m.get("ci")
+    row[key] = m.macro if macro else m.mean
+    ci = m.macro_ci if macro else m.ci
     if ci is not None:
         row[f"{key}_ci"] = ci
 
 
-def _count(row: dict[str, Any], key: str, cell: dict[str, Any] | None, m: dict[str, Any] | None) -> None:
-    row[key] = m["n"] if m else 0
-    row[f"{key}_total"] = cell["n_total"] if cell else 0
-    row[f"{key}_failed"] = cell["failed"] if cell else 0
+def _count(row: dict[str, Any], key: str, cell: Cell | None, m: MetricCell | None) -> None:
+    row[key] = m.n if m else 0
+    row[f"{key}_total"] = cell.n_total if cell else 0
+    row[f"{key}_failed"] = cell.failed if cell else 0
 
 
 def _when(iso: str | None) -> str | None:
@@ -65,8 +66,8 @@ def runs_table(runs: list[RunResult]) -> ReportTable:
     ]
     rows = []
     for r in runs:
-        j = r.summary["metrics"].get("judge")
-        counts = r.manifest.get("counts", {})
+        j = r.summary.metrics.judge
+        counts = r.manifest.counts
         rows.append(
             {
                 "kind": "run",
@@ -75,13 +76,13 @@ def runs_table(runs: list[RunResult]) -> ReportTable:
                 "method": r.method,
                 "model": r.model,
                 "protocol": r.protocol,
-                "split": r.manifest.get("split") or "?",
+                "split": r.manifest.split or "?",
                 "questions": len(r.predictions),
-                "questions_total": counts.get("questions", len(r.predictions)),
+                "questions_total": counts.questions if counts is not None else len(r.predictions),
                 "questions_failed": sum(p.failed for p in r.predictions),
-                "judge": f"{j['model']} ({j['mode']} mode)" if j else "none (not judged)",
-                "started_at": _when(r.manifest.get("started_at")),
-                "finished_at": _when(r.manifest.get("finished_at")),
+                "judge": f"{j.model} ({j.mode} mode)" if j else "none (not judged)",
+                "started_at": _when(r.manifest.started_at),
+                "finished_at": _when(r.manifest.finished_at),
                 "dir": str(r.dir),
             }
         )
@@ -130,7 +131,7 @@ def comparison_table(runs: list[RunResult], metric: ScoreMetric) -> ReportTable:
         _score(row, "micro", m)
         _score(row, "macro", m, macro=True)
         _count(row, "n", cell, m)
-        row["coverage"] = m["coverage"] if m else None
+        row["coverage"] = m.coverage if m else None
         rows.append(row)
     rows.sort(key=lambda x: (-(x["micro"] if x["micro"] is not None else -1.0), x["run"]))
     for i, row in enumerate(rows, 1):
@@ -207,17 +208,17 @@ def run_metric_tables(run: RunResult) -> list[ReportTable]:
     """The judge score (titled with its model and label) when there is one, F1, BLEU-1, exact
     match and evidence recall@5 — the tables of :func:`h2hmem.metrics.summary_tables`, for one run."""
     out = [metric_table(run, "lexical", f, t) for f, t in LEXICAL_TITLES.items()]
-    j = run.summary["metrics"].get("judge")
+    j = run.summary.metrics.judge
     if j:
         t = metric_table(run, "judge", "score", judge_title(j))
         if t is not None:
             t.caption = judge_caption(j)
         out.insert(0, t)  # the paper's metric first
-    ev = run.summary["metrics"].get("evidence")
-    if ev and ev.get("status") == "ok":
+    ev = run.summary.metrics.evidence
+    if ev and ev.status == "ok":
         t = metric_table(run, "evidence", EVIDENCE_DEFAULT, f"Evidence {EVIDENCE_DEFAULT}")
         if t is not None:
-            excluded = ", ".join(f"{n} {k}" for k, n in ev.get("excluded", {}).items()) or "none"
+            excluded = ", ".join(f"{n} {k}" for k, n in ev.excluded.items()) or "none"
             t.caption = f"excluded questions: {excluded}"
         out.append(t)
     return [t for t in out if t is not None]
@@ -253,10 +254,10 @@ def evidence_table(runs: list[RunResult]) -> ReportTable:
     cols += [Column("all", "all", "score"), Column("n", "n", "count")]
     rows = []
     for r in runs:
-        ev = r.summary["metrics"].get("evidence")
-        agg = run_aggregate(r, "evidence") if ev and ev.get("status") == "ok" else None
+        ev = r.summary.metrics.evidence
+        agg = run_aggregate(r, "evidence") if ev and ev.status == "ok" else None
         if agg is None:
-            reason = (ev or {}).get("reason") or "not scored"
+            reason = (ev.reason if ev else None) or "not scored"
             rows.append({"kind": "run", "run": r.label, "metric": f"n/a: {reason}"})
             continue
         for field in (EVIDENCE_DEFAULT, EVIDENCE_HIT):

@@ -16,6 +16,7 @@ import asyncio
 from pathlib import Path
 from typing import Any, Protocol
 
+from ..records import ScoresSummary
 from ..run import RunConfig, arun_benchmark
 from ._grid import SweepRun
 from ._spec import JudgeEntry
@@ -54,7 +55,7 @@ def evaluate_cell(
             judge.model, base_url=judge.base_url or None, cache=cache, concurrency=judge.concurrency
         )
     summary = evaluate_run(run_dir, metrics, judge_model=model)
-    return {"run_dir": run_dir, "metrics": sorted(summary.get("metrics", {}))}
+    return {"run_dir": run_dir, "metrics": sorted(ScoresSummary.model_validate(summary).metrics.sections())}
 
 
 class Executor(Protocol):

@@ -32,14 +32,14 @@ CATEGORY_COLUMNS = [c.value for c in MainCategory]
 
 def _cell(agg: Any, field: str, group: str | None, key: str | None, split: str) -> dict[str, Any] | None:
     _, m = cell_metric(agg, field, group, key, split)
-    if not m or m.get("mean") is None:
+    if m is None or m.mean is None:
         return None
-    return {"mean": m["mean"], "ci": m.get("ci"), "n": m.get("n")}
+    return {"mean": m.mean, "ci": m.ci, "n": m.n}
 
 
 def _grid_row(cell: SweepRun, split: str, field: str, source: str, run: Any) -> dict[str, Any]:
     agg = run_aggregate(run, source)
-    overall = cell_metric(agg, field, None, None, split)[1] or {}
+    overall = cell_metric(agg, field, None, None, split)[1]
     return {
         "method": cell.method.display,
         "kind": "measured",
@@ -48,7 +48,9 @@ def _grid_row(cell: SweepRun, split: str, field: str, source: str, run: Any) -> 
         "main_category": {c: _cell(agg, field, "main_category", c, split) for c in CATEGORY_COLUMNS},
         "overall": _cell(agg, field, None, None, split),
         "macro": (
-            {"mean": overall["macro"], "ci": overall.get("macro_ci")} if overall.get("macro") is not None else None
+            {"mean": overall.macro, "ci": overall.macro_ci}
+            if overall is not None and overall.macro is not None
+            else None
         ),
     }
 

@@ -6,6 +6,7 @@ import json
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
+from ..records import Counts
 from ..run import RunStore
 from ._grid import SweepRun
 
@@ -40,21 +41,20 @@ class CellStatus:
 def cell_status(cell: SweepRun) -> CellStatus:
     """Read ``cell``'s run directory (never writes to it, apart from taking its lock for an instant)."""
     store = RunStore(cell.config.run_dir)
-    manifest: dict[str, Any] = store.read_manifest() if store.exists else {}
-    counts = manifest.get("counts") or {}
+    manifest = store.read_manifest() if store.exists else None
+    counts = (manifest.counts if manifest is not None else None) or Counts()
     recorded = _recorded(store) if store.predictions_path.is_file() else 0
-    questions = int(counts.get("questions") or 0)
-    failed = int(counts.get("failed") or 0)
+    questions = counts.questions
+    failed = counts.failed
     if not store.dir.is_dir():
         state: RunState = "pending"
     elif _locked(store):
         state = "running"
-    elif not manifest or manifest.get("status") != "complete" or recorded < questions:
+    elif manifest is None or manifest.status != "complete" or recorded < questions:
         state = "partial"
     else:
         state = "failed" if failed else "done"
-    usage = manifest.get("usage") or {}
-    cost = sum(float((u or {}).get("cost_usd") or 0.0) for u in usage.values())
+    cost = sum(u.cost_usd for u in manifest.usage.values()) if manifest is not None else 0.0
     return CellStatus(
         cell.method.display,
         cell.model.display,

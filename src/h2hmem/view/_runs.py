@@ -3,8 +3,8 @@ score, and one row per question joined from ``predictions.jsonl`` and ``scores/*
 
 Read-only: nothing is written into a run folder. A run not scored yet gets its lexical scores and
 evidence hit computed in memory (the same functions ``h2hmem evaluate`` uses); judge scores come
-only from ``scores/judge.jsonl``. Fields other engineers add to the manifest later (``preset``,
-stale flags…) are read with ``.get`` and shown when present.
+only from ``scores/judge.jsonl``. Manifest and summary are read as :mod:`h2hmem.records` models;
+a missing or unreadable one reads as unknown, never an error.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Any
 from ..metrics._evaluate import _order, _read_jsonl
 from ..metrics._evidence import score_evidence
 from ..metrics._lexical import ZERO, lexical_scores
+from ..records import Manifest, ScoresSummary, read_scores_summary
 from ..run._records import Prediction, read_predictions
 from ..run._store import MANIFEST, PREDICTIONS, RunStore
 
@@ -26,30 +27,28 @@ HIT_K = 5
 _KEY_SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
-def headline(summary: dict[str, Any]) -> tuple[str, float | None]:
+def headline(summary: ScoresSummary | None) -> tuple[str, float | None]:
     """``(metric name, micro average over all questions)`` of a scores summary: the LLM judge
     score when the run was judged (and the judge is not marked ``stale``: some answers changed
-    since), else the official F1; ``("", None)`` when unscored."""
-    metrics = summary.get("metrics") or {}
-    for source, fld, name in (("judge", "score", "judge"), ("lexical", "f1", "F1")):
-        if source == "judge" and (metrics.get("judge") or {}).get("stale"):
+    since), else the official F1; ``("", None)`` when unscored (``summary`` None)."""
+    if summary is None:
+        return "", None
+    judge, lexical = summary.metrics.judge, summary.metrics.lexical
+    for section, fld, name in ((judge, "score", "judge"), (lexical, "f1", "F1")):
+        if section is None or section.aggregate is None or (section is judge and judge.stale is not None):
             continue
-        agg = (metrics.get(source) or {}).get("aggregate")
-        try:
-            return name, agg["splits"]["all"]["overall"]["metrics"][fld]["mean"]
-        except (KeyError, TypeError):
-            continue
+        m = section.aggregate.overall(fld)
+        if m is not None:
+            return name, m.mean
     return "", None
 
 
-def read_summary(run_dir: Path) -> dict[str, Any]:
-    """``scores/summary.json`` as a dict, ``{}`` when absent or unreadable (the viewer shows "not scored")."""
-    p = run_dir / "scores" / "summary.json"
+def read_summary(run_dir: Path) -> ScoresSummary | None:
+    """``scores/summary.json``; None when absent or unreadable (the viewer shows "not scored")."""
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
+        return read_scores_summary(run_dir)
     except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
+        return None
 
 
 @dataclass
@@ -118,30 +117,26 @@ def run_info(run_dir: Path) -> RunInfo:
     try:
         manifest = RunStore(d).read_manifest()
     except ValueError:
-        manifest = {}
+        manifest = None
+    found = manifest is not None
+    manifest = manifest or Manifest()
     summary = read_summary(d)
     answered, failed = _count_lines(d / PREDICTIONS)
-    counts = manifest.get("counts") or {}
-    cfg = manifest.get("config") or {}
     metric, score = headline(summary)
     scores = d / "scores" / "summary.json"
-    stale = bool(
-        manifest.get("stale")
-        or summary.get("stale")
-        or ((summary.get("metrics") or {}).get("judge") or {}).get("stale")
-    )
+    stale = summary is not None and summary.metrics.judge is not None and summary.metrics.judge.stale is not None
     if scores.is_file() and (d / PREDICTIONS).is_file():
         stale = stale or (d / PREDICTIONS).stat().st_mtime > scores.stat().st_mtime
     return RunInfo(
         dir=d,
-        run_id=str(manifest.get("run_id") or d.name),
-        method=str(manifest.get("method") or "?"),
-        model=str(manifest.get("model") or "?"),
-        preset=manifest.get("preset") or cfg.get("preset") or None,
-        protocol=str(manifest.get("protocol") or "?"),
-        split=str(manifest.get("split") or "?"),
-        status=str(manifest.get("status") or ("unknown" if not manifest else "incomplete")),
-        questions=counts.get("questions"),
+        run_id=manifest.run_id or d.name,
+        method=manifest.method or "?",
+        model=manifest.model or "?",
+        preset=manifest.preset or manifest.config.preset or None,
+        protocol=manifest.protocol or "?",
+        split=manifest.split or "?",
+        status=manifest.status or ("incomplete" if found else "unknown"),
+        questions=manifest.counts.questions if manifest.counts is not None else None,
         answered=answered,
         failed=failed,
         metric=metric,
@@ -194,8 +189,10 @@ class ViewRun:
     key: str
     """URL name (the run id; made unique among the folders given)."""
     dir: Path
-    manifest: dict[str, Any]
-    summary: dict[str, Any]
+    manifest: Manifest
+    """An empty :class:`~h2hmem.records.Manifest` when the folder has none."""
+    summary: ScoresSummary | None
+    """None when the run is not scored (or its summary is unreadable)."""
     info: RunInfo
     rows: dict[str, QuestionRow] = field(default_factory=dict)
     """Question id → row, in question order."""
@@ -206,7 +203,7 @@ class ViewRun:
 
     @property
     def data_root(self) -> Path | None:
-        root = self.manifest.get("data_root")
+        root = self.manifest.data_root
         return Path(root) if root else None
 
 
@@ -224,7 +221,7 @@ def load_view_run(run_dir: Path, key: str) -> ViewRun:
     d = Path(run_dir)
     if not (d / PREDICTIONS).is_file():
         raise FileNotFoundError(f"{d}: no {PREDICTIONS} (is this a run directory?)")
-    manifest = RunStore(d).read_manifest()
+    manifest = RunStore(d).read_manifest() or Manifest()
     run = ViewRun(key=key, dir=d, manifest=manifest, summary=read_summary(d), info=run_info(d))
     preds = sorted(read_predictions(d), key=lambda p: _order(p.question_id))
     lexical, judge, evidence = (_by_id(d / "scores" / f"{m}.jsonl") for m in ("lexical", "judge", "evidence"))
