@@ -5,10 +5,12 @@ Produced by :func:`h2hmem.metrics.aggregate` (definitions there and in spec/metr
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import Field
+
+from ._base import Record
 
 
-class MetricCell(BaseModel):
+class MetricCell(Record):
     """One metric in one cell. ``mean``/``ci`` are None when no question of the cell has a value."""
 
     n: int
@@ -26,7 +28,7 @@ class MetricCell(BaseModel):
     """Overall cells only: sub-types the macro average covers."""
 
 
-class Cell(BaseModel):
+class Cell(Record):
     """A group of questions: a split's overall cell, or one sub-type, category, difficulty, dialogue."""
 
     n_total: int
@@ -35,7 +37,7 @@ class Cell(BaseModel):
     """Metric name (``f1``, ``hit@5``, ``score``…) → its values."""
 
 
-class SplitAggregate(BaseModel):
+class SplitAggregate(Record):
     """One split (``dyadic``, ``multi-party`` or ``all``): the overall cell and the groups, keyed
     by label in paper order (sub-types UPR … AR, categories, difficulties, ``"<split>/dialogueN"``)."""
 
@@ -52,7 +54,7 @@ class SplitAggregate(BaseModel):
         return getattr(self, group, {}).get(key)
 
 
-class Aggregate(BaseModel):
+class Aggregate(Record):
     """Aggregated per-question scores (:func:`h2hmem.metrics.aggregate`)."""
 
     metrics: list[str]

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel
+from ._base import Record
 
 
-class Evidence(BaseModel):
+class Evidence(Record):
     """One memory unit an answer used: a turn (``turn`` set) or a whole session."""
 
     session: str

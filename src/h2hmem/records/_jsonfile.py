@@ -9,7 +9,7 @@ from typing import TypeVar
 from pydantic import BaseModel
 
 from .._atomic import atomic_write_text
-from ._versioned import describe_error
+from ._versioned import describe_error, error_type
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -21,7 +21,7 @@ def read_record(path: Path, model: type[M], what: str, *, bad_json: str = "") ->
     Raises:
         FileNotFoundError: no such file.
         ValueError: not valid JSON, not an object, a field of the wrong type, or a newer schema
-            version — the message names the file (``what``: "manifest", "scores summary") and the field.
+            version (then :class:`RecordVersionError`) — the message names the file (``what``: "manifest", "scores summary") and the field.
     """
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -32,7 +32,7 @@ def read_record(path: Path, model: type[M], what: str, *, bad_json: str = "") ->
     try:
         return model.model_validate(data)
     except ValueError as e:
-        raise ValueError(f"{path}: not a valid {what}: {describe_error(e)}") from None
+        raise error_type(e)(f"{path}: not a valid {what}: {describe_error(e)}") from None
 
 
 def write_record(path: Path, record: BaseModel, *, fsync: bool = True) -> None:

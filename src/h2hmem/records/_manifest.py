@@ -12,8 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from ._base import Record
 from ._jsonfile import read_record, write_record
 from ._usage import Usage
 from ._versioned import Versioned, schema_tag
@@ -21,7 +22,7 @@ from ._versioned import Versioned, schema_tag
 MANIFEST = "manifest.json"
 
 
-class Invocation(BaseModel):
+class Invocation(Record):
     """One ``h2hmem run`` invocation of the run (the first one, then every resume)."""
 
     started_at: str
@@ -30,7 +31,7 @@ class Invocation(BaseModel):
     retry_failed: bool = False
 
 
-class Repair(BaseModel):
+class Repair(Record):
     """A torn tail cut off a file when the run resumed (a crash during a write)."""
 
     at: str
@@ -40,7 +41,7 @@ class Repair(BaseModel):
     """Bytes cut off ``transcripts.jsonl.gz``."""
 
 
-class BudgetEntry(BaseModel):
+class BudgetEntry(Record):
     """One invocation's spending limit (``--max-cost``) and what it spent."""
 
     at: str
@@ -50,7 +51,7 @@ class BudgetEntry(BaseModel):
     """Why the invocation stopped early (the limit was reached), else None."""
 
 
-class ModelSpecs(BaseModel):
+class ModelSpecs(Record):
     """The model specs the run used, as the loaded models name themselves."""
 
     answer: str | None = None
@@ -59,7 +60,7 @@ class ModelSpecs(BaseModel):
     embedder: str | None = None
 
 
-class RunSettings(BaseModel):
+class RunSettings(Record):
     """``config``: the run's :class:`~h2hmem.run.RunConfig` as dumped to JSON. The fields readers use
     are typed here; every other setting is kept as written (``model_extra``)."""
 
@@ -72,7 +73,7 @@ class RunSettings(BaseModel):
     """The recorded :class:`~h2hmem.run.Selection` (filters, sample), None for all questions."""
 
 
-class Counts(BaseModel):
+class Counts(Record):
     """Question counts of the run (``questions`` = selected after ``--limit``)."""
 
     questions: int = 0
@@ -83,7 +84,7 @@ class Counts(BaseModel):
     skipped_already_recorded: int = 0
 
 
-class Timing(BaseModel):
+class Timing(Record):
     """Wall time of ``observe()`` (memory build, embedding included), summed over invocations."""
 
     memory_build_s: float = 0.0
@@ -91,7 +92,7 @@ class Timing(BaseModel):
     memory_build_s_per_session: float | None = None
 
 
-class EmbeddingRecord(BaseModel):
+class EmbeddingRecord(Record):
     """The embedder's cache description and its counts during the run (all invocations)."""
 
     model_config = ConfigDict(extra="allow")
@@ -108,7 +109,7 @@ class EmbeddingRecord(BaseModel):
     compute_s: float = 0.0
 
 
-class MethodDescription(BaseModel):
+class MethodDescription(Record):
     """A memory's ``describe()`` (open: each method adds its own keys). The runner reads ``options``
     (every preset option's resolved value) and ``stats`` (numeric counters it sums over dialogues)."""
 

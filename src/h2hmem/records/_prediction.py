@@ -13,14 +13,15 @@ import warnings
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
+from ._base import Record
 from ._evidence import Evidence
 from ._usage import Usage
-from ._versioned import Versioned, describe_error, schema_tag
+from ._versioned import Versioned, describe_error, error_type, schema_tag
 
 
-class QuestionKey(BaseModel):
+class QuestionKey(Record):
     """The question fields every per-question record starts with (predictions, judgments)."""
 
     question_id: str
@@ -112,7 +113,7 @@ def read_predictions(path: str | Path, *, warn_duplicates: bool = True) -> list[
         except ValueError as e:
             if n == len(lines):
                 break  # the unterminated tail: a torn final write (records are written with their newline)
-            raise ValueError(f"{p}: line {n} is not a prediction record: {describe_error(e)}") from None
+            raise error_type(e)(f"{p}: line {n} is not a prediction record: {describe_error(e)}") from None
         if rec.question_id in by_id:
             duplicates[rec.question_id] = duplicates.get(rec.question_id, 1) + 1
         by_id[rec.question_id] = rec

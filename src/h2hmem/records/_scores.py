@@ -17,8 +17,9 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from .._atomic import atomic_write_text
+from ._base import Record
 from ._prediction import QuestionKey
-from ._versioned import Versioned, describe_error, schema_tag
+from ._versioned import Versioned, describe_error, error_type, schema_tag
 
 EVIDENCE_METRIC_NAMES: tuple[str, ...] = tuple(
     f"{m}@{k}" for k in ("1", "3", "5", "10", "all") for m in ("hit", "recall")
@@ -31,7 +32,7 @@ TURN_METRIC_NAMES: tuple[str, ...] = (
 """The turn-evidence metric keys of ``turn_evidence.jsonl``."""
 
 
-class ScoreKey(BaseModel):
+class ScoreKey(Record):
     """The labels every score line starts with."""
 
     question_id: str
@@ -179,5 +180,5 @@ def read_score_lines(path: str | Path, record_type: type[R]) -> list[R]:
         try:
             out.append(record_type.model_validate(data))
         except ValueError as e:
-            raise ValueError(f"{p}: line {n} is not a {record_type.__name__} line: {describe_error(e)}") from None
+            raise error_type(e)(f"{p}: line {n} is not a {record_type.__name__} line: {describe_error(e)}") from None
     return out

@@ -10,9 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from ._aggregate import Aggregate
+from ._base import Record
 from ._jsonfile import read_record, write_record
 from ._usage import Usage
 from ._versioned import Versioned, schema_tag
@@ -25,7 +26,7 @@ def _absent() -> Any:
     return Field(None, exclude_if=lambda v: v is None)
 
 
-class SummaryRun(BaseModel):
+class SummaryRun(Record):
     """The run that was scored."""
 
     dir: str | None = None
@@ -42,7 +43,7 @@ class SummaryRun(BaseModel):
     retrieval_only: bool = False
 
 
-class MetricSection(BaseModel):
+class MetricSection(Record):
     """A metric's section: the fields aggregated and their aggregate (None when the metric is n/a)."""
 
     model_config = ConfigDict(extra="allow")
@@ -78,7 +79,7 @@ class TurnEvidenceSection(MetricSection):
     labels_meta: dict[str, Any] = {}
 
 
-class JudgeCoverage(BaseModel):
+class JudgeCoverage(Record):
     judged: int
     total: int
     errors: int = 0
@@ -88,7 +89,7 @@ class JudgeCoverage(BaseModel):
     """Why items are unjudged → count."""
 
 
-class JudgeStale(BaseModel):
+class JudgeStale(Record):
     """The judge section was kept from an earlier evaluation but some predictions changed since."""
 
     missing: int
@@ -110,7 +111,7 @@ class JudgeSection(MetricSection):
     usage: Usage | None = None
 
 
-class SummaryMetrics(BaseModel):
+class SummaryMetrics(Record):
     """The metric sections present (a metric whose ``scores/*.jsonl`` is absent has none)."""
 
     lexical: LexicalSection | None = _absent()

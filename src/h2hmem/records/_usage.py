@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel
+from ._base import Record
 
 
-class Usage(BaseModel):
+class Usage(Record):
     """Tokens, calls and cost. ``+`` adds two usages."""
 
     prompt_tokens: int = 0

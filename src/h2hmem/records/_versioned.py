@@ -10,7 +10,9 @@ from __future__ import annotations
 import re
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+from pydantic import ConfigDict, ValidationError, model_validator
+
+from ._base import Record
 
 _TAG = re.compile(r"^h2hmem[./](?P<kind>[a-z0-9-]+)/(?P<version>\d+)$")
 
@@ -24,7 +26,7 @@ def schema_tag(kind: str, version: int = 1) -> str:
     return f"h2hmem.{kind}/{version}"
 
 
-class Versioned(BaseModel):
+class Versioned(Record):
     """Base of a record written to a file. Subclasses set ``KIND`` and declare
     ``schema_: Literal["h2hmem.<KIND>/1"] = Field(..., alias="schema")`` (serialised as ``schema``)."""
 
@@ -51,6 +53,17 @@ class Versioned(BaseModel):
         data.pop("schema_", None)
         data["schema"] = schema_tag(cls.KIND, cls.VERSION)  # "h2hmem/<kind>/1" (older spelling) → current
         return data
+
+
+def error_type(error: ValueError) -> type[ValueError]:
+    """:class:`RecordVersionError` when a validation failed on the ``schema`` tag, else ``ValueError``
+    (what a reader raises, with the file named, for this validation error)."""
+    if isinstance(error, RecordVersionError):
+        return RecordVersionError
+    if isinstance(error, ValidationError):
+        if any(isinstance((e.get("ctx") or {}).get("error"), RecordVersionError) for e in error.errors()):
+            return RecordVersionError
+    return ValueError
 
 
 def describe_error(error: ValueError) -> str:
