@@ -162,9 +162,7 @@ def _lexical(preds: list[Prediction]) -> list[LexicalScore]:
     out = []
     for p in preds:
         s = ZERO if p.failed else lexical_scores(p.answer or "", p.gold)
-        out.append(
-            LexicalScore(**_labels(p), **s.model_dump(), failed=p.failed, prediction_hash=prediction_hash(p))
-        )
+        out.append(LexicalScore(**_labels(p), **s.model_dump(), failed=p.failed, prediction_hash=prediction_hash(p)))
     return out
 
 
@@ -387,7 +385,7 @@ def evaluate_run(
         refresh: re-judge questions already judged in ``scores/judge.jsonl``.
         show_progress: show a rich progress bar while judging.
         selection: a :class:`~h2hmem.run.Selection`: score only those predictions (recorded as
-            ``summary["selection"]``; the ``scores/`` files then cover only them).
+            the summary's ``selection``; the ``scores/`` files then cover only them).
         transcripts: append every judge call to ``RUN_DIR/transcripts-judge.jsonl.gz``
             (format: :mod:`h2hmem.run._transcripts`).
         preset: ``"paper"`` (default: the official judge's prompt, JSON array reply, snapped

@@ -111,7 +111,7 @@ def score_evidence(
     Args:
         predictions: the run's prediction records.
         gold: question id → gold session folder names (from the dataset; preferred). Without it,
-            ``Prediction.details["answer_sessions"]`` (copied by the runner) is used.
+            :attr:`~h2hmem.records.Prediction.answer_sessions` (copied by the runner) is used.
         ks: cut-offs.
         absent: ``"<split>/<dialogue>"`` → names of its sessions absent from the loaded data
             (from the dataset); None when unknown (gold read from the predictions).
@@ -130,10 +130,8 @@ def score_evidence(
     for p in predictions:
         if gold is not None and p.question_id in gold:
             gold_sessions: list[str] | None = list(gold[p.question_id])
-        elif "answer_sessions" in p.details:
-            gold_sessions = [str(s) for s in p.details["answer_sessions"] or []]
         else:
-            gold_sessions = None
+            gold_sessions = p.answer_sessions  # copied by the runner; None when the record lacks it
         reason = None
         if p.session == "session0" or gold_sessions == []:
             reason = EXCLUDED_NO_GOLD

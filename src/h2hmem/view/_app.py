@@ -201,7 +201,7 @@ def create_viewer_app(run_dirs: list[str | Path], *, data_root: str | Path | Non
             raise HTTPException(404, f"Run {run.key} has no answer to question {qid!r}.")
         p = row.pred
         lookup = viewer.lookups.for_root(run.data_root)
-        gold = [str(s) for s in p.details.get("answer_sessions") or []]
+        gold = p.answer_sessions or []
         question = lookup.question(qid)
         if question is not None:
             gold = list(question.answer_sessions)
