@@ -76,11 +76,8 @@ def test_stale_judge_sequence(failed_run):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DuplicatePredictionsWarning)
         run = load_run(d, n_boot=0)
-    assert run.summary["metrics"]["judge"]["stale"] == {
-        "missing": n_failed,
-        "dropped": n_failed,
-        "reason": run.summary["metrics"]["judge"]["stale"]["reason"],
-    }
+    stale = run.summary.metrics.judge.stale
+    assert (stale.missing, stale.dropped) == (n_failed, n_failed) and stale.reason
     assert primary_metric([run]).source == "lexical" and any("STALE" in note for note in run.notes)
 
     # evaluate without the judge: the changed answers' judgments are dropped, the section is stale

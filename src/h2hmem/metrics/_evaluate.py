@@ -65,6 +65,7 @@ from ..records import (
     SummaryRun,
     TurnEvidenceScore,
     TurnEvidenceSection,
+    read_json_lines,
     read_score_lines,
     write_score_lines,
     write_scores_summary,
@@ -98,18 +99,7 @@ def _write_jsonl(path: Path, records: Sequence[dict[str, Any]]) -> None:
 
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:
     """Records of a scores file; a torn last line is ignored, any other bad line raises."""
-    lines = path.read_text(encoding="utf-8").split("\n")
-    out = []
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            out.append(json.loads(line))
-        except json.JSONDecodeError as e:
-            if n >= len(lines) - 1:
-                break
-            raise ValueError(f"{path}: line {n} is not valid JSON ({e})") from None
-    return out
+    return [r for _, r in read_json_lines(path)]
 
 
 def _labels(p: Prediction) -> dict[str, Any]:

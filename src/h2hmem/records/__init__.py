@@ -44,6 +44,7 @@ from ._scores import (
     ScoreKey,
     ScoreRecord,
     TurnEvidenceScore,
+    read_json_lines,
     read_score_lines,
     write_score_lines,
 )
@@ -111,6 +112,7 @@ __all__ = [
     "prediction_hash",
     "read_manifest",
     "read_predictions",
+    "read_json_lines",
     "read_record",
     "read_score_lines",
     "read_scores_summary",

@@ -157,6 +157,29 @@ def write_score_lines(path: str | Path, records: Iterable[BaseModel]) -> None:
     atomic_write_text(path, "".join(r.model_dump_json() + "\n" for r in records), fsync=True)
 
 
+def read_json_lines(path: str | Path) -> list[tuple[int, Any]]:
+    """``(line number, parsed JSON)`` of each non-blank line; a torn last line (a crash while
+    appending) is ignored.
+
+    Raises:
+        FileNotFoundError: no such file.
+        ValueError: any other line is not valid JSON (names file and line).
+    """
+    p = Path(path)
+    lines = p.read_text(encoding="utf-8").split("\n")
+    out = []
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            out.append((n, json.loads(line)))
+        except json.JSONDecodeError as e:
+            if n >= len(lines) - 1:
+                break
+            raise ValueError(f"{p}: line {n} is not valid JSON ({e})") from None
+    return out
+
+
 def read_score_lines(path: str | Path, record_type: type[R]) -> list[R]:
     """The records of a ``scores/*.jsonl`` file; a torn last line (a crash while appending) is ignored.
 
@@ -166,17 +189,8 @@ def read_score_lines(path: str | Path, record_type: type[R]) -> list[R]:
             newer schema version (names file, line and field).
     """
     p = Path(path)
-    lines = p.read_text(encoding="utf-8").split("\n")
     out = []
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as e:
-            if n >= len(lines) - 1:
-                break
-            raise ValueError(f"{p}: line {n} is not valid JSON ({e})") from None
+    for n, data in read_json_lines(p):
         try:
             out.append(record_type.model_validate(data))
         except ValueError as e:
