@@ -8,7 +8,14 @@ from ._runner import MethodSetupError, RunConflictError, RunSummary, arun_benchm
 from ._selection import Selection, SelectionError, expand_id_args, stratified_sample
 from ._spend import BudgetExhausted, UnpricedModelError
 from ._store import MANIFEST, PREDICTIONS, RunStore, dataset_fingerprint, now_iso
-from ._transcripts import JUDGE_TRANSCRIPTS, TRANSCRIPTS, TranscriptWriter, decode_member, iter_members
+from ._transcripts import (
+    JUDGE_TRANSCRIPTS,
+    TRANSCRIPTS,
+    TranscriptWriter,
+    decode_member,
+    iter_members,
+    read_transcripts,
+)
 
 __all__ = [
     "BudgetExhausted",
@@ -46,4 +53,5 @@ __all__ = [
     "export_official",
     "iter_members",
     "now_iso",
+    "read_transcripts",
 ]
