@@ -17,6 +17,11 @@ pytest.importorskip("importlinter")
 
 CONFIG = Path(__file__).resolve().parents[1] / "pyproject.toml"
 PACKAGE = Path(h2hmem.__file__).resolve().parent
+CONTRACTS = (
+    "Package layers (top to bottom)",
+    "No private imports across packages",
+    "No import cycles between sibling modules",
+)
 LINT = "import sys; from importlinter.cli import lint_imports_command; sys.exit(lint_imports_command())"
 
 
@@ -54,41 +59,47 @@ def contract_lines(output: str) -> dict[str, str]:
 def test_the_real_tree_keeps_every_contract(tmp_path: Path) -> None:
     res = lint_imports(PACKAGE.parent, tmp_path)
     assert res.returncode == 0, res.stdout + res.stderr
-    assert contract_lines(res.stdout) == {
-        "Package layers (top to bottom)": "KEPT",
-        "No private imports across packages": "KEPT",
-        "No import cycles between sibling modules": "KEPT",
-    }
+    assert contract_lines(res.stdout) == dict.fromkeys(CONTRACTS, "KEPT")
 
 
-def test_an_upward_import_breaks_the_layers_contract(package_copy: Path, tmp_path: Path) -> None:
-    # data is a bottom layer: it may not use the runner, even through a module nobody imports
-    (package_copy / "h2hmem" / "data" / "_x.py").write_text("from h2hmem.run import RunConfig\n")
-    res = lint_imports(package_copy, tmp_path)
-    assert res.returncode == 1, res.stdout + res.stderr
-    verdicts = contract_lines(res.stdout)
-    assert verdicts["Package layers (top to bottom)"] == "BROKEN"
-    assert verdicts["No private imports across packages"] == "KEPT"
-    assert "h2hmem.data is not allowed to import h2hmem.run" in res.stdout
-    assert "h2hmem.data._x -> h2hmem.run" in res.stdout
-
-
-def test_a_private_import_across_packages_breaks_its_contract(package_copy: Path, tmp_path: Path) -> None:
+BROKEN_BY = [
+    # data is a bottom layer: it may not use the runner, even through a module nobody imports (and
+    # as run imports data, the import also closes a cycle between the two sibling packages)
+    pytest.param(
+        "data/_x.py",
+        "from h2hmem.run import RunConfig",
+        {"Package layers (top to bottom)", "No import cycles between sibling modules"},
+        ["h2hmem.data is not allowed to import h2hmem.run", "h2hmem.data._x -> h2hmem.run"],
+        id="upward-import",
+    ),
     # report sits above metrics (allowed), but must use metrics' public face, not its _evaluate module
-    (package_copy / "h2hmem" / "report" / "_y.py").write_text("from h2hmem.metrics._evaluate import evaluate_run\n")
+    pytest.param(
+        "report/_y.py",
+        "from h2hmem.metrics._evaluate import evaluate_run",
+        {"No private imports across packages"},
+        ["h2hmem.report._y -> h2hmem.metrics._evaluate (l.1)"],
+        id="private-import",
+    ),
+    # the cycle issue 14 names: _app imports the route modules; a route module importing _app again
+    pytest.param(
+        "leaderboard/_admin.py",
+        "from ._app import create_app  # noqa: E402",
+        {"No import cycles between sibling modules"},
+        ["No cycles are allowed in h2hmem.leaderboard"],
+        id="leaderboard-cycle",
+    ),
+]
+
+
+@pytest.mark.parametrize(("module", "line", "broken", "expected"), BROKEN_BY)
+def test_a_wrong_import_breaks_its_contract(
+    package_copy: Path, tmp_path: Path, module: str, line: str, broken: set[str], expected: list[str]
+) -> None:
+    path = package_copy / "h2hmem" / module
+    path.write_text((path.read_text() + "\n" if path.exists() else "") + line + "\n")
     res = lint_imports(package_copy, tmp_path)
     assert res.returncode == 1, res.stdout + res.stderr
     verdicts = contract_lines(res.stdout)
-    assert verdicts["No private imports across packages"] == "BROKEN"
-    assert verdicts["Package layers (top to bottom)"] == "KEPT"
-    assert "h2hmem.report._y -> h2hmem.metrics._evaluate (l.1)" in res.stdout
-
-
-def test_a_cycle_between_leaderboard_modules_breaks_its_contract(package_copy: Path, tmp_path: Path) -> None:
-    # the cycle issue 14 removed: _app imports the route modules, a route module importing _app again
-    admin = package_copy / "h2hmem" / "leaderboard" / "_admin.py"
-    admin.write_text(admin.read_text() + "\nfrom ._app import create_app  # noqa: E402\n")
-    res = lint_imports(package_copy, tmp_path)
-    assert res.returncode == 1, res.stdout + res.stderr
-    assert contract_lines(res.stdout)["No import cycles between sibling modules"] == "BROKEN"
-    assert "No cycles are allowed in h2hmem.leaderboard" in res.stdout
+    assert verdicts == {name: "BROKEN" if name in broken else "KEPT" for name in CONTRACTS}
+    for text in expected:
+        assert text in res.stdout
