@@ -11,8 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..metrics import aggregate, evaluate_run
-from ..metrics._evaluate import _order, _read_jsonl
+from ..metrics import aggregate, evaluate_run, question_order, read_score_file
 from ..records import Aggregate, Manifest, ScoresSummary, read_scores_summary
 from ..run import Prediction, RunStore, read_predictions
 
@@ -80,7 +79,7 @@ class RunResult:
 def _score_map(path: Path, field_name: str) -> dict[str, float | None]:
     if not path.is_file():
         return {}
-    return {r["question_id"]: r.get(field_name) for r in _read_jsonl(path)}
+    return {r["question_id"]: r.get(field_name) for r in read_score_file(path)}
 
 
 def load_run(run_dir: str | Path, *, n_boot: int = 1000, selection: Any = None) -> RunResult:
@@ -119,7 +118,7 @@ def load_run(run_dir: str | Path, *, n_boot: int = 1000, selection: Any = None) 
     judge = summary.metrics.judge
     if judge is not None and judge.stale is not None:
         notes.append(f"The judge scores are STALE and not used as the headline: {judge.stale.reason}.")
-    preds = sorted(read_predictions(d), key=lambda p: _order(p.question_id))
+    preds = sorted(read_predictions(d), key=lambda p: question_order(p.question_id))
     run = RunResult(
         dir=d,
         manifest=manifest,
@@ -152,7 +151,7 @@ def _restrict(run: RunResult, selection: Any, n_boot: int) -> None:
         path = run.dir / "scores" / _SCORE_FILES.get(source, "")
         if m.aggregate is None or not path.is_file():
             continue
-        recs = [r for r in _read_jsonl(path) if r["question_id"] in keep and not r.get("excluded")]
+        recs = [r for r in read_score_file(path) if r["question_id"] in keep and not r.get("excluded")]
         m.aggregate = Aggregate.model_validate(aggregate(recs, m.fields, n_boot=n_boot, seed=m.aggregate.seed))
     run.summary.run.n_predictions = len(run.predictions)
     run.notes.append(f"Restricted to {len(run.predictions)} questions by the selection {selection.recorded()}.")
@@ -177,8 +176,3 @@ def label_runs(runs: list[RunResult]) -> None:
 def safe_name(text: str) -> str:
     """A file-system-safe version of ``text`` (letters, digits, ``._-``)."""
     return _SAFE.sub("_", text).strip("._") or "run"
-
-
-def question_order(question_id: str) -> tuple:
-    """Sort key of a question id: split, dialogue number, session number, index."""
-    return _order(question_id)

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..metrics import DEFAULT_JUDGE_SPEC
-from ..metrics._tables import EVIDENCE_DEFAULT, LEXICAL_TITLES
+from ..metrics import DEFAULT_JUDGE_SPEC, EVIDENCE_DEFAULT, LEXICAL_TITLES
 from ..records import Aggregate, Cell, MetricCell
 from ._runs import RunResult
 

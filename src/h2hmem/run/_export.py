@@ -59,7 +59,9 @@ def export_official(run_dir: Path, out_dir: Path | None = None) -> list[Path]:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(
             json.dumps(
-                {"method": method, "model": manifest.model if manifest is not None else None, "results": rows}, ensure_ascii=False, indent=1
+                {"method": method, "model": manifest.model if manifest is not None else None, "results": rows},
+                ensure_ascii=False,
+                indent=1,
             ),
             encoding="utf-8",
         )
