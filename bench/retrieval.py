@@ -37,7 +37,18 @@ BASELINES = ("full-text", "naive-rag", "a-mem", "full-mm", "murag", "ngm")
 ABLATION: tuple[tuple[str, dict[str, Any]], ...] = (
     *(
         (f"h2h −{c}", {c: False})
-        for c in ("bm25", "context", "speakers", "time_anchors", "pictures", "decompose", "clean_query", "recency")
+        for c in (
+            "bm25",
+            "context",
+            "speakers",
+            "time_anchors",
+            "pictures",
+            "decompose",
+            "clean_query",
+            "recency",
+            "both_sides",
+            "revisions",
+        )
     ),
     ("h2h +session_prior", {"session_prior": True}),
     ("h2h +session_cap=3", {"session_cap": 3}),
