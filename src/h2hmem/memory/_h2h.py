@@ -11,10 +11,11 @@ model call):
    that session;
 3. **which image** — an image turn is indexed with the turns after it that discuss it, and they
    with its caption (:mod:`._h2h_index`);
-4. **what changed** — Knowledge Resolution questions favour later sessions (latest value);
-   conflict claims are searched without their instruction words, and events or anchored
-   sentences listed in a question are searched one by one, so each side is retrieved
-   (:mod:`._h2h_query`);
+4. **what changed** — Knowledge Resolution (KR) questions favour later sessions (latest value),
+   and a sentence of theirs without its own time anchor continues the one before it; a conflict
+   (CD) claim is searched without its instruction words and side by side (the sides it joins
+   with "but", "while", "X mentioned that" …), and events or anchored sentences listed in a
+   question are searched one by one, so each side is retrieved (:mod:`._h2h_query`);
 5. **when memory holds nothing** — the best cosine between the question and any turn is an
    abstention signal; below ``abstain_threshold`` an Answer Refusal question is told so.
 
@@ -69,6 +70,8 @@ class H2HMemory:
         session_cap: most turns from one session in the top-k when no time anchor matched (0 = none).
         bm25, context, speakers, time_anchors, decompose, clean_query, recency, pictures: switch
             one component off (the ablation in ``docs/h2h-memory.md``).
+        both_sides: CD questions: search each side of the claim (:func:`~._h2h_query.claim_sides`).
+        revisions: KR questions: a sentence without its own time anchor joins the one before it.
         session_prior: add the session prior (off by default: it lowered both turn recall and
             session hit@5 on the sample, see the ablation).
     """
