@@ -22,7 +22,7 @@ from typing import Any
 from pydantic import BaseModel
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from .. import __version__
+from .. import __version__, defaults
 from ..data import ImageRef, IssueLog, load_dataset
 from ..llm._images import file_sha256
 from ..llm._tokens import count_tokens
@@ -113,7 +113,11 @@ def dataset_images(
 
 
 def make_captioner(
-    model: ChatModel | str, *, concurrency: int = 8, base_url: str | None = None, use_cache: bool = True
+    model: ChatModel | str,
+    *,
+    concurrency: int = defaults.CONCURRENCY,
+    base_url: str | None = None,
+    use_cache: bool = True,
 ) -> tuple[Captioner, bool]:
     """A captioner for ``model`` (a ChatModel, ``"ocr"`` or a model spec) and whether we own it
     (built here, so it must be closed here). A model built from a spec uses the shared request
@@ -138,12 +142,12 @@ def caption_dataset(
     model: ChatModel | str,
     *,
     out_dir: str | Path | None = None,
-    max_tokens: int = 256,
-    concurrency: int = 8,
-    split: str = "all",
+    max_tokens: int = defaults.CAPTION_MAX_TOKENS,
+    concurrency: int = defaults.CONCURRENCY,
+    split: str = defaults.SPLIT,
     prompt: str | None = None,
-    temperature: float = 0.7,
-    max_new_tokens: int = 1200,
+    temperature: float = defaults.CAPTION_TEMPERATURE,
+    max_new_tokens: int = defaults.CAPTION_MAX_NEW_TOKENS,
     use_cache: bool = True,
     base_url: str | None = None,
     progress: bool = True,
@@ -184,12 +188,12 @@ async def acaption_dataset(
     model: ChatModel | str,
     *,
     out_dir: str | Path | None = None,
-    max_tokens: int = 256,
-    concurrency: int = 8,
-    split: str = "all",
+    max_tokens: int = defaults.CAPTION_MAX_TOKENS,
+    concurrency: int = defaults.CONCURRENCY,
+    split: str = defaults.SPLIT,
     prompt: str | None = None,
-    temperature: float = 0.7,
-    max_new_tokens: int = 1200,
+    temperature: float = defaults.CAPTION_TEMPERATURE,
+    max_new_tokens: int = defaults.CAPTION_MAX_NEW_TOKENS,
     use_cache: bool = True,
     base_url: str | None = None,
     progress: bool = True,
