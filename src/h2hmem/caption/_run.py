@@ -23,6 +23,7 @@ from pydantic import BaseModel
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from .. import __version__, defaults
+from .._aio import run_sync
 from ..data import ImageRef, IssueLog, load_dataset
 from ..llm._images import file_sha256
 from ..llm._tokens import count_tokens
@@ -180,7 +181,7 @@ def caption_dataset(
             if not isinstance(model, str) and hasattr(model, "aclose"):
                 await model.aclose()
 
-    return asyncio.run(main())
+    return run_sync(main, "acaption_dataset", args="root, model, ...")
 
 
 async def acaption_dataset(

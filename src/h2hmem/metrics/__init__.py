@@ -1,7 +1,7 @@
 """Metrics: lexical scores, LLM judge, evidence recall@k, turn-level evidence metrics, aggregation (spec/metrics.md)."""
 
 from ._aggregate import DEFAULT_GROUPS, SPLIT_KEYS, aggregate
-from ._evaluate import LEXICAL_FIELDS, METRICS, evaluate_run
+from ._evaluate import LEXICAL_FIELDS, METRICS, aevaluate_run, evaluate_run
 from ._evidence import EVIDENCE_KS, evidence_metric_names, evidence_scores, score_evidence
 from ._judge import (
     DEFAULT_JUDGE_SPEC,
@@ -13,6 +13,7 @@ from ._judge import (
     judge_predictions,
     parse_judgments,
 )
+from ._judge_cost import aestimate_judge, estimate_judge
 from ._judge_official import (
     official_judge_messages,
     official_judge_prompt,
@@ -21,6 +22,7 @@ from ._judge_official import (
     snap_score,
 )
 from ._judge_options import JUDGE_OPTION_NAMES, JUDGE_PRESETS, JudgeFormat, JudgeMode, JudgeOptions, ScoreLevels
+from ._labeler import alabel_evidence, label_evidence
 from ._labels import (
     LABEL_STATUSES,
     EvidenceLabel,
@@ -40,6 +42,11 @@ __all__ = [
     "LEXICAL_FIELDS",
     "METRICS",
     "evaluate_run",
+    "aevaluate_run",
+    "estimate_judge",
+    "aestimate_judge",
+    "label_evidence",
+    "alabel_evidence",
     "DEFAULT_JUDGE_SPEC",
     "JUDGE_LEVELS",
     "NOT_COMPARABLE",

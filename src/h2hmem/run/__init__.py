@@ -1,6 +1,6 @@
 """Running a memory method over a dataset: configuration, prediction records, run store, runner."""
 
-from ._config import RunConfig
+from ._config import AnswerGeneration, Execution, RunConfig, RunModels
 from ._dryrun import CostEstimate, StageCost, aestimate_run, estimate_run
 from ._records import DuplicatePredictionsWarning, Prediction, prediction_hash, read_predictions
 from ._runner import MethodSetupError, RunConflictError, RunSummary, arun_benchmark, run_benchmark, select_questions
@@ -9,6 +9,9 @@ from ._spend import BudgetExhausted, UnpricedModelError
 from ._store import RunStore, dataset_fingerprint
 
 __all__ = [
+    "AnswerGeneration",
+    "Execution",
+    "RunModels",
     "BudgetExhausted",
     "CostEstimate",
     "DuplicatePredictionsWarning",

@@ -28,6 +28,7 @@ from pydantic import BaseModel
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from .. import __version__
+from .._aio import run_sync
 from ..data import Dataset, Dialogue, Question, load_dataset
 from ..llm._calllog import record_calls, tag_calls
 from ..llm._types import ChatModel, GenerationConfig, Usage
@@ -94,24 +95,15 @@ def run_benchmark(
         RunConflictError: the run directory belongs to a run with other settings.
         UnknownMethodError: unknown method name or plugin spec.
         FileNotFoundError: ``config.captions_dir`` is set but is not a folder.
-        RuntimeError: called inside a running event loop (Jupyter): use :func:`arun_benchmark`.
+        InRunningLoopError: called inside a running event loop (Jupyter): use :func:`arun_benchmark`.
     """
-    if _loop_running():
-        raise RuntimeError(
-            "run_benchmark() cannot run inside a running event loop (Jupyter, async code); "
-            "use `await arun_benchmark(config, ...)` there"
-        )
-    return asyncio.run(
-        arun_benchmark(config, chat_model=chat_model, build_model=build_model, embedder=embedder, progress=progress)
+    return run_sync(
+        lambda: arun_benchmark(
+            config, chat_model=chat_model, build_model=build_model, embedder=embedder, progress=progress
+        ),
+        "arun_benchmark",
+        args="config, ...",
     )
-
-
-def _loop_running() -> bool:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True
 
 
 def select_questions(ds: Dataset, limit: int | None, selection: Selection | None = None) -> list[Question]:
