@@ -53,6 +53,6 @@ def run_sync(make: Callable[[], Coroutine[Any, Any, T]], twin: str, *, args: str
     try:
         coro.send(None)
     except StopIteration as done:
-        return done.value  # type: ignore[no-any-return]
+        return done.value
     coro.close()
     raise InRunningLoopError(f"{name}() had to wait on the event loop, which is already running; {hint}")

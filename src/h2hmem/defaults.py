@@ -14,53 +14,54 @@ Sources: ``shared/spec/baselines.md`` (answer settings, caption model), ``shared
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Final
 
 # --- answer generation (spec/baselines.md: the paper's answer call) ---
-ANSWER_TEMPERATURE = 0.1
+ANSWER_TEMPERATURE: Final = 0.1
 """Answer sampling temperature (published: 0.1)."""
-ANSWER_MAX_TOKENS = 1024
+ANSWER_MAX_TOKENS: Final = 1024
 """New-token limit of the answer call (published: 1,024)."""
 
 # --- models ---
-ANSWER_MODEL = "local:smollm2"
+ANSWER_MODEL: Final = "local:smollm2"
 """Answer model spec of ``h2hmem run`` (offline default; the paper used API models)."""
-EMBEDDER = "minilm"
+EMBEDDER: Final = "minilm"
 """Text embedder spec (all-MiniLM-L6-v2, the baselines' retriever)."""
 
 # --- what a run computes ---
-METHOD = "naive-rag"
+METHOD: Final = "naive-rag"
 """Memory method of ``h2hmem run``."""
-SPLIT = "all"
+SPLIT: Final = "all"
 """Dataset split: ``dyadic``, ``multi-party`` or ``all``."""
-PROTOCOL = "full"
+PROTOCOL: Final = "full"
 """``full``: observe every session, then ask (the official protocol)."""
-RUNS_DIR = Path("runs")
+RUNS_DIR: Final = Path("runs")
 """Folder holding run directories."""
 
 # --- execution (how a run or scoring pass is carried out; not part of any result) ---
-CONCURRENCY = 8
+CONCURRENCY: Final = 8
 """Model calls in flight (answers, judge calls, captions)."""
-DIALOGUE_CONCURRENCY = 4
+DIALOGUE_CONCURRENCY: Final = 4
 """Dialogues whose memory is built at the same time."""
-TIMEOUT_S = 120.0
+TIMEOUT_S: Final = 120.0
 """Seconds one model call may take before it is retried."""
-MAX_RETRIES = 5
+MAX_RETRIES: Final = 5
 """Retries of a failed model call (429, 5xx, timeouts, broken replies)."""
 
 # --- judge and statistics (spec/metrics.md) ---
-JUDGE_MODEL = "openai:gpt-4o-mini"
+JUDGE_MODEL: Final = "openai:gpt-4o-mini"
 """The official judge model."""
-JUDGE_TEMPERATURE = 0.0
+JUDGE_TEMPERATURE: Final = 0.0
 """The official judge's temperature (the script's default, nothing else sent)."""
-N_BOOT = 1000
+N_BOOT: Final = 1000
 """Bootstrap resamples for the 95% confidence intervals (spec §3: at least 1,000)."""
 
 # --- captions (spec/baselines.md; official caption/gpt_4o_caption.py) ---
-CAPTION_MODEL = "openai:gpt-4o"
+CAPTION_MODEL: Final = "openai:gpt-4o"
 """The paper captioned every image with GPT-4o."""
-CAPTION_MAX_TOKENS = 256
+CAPTION_MAX_TOKENS: Final = 256
 """Caption limit in ``cl100k_base`` tokens; longer captions are cut (paper: 256)."""
-CAPTION_TEMPERATURE = 0.7
+CAPTION_TEMPERATURE: Final = 0.7
 """Caption sampling temperature (official: 0.7)."""
-CAPTION_MAX_NEW_TOKENS = 1200
+CAPTION_MAX_NEW_TOKENS: Final = 1200
 """Generation limit sent to the caption model before the cut (official: 1,200)."""

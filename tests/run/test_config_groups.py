@@ -151,3 +151,17 @@ def test_one_key_given_both_ways_and_unknown_keys_are_refused():
 def test_replace_takes_flat_names():
     c = RunConfig(data_root="d").replace(run_id="x", retry_failed=True, answer_temperature=0.3)
     assert (c.run_id, c.retry_failed, c.generation.temperature) == ("x", True, 0.3)
+
+
+def test_cli_error_names_the_option_of_a_grouped_setting():
+    from h2hmem.cli._run import config_error_message
+
+    with pytest.raises(ValidationError) as bad:
+        RunConfig(data_root="d", concurrency=0, answer_temperature="hot", limit=0)
+    msg = config_error_message(bad.value)
+    assert "--concurrency: concurrency must be at least 1 (got 0)" in msg
+    assert "--temperature: " in msg and "--limit: limit must be at least 1" in msg
+    assert RunConfig.flat_name(("generation", "max_tokens")) == "answer_max_tokens"
+    assert RunConfig.flat_default("timeout_s") == 120.0 and RunConfig.flat_default("split") == "all"
+    with pytest.raises(KeyError, match="data_root"):
+        RunConfig.flat_default("data_root")

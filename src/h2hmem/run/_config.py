@@ -153,7 +153,7 @@ class RunConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     data_root: Path
-    split: Literal["dyadic", "multi-party", "all"] = defaults.SPLIT  # type: ignore[assignment]
+    split: Literal["dyadic", "multi-party", "all"] = defaults.SPLIT
     method: str = defaults.METHOD
     method_params: dict[str, Any] = Field(default_factory=dict)
     """Keyword arguments of the method's constructor (e.g. ``{"top_k": 5}``); a preset option of the method
@@ -161,7 +161,7 @@ class RunConfig(BaseModel):
     preset: Preset = DEFAULT_PRESET
     """``paper`` (default: send what the official scripts send) or ``harmonized`` (one shared answer prompt,
     no head truncation, …); see ``docs/protocol.md``. Each method records its resolved options in the manifest."""
-    protocol: Protocol = defaults.PROTOCOL  # type: ignore[assignment]
+    protocol: Protocol = defaults.PROTOCOL
     generation: AnswerGeneration = Field(default_factory=AnswerGeneration)
     """The answer call's temperature and token limit."""
     models: RunModels = Field(default_factory=RunModels)
@@ -181,6 +181,11 @@ class RunConfig(BaseModel):
     # --- research workflow (issue 16): which questions ---
     selection: Selection = Field(default_factory=Selection)
     """Filters and stratified sample applied before ``limit`` (see :mod:`h2hmem.run._selection`)."""
+
+    def __init__(self, **data: Any) -> None:
+        """Keyword arguments: the fields above, or the flat names of :data:`FLAT_FIELDS` (``model=``,
+        ``concurrency=``, ``answer_temperature=``…), routed into their group."""
+        super().__init__(**data)
 
     @model_validator(mode="before")
     @classmethod
@@ -274,7 +279,7 @@ class RunConfig(BaseModel):
         data.update(changes)
         return type(self).model_validate(data)
 
-    def model_copy(self, *, update: Any = None, deep: bool = False) -> RunConfig:  # type: ignore[override]
+    def model_copy(self, *, update: Any = None, deep: bool = False) -> RunConfig:
         """As pydantic's, but ``update`` goes through :meth:`replace` (validated, flat names routed)."""
         if update:
             return self.replace(**dict(update))
@@ -403,7 +408,7 @@ class RunConfig(BaseModel):
 
 _GROUPS: dict[str, type[BaseModel]] = {"generation": AnswerGeneration, "models": RunModels, "execution": Execution}
 
-_DEFAULT_IDENTITY = {
+_DEFAULT_IDENTITY: dict[str, Any] = {
     "method_params": {},
     "build_model": None,
     "embedder": defaults.EMBEDDER,
