@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 _LAZY: dict[str, str] = {
     "InRunningLoopError": "h2hmem._aio",

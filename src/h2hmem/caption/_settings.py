@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .. import defaults
 from .._protocol_text import load_protocol_text
-from ..llm._tokens import count_tokens, get_encoding, truncate_tokens
+from ..llm import count_tokens, get_encoding, truncate_tokens
 from ..presets import DEFAULT_PRESET, Preset, fill_from_preset
 
 DEFAULT_MODEL = defaults.CAPTION_MODEL

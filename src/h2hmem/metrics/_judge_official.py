@@ -40,8 +40,8 @@ from typing import Any
 
 from .. import defaults
 from .._protocol_text import load_protocol_text
-from ..llm._types import GenerationConfig, Message
-from ..run._records import Prediction
+from ..llm import GenerationConfig, Message
+from ..run import Prediction
 
 OFFICIAL_PROMPT_FILE = "official_judge_prompt.txt"
 HIDDEN = "unknown"

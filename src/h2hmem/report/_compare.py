@@ -12,7 +12,7 @@ from typing import Any
 
 from .. import defaults
 from ..data import MainCategory
-from ..metrics._paired import paired_by_group, pool_runs
+from ..metrics import paired_by_group, pool_runs
 from ._figures import OKABE_ITO, STYLE, _save, plt
 from ._runs import RunResult
 from ._scores import ScoreMetric
