@@ -12,6 +12,7 @@ from typing import Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
+from .. import defaults
 from ..records import Usage
 
 Stage = Literal["caption", "memory_build", "answer", "judge", "other"]
@@ -55,9 +56,9 @@ class GenerationConfig(BaseModel):
     """Generation parameters. Part of the cache key (unlike concurrency or retry settings)."""
 
     model_config = ConfigDict(frozen=True)
-    temperature: float = 0.1
-    """Paper's answer temperature (spec/baselines.md)."""
-    max_tokens: int | None = 1024
+    temperature: float = defaults.ANSWER_TEMPERATURE
+    """Paper's answer temperature (spec/baselines.md; :data:`h2hmem.defaults.ANSWER_TEMPERATURE`)."""
+    max_tokens: int | None = defaults.ANSWER_MAX_TOKENS
     """None sends no limit (the official judge sets none)."""
     json_mode: bool = False
     seed: int | None = None
