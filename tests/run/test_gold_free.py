@@ -9,7 +9,7 @@ import re
 
 import numpy as np
 import pytest
-from fakes import fake_chat, SnoopMemory
+from fakes import SnoopMemory, fake_chat
 
 from h2hmem.data import load_dataset, synthesize_dataset
 from h2hmem.memory import GRANTABLE, WITHHELD, question_view

@@ -3,7 +3,7 @@
 import json
 
 import pytest
-from fakes import fake_chat, RecorderMemory
+from fakes import RecorderMemory, fake_chat
 
 from h2hmem.data import load_dataset
 from h2hmem.run import RunConfig, RunConflictError, RunStore, read_predictions, run_benchmark

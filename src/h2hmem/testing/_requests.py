@@ -47,9 +47,15 @@ class ScriptedRequest:
         return next((content_text(m.content) for m in self.messages if m.role == "system"), None)
 
     @property
+    def user_texts(self) -> list[str]:
+        """Texts of the user messages, in order (text parts joined by newlines)."""
+        return [content_text(m.content) for m in self.messages if m.role == "user"]
+
+    @property
     def user_text(self) -> str:
-        """Text of the last user message (text parts joined by newlines; ``""`` when there is none)."""
-        return next((content_text(m.content) for m in reversed(self.messages) if m.role == "user"), "")
+        """Text of the last user message (``""`` when there is none)."""
+        texts = self.user_texts
+        return texts[-1] if texts else ""
 
     @property
     def text(self) -> str:
@@ -88,17 +94,20 @@ class ScriptedRequest:
         single-item judge prompt (every prompt h2hmem builds around a question tags it so)."""
         return self.field("Question")
 
-    def items(self) -> list[dict[str, str]]:
-        """The user text as items: blocks separated by blank lines, each read as its
+    def items(self, user_message: int = -1) -> list[dict[str, str]]:
+        """A user message's text as items: blocks separated by blank lines, each read as its
         ``Key: value`` lines (a line that is not one continues the previous value); a line
         ``[id]`` alone gives the key ``"id"``. Blocks with no key are left out.
 
         Example: the harmonized judge prompt ``"[q1]\\nQuestion: A?\\nReference answer: B\\n…"``
         gives ``[{"id": "q1", "Question": "A?", "Reference answer": "B", …}]``; the official one
         (``Question ID: q1`` lines) gives ``{"Question ID": "q1", …}`` per item.
+        ``user_message`` picks the user message (index among them; default the last, ``0``
+        the first, e.g. the items of a judge request that ends with a corrective re-ask).
         """
+        texts = self.user_texts
         out: list[dict[str, str]] = []
-        for block in re.split(r"\n\s*\n", self.user_text):
+        for block in re.split(r"\n\s*\n", texts[user_message] if texts else ""):
             item: dict[str, str] = {}
             last: str | None = None
             for line in block.splitlines():

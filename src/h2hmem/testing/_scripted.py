@@ -351,7 +351,7 @@ def _resolve(reply: ReplyLike, req: ScriptedRequest) -> Reply:
     if isinstance(reply, type) and issubclass(reply, BaseException):
         raise reply(f"scripted {reply.__name__} for request #{req.index}")
     if isinstance(reply, BaseException):
-        raise reply
+        raise reply.with_traceback(None)  # one instance served many times: no growing traceback
     if isinstance(reply, str):
         return Reply(reply)
     if isinstance(reply, Reply):
