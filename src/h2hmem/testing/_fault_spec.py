@@ -28,7 +28,9 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Callable, Container
 from dataclasses import dataclass
+from typing import TypeVar
 
 from ._faults import Fault, Rule
 
@@ -40,6 +42,7 @@ _NO_ARGS = {
     "empty_choices": Fault.empty_choices,
     "missing_choices": Fault.missing_choices,
 }
+N = TypeVar("N", int, float)
 KINDS = ("http", "timeout", "finish", *_NO_ARGS)
 
 
@@ -121,7 +124,7 @@ def _fault(spec: str, kind: str, args: str | None) -> Fault:
     raise FaultSpecError(f"fault spec {spec!r}: unknown kind {kind!r}; kinds: {', '.join(KINDS)}")
 
 
-def _which(spec: str, which: str):
+def _which(spec: str, which: str) -> Container[int]:
     if which.startswith("%"):
         k = _number(spec, "WHICH", which[1:], int)
         if k < 1:
@@ -141,7 +144,7 @@ def _which(spec: str, which: str):
     return range(n, m + 1)
 
 
-def _number(spec: str, part: str, text: str, kind: type):
+def _number(spec: str, part: str, text: str, kind: Callable[[str], N]) -> N:
     try:
         return kind(text)
     except ValueError:

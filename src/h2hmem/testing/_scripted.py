@@ -330,7 +330,8 @@ class _FunctionRule:
     fn: Callable[[ScriptedRequest], Any]
 
     def pick(self, req: ScriptedRequest, lock: threading.Lock) -> ReplyLike | None:
-        return self.fn(req)
+        got: ReplyLike | None = self.fn(req)
+        return got
 
 
 def _as_rule(rule: RuleLike) -> When | _FunctionRule:
