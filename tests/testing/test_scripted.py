@@ -21,22 +21,13 @@ from h2hmem.metrics import judge_messages, official_judge_messages
 from h2hmem.run import Prediction
 from h2hmem.testing import MockOpenAIServer, Reply, ScriptedChatModel, ScriptExhausted, When
 
-
-def pred(qid: str, question: str, answer: str) -> Prediction:
-    split, dialogue, session, _ = qid.split("/")
-    return Prediction(
-        question_id=qid,
-        split=split,
-        dialogue=dialogue,
-        session=session,
-        task_type="UPR",
-        main_category="Memory Recall",
-        difficulty="easy",
-        question=question,
-        gold="gold " + question,
-        answer=answer,
-        method="m",
-    )
+WHERE = Prediction(
+    question_id="s/d/session1/q0", split="s", dialogue="d", session="session1", task_type="UPR",
+    main_category="Memory Recall", difficulty="easy", question="Where?", gold="gold Where?", answer="Here", method="m",
+)  # fmt: skip
+WHEN = WHERE.model_copy(
+    update={"question_id": "s/d/session1/q1", "question": "When?", "gold": "gold When?", "answer": "Now"}
+)
 
 
 def user(text: str) -> list[Message]:
@@ -132,7 +123,7 @@ async def test_recorded_requests_expose_config_and_tagged_fields():
     await model.chat(user("no config"))
     assert model.last.config == GenerationConfig()
 
-    batch = [("q1", pred("s/d/session1/q0", "Where?", "Here")), ("q2", pred("s/d/session1/q1", "When?", "Now"))]
+    batch = [("q1", WHERE), ("q2", WHEN)]
     await model.chat(judge_messages(batch), stage="judge")
     assert model.last.fields("Question") == ["Where?", "When?"]
     assert model.last.items() == [
