@@ -32,7 +32,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..data import Session
-from ..llm._types import GenerationConfig
+from ..llm import GenerationConfig
 from ._amem_notes import (
     Note,
     NoteStore,

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from ..data import Session
-from ..llm._types import Message
+from ..llm import Message
 from ._budget import context_budget, keep_most_recent, token_counter
 from ._options import PresetOption, resolve_options
 from ._paper_answer import official_messages, question_image_parts
@@ -129,7 +129,7 @@ class FullTextMemory:
             },
         )
         if self.options["tokenizer"] == "cl100k":
-            from ..llm._tokens import count_tokens
+            from ..llm import count_tokens
 
             self._count, self._counter_kind = count_tokens, "cl100k_base"
         else:

@@ -16,7 +16,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 
 from ..data import ImageRef, Session, Turn
-from ..llm._types import ContentPart, ImagePart, Message, TextPart
+from ..llm import ContentPart, ImagePart, Message, TextPart
 from ._paper import load_prompt, official_instruction
 from ._paper_answer import question_image_parts
 from ._paper_render import DateFormat, head_truncate, session_date
