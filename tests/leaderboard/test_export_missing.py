@@ -11,7 +11,7 @@ from h2hmem.leaderboard._export import missing_questions
 from h2hmem.run import RunConfig, Selection, run_benchmark
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "run"))
-from fakes import FakeChat
+from fakes import fake_chat
 
 
 def test_missing_questions_are_listed(sample_root, tmp_path):
@@ -23,7 +23,7 @@ def test_missing_questions_are_listed(sample_root, tmp_path):
         use_cache=False,
         selection=Selection(task_types=["TR"]),
     )
-    run_dir = run_benchmark(cfg, chat_model=FakeChat(fail_on="xx-never"), progress=False).run_dir
+    run_dir = run_benchmark(cfg, chat_model=fake_chat(fail_on="xx-never"), progress=False).run_dir
     want = {
         s: [q.id for q in ds.questions if q.split == s and q.task_type.abbr != "TR"] for s in ("dyadic", "multi-party")
     }

@@ -5,47 +5,29 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
 from h2hmem.data import ImageRef, Question, Session, TaskType, Turn
-from h2hmem.llm import ChatResult, GenerationConfig, ImagePart, Message, TextPart, Usage
+from h2hmem.llm import ImagePart, Message, TextPart, Usage
+from h2hmem.testing import ReplyLike, ScriptedChatModel
 
 
-class RecordingChat:
-    """A ChatModel that records every call and replies with ``reply(messages, config, stage)``.
-
-    ``count_tokens`` counts whitespace-separated words (easy to compute by hand)."""
-
-    spec = "fake:recording"
-
-    def __init__(
-        self,
-        reply: Callable[[list[Message], GenerationConfig, str], str] | None = None,
-        *,
-        supports_images: bool = True,
-        context_tokens: int = 100_000,
-    ):
-        self.reply = reply or (lambda m, c, s: "fake answer")
-        self.supports_images = supports_images
-        self.context_tokens = context_tokens
-        self.calls: list[tuple[list[Message], GenerationConfig, str]] = []
-
-    def count_tokens(self, text: str) -> int:
-        return len(text.split())
-
-    async def chat(self, messages, config=None, *, stage="answer") -> ChatResult:
-        config = config or GenerationConfig()
-        self.calls.append((messages, config, stage))
-        text = self.reply(messages, config, stage)
-        return ChatResult(
-            text=text, model=self.spec, usage=Usage(prompt_tokens=1, completion_tokens=1, calls=1), latency_s=0.0
-        )
-
-    def stage_calls(self, stage: str) -> list[list[Message]]:
-        return [m for m, _, s in self.calls if s == stage]
+def recording_chat(
+    reply: ReplyLike = "fake answer", *, supports_images: bool = True, context_tokens: int = 100_000
+) -> ScriptedChatModel:
+    """A scripted model replying ``reply`` (a text, or ``reply(request)``); every call is in
+    ``.requests``. ``count_tokens`` counts whitespace-separated words (easy to compute by hand);
+    usage: 1 prompt + 1 completion token per call."""
+    return ScriptedChatModel(
+        default=reply,
+        spec="fake:recording",
+        supports_images=supports_images,
+        context_tokens=context_tokens,
+        tokenizer=lambda text: len(text.split()),
+        usage=Usage(prompt_tokens=1, completion_tokens=1, calls=1),
+    )
 
 
 def user_parts(messages: list[Message]) -> list:

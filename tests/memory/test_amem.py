@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 import pytest
-from mm_fakes import HashEmbedder, RecordingChat, TableEmbedder, make_question, make_session
+from mm_fakes import HashEmbedder, TableEmbedder, make_question, make_session, recording_chat
 
 from h2hmem.memory import MemoryContext, resolve_method
 from h2hmem.memory._amem import AMemMemory
@@ -48,7 +48,7 @@ async def test_retrieve_fuses_bm25_and_cosine(tmp_path):
     emb = TableEmbedder(
         {docs[0]: v(0.1), docs[1]: v(0.5), docs[2]: v(0.9), "apple banana zebra": np.array([1.0, 0, 0])}
     )
-    ctx = MemoryContext(preset="harmonized", dialogue_id="d", chat=RecordingChat(), embedder_factory=lambda: emb)
+    ctx = MemoryContext(preset="harmonized", dialogue_id="d", chat=recording_chat(), embedder_factory=lambda: emb)
     mem = AMemMemory(ctx, top_k=3)
     mem.store.notes = [
         Note(id=f"session1/t{i}", session="session1", turn=i, date="2024-03-01", content=d) for i, d in enumerate(docs)
@@ -84,10 +84,10 @@ def test_parsing_is_tolerant():
 # ---------------------------------------------------------------- construction
 
 
-def writer_reply(messages, config, stage):
+def writer_reply(req):
     """Scripted note writer: keywords = the turn's words; evolution links to neighbour 0 and
     rewrites neighbour 0's context; the turn saying 'garbage' gets a reply that is not JSON."""
-    prompt = messages[-1].content
+    prompt = req.user_text
     if prompt.startswith("Analyse one conversation turn"):
         turn = prompt.split("Turn:\n", 1)[1]
         if "garbage" in turn:
@@ -140,12 +140,12 @@ def test_registered():
 
 
 async def test_construction_evolution_and_bad_json(tmp_path):
-    chat = RecordingChat(writer_reply)
+    chat = recording_chat(writer_reply)
     mem = make(tmp_path, chat)
     s1, s2 = sessions()
     await mem.observe(s1)
     await mem.observe(s2)
-    build = [(m, c) for m, c, s in chat.calls if s == "memory_build"]
+    build = [(r.messages, r.config) for r in chat.requests_for("memory_build")]
     assert len(build) == 5 + 4  # one analysis per turn, one evolution per turn after the first
     assert all(c.temperature == 0.3 and c.json_mode for _, c in build)
     notes = mem.store.notes
@@ -168,14 +168,14 @@ async def test_construction_evolution_and_bad_json(tmp_path):
 
 
 async def test_answer_evidence_and_links(tmp_path):
-    chat = RecordingChat(writer_reply)
+    chat = recording_chat(writer_reply)
     mem = make(tmp_path, chat, top_k=2)
     s1, s2 = sessions()
     await mem.observe(s1)
     await mem.observe(s2)
     ans = await mem.answer(make_question("what happened to the bike?"))
     assert ans.details["retrieval_s"] >= 0  # timed retrieval, for the efficiency table
-    msgs, cfg, stage = chat.calls[-1]
+    msgs, cfg, stage = chat.last.messages, chat.last.config, chat.last.stage
     assert stage == "answer" and cfg.temperature == 0.1
     assert len(ans.evidence) == 2 and ans.evidence[0].score >= ans.evidence[1].score
     assert "memory content: " in msgs[-1].content and "talk start time: 2024-03" in msgs[-1].content
@@ -195,14 +195,14 @@ async def test_answer_evidence_and_links(tmp_path):
 
 async def test_repeated_run_makes_no_construction_calls(tmp_path):
     s1, s2 = sessions()
-    first = make(tmp_path, RecordingChat(writer_reply))
+    first = make(tmp_path, recording_chat(writer_reply))
     await first.observe(s1)
     await first.observe(s2)
-    chat = RecordingChat(writer_reply)
+    chat = recording_chat(writer_reply)
     again = make(tmp_path, chat)
     await again.observe(s1)
     await again.observe(s2)
-    assert chat.stage_calls("memory_build") == []
+    assert chat.requests_for("memory_build") == []
     assert [n.model_dump() for n in again.store.notes] == [n.model_dump() for n in first.store.notes]
     a1 = await first.answer(make_question("bike"))
     a2 = await again.answer(make_question("bike"))
@@ -212,36 +212,36 @@ async def test_repeated_run_makes_no_construction_calls(tmp_path):
 async def test_interrupted_run_resumes_mid_session(tmp_path):
     s1, s2 = sessions()
 
-    def failing(messages, config, stage):
-        if "it is red and fast" in messages[-1].content:
+    def failing(req):
+        if "it is red and fast" in req.user_text:
             raise RuntimeError("server went away")
-        return writer_reply(messages, config, stage)
+        return writer_reply(req)
 
-    mem = make(tmp_path, RecordingChat(failing))
+    mem = make(tmp_path, recording_chat(failing))
     with pytest.raises(RuntimeError):
         await mem.observe(s1)
     saved = json.loads((tmp_path / "state" / "amem_notes.json").read_text())
     assert saved["turns_done"] == {"session1": 2} and len(saved["notes"]) == 2
-    chat = RecordingChat(writer_reply)
+    chat = recording_chat(writer_reply)
     resumed = make(tmp_path, chat)
     await resumed.observe(s1)
     # only turn 2 is built: its analysis and its evolution
-    assert len(chat.stage_calls("memory_build")) == 2
+    assert len(chat.requests_for("memory_build")) == 2
     assert [n.turn for n in resumed.store.notes] == [0, 1, 2]
 
 
 async def test_store_from_other_settings_is_refused(tmp_path):
     s1, _ = sessions()
-    await make(tmp_path, RecordingChat(writer_reply)).observe(s1)
+    await make(tmp_path, recording_chat(writer_reply)).observe(s1)
     with pytest.raises(ValueError, match=r"amem_notes.json: field 'fingerprint' differs in neighbours"):
-        make(tmp_path, RecordingChat(writer_reply), neighbours=3)
+        make(tmp_path, recording_chat(writer_reply), neighbours=3)
     (tmp_path / "state" / "amem_notes.json").write_text("{not json")
     with pytest.raises(ValueError, match="not a readable A-Mem note store"):
-        make(tmp_path, RecordingChat(writer_reply))
+        make(tmp_path, recording_chat(writer_reply))
 
 
 def test_describe_records_deviations(tmp_path):
-    d = make(tmp_path, RecordingChat()).describe()
+    d = make(tmp_path, recording_chat()).describe()
     assert d["answer_temperature"] == 0.1 and d["build_temperature"] == 0.3 and d["top_k"] == 5
     # the official answer temperature is 0.1 (A_MEM.py @ b6070899: --temperature_c5 default 0.1, not set by
     # evaluate.sh), so it is no deviation
@@ -287,7 +287,7 @@ async def test_over_http_bad_json_and_request_cache(tmp_path):
 
 
 async def test_online_protocol_sees_new_notes(tmp_path):
-    chat = RecordingChat(writer_reply)
+    chat = recording_chat(writer_reply)
     mem = make(tmp_path, chat, top_k=10)
     s1, s2 = sessions()
     await mem.observe(s1)

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from mm_fakes import RecordingChat, image_names, make_question, make_session, user_parts
+from mm_fakes import image_names, make_question, make_session, recording_chat, user_parts
 
 from h2hmem.data import ImageRef
 from h2hmem.llm import ImagePart, TextPart
@@ -56,9 +56,9 @@ def test_registered():
 
 async def test_interleaved_and_most_recent_images(sessions):
     s1, s2, q = sessions
-    chat = RecordingChat()
+    chat = recording_chat()
     ans = await run(FullMMMemory(ctx_for(chat), max_images=3, image_tokens=5), s1, s2, q)
-    parts = user_parts(chat.calls[0][0])
+    parts = user_parts(chat.requests[0].messages)
     # question image first; 2 slots left → the two most recent turn images (b, c); a → caption text
     assert image_names(parts) == ["q.png in session2", "b.png in session1", "c.png in session2"]
     assert isinstance(parts[1], ImagePart)
@@ -81,7 +81,7 @@ async def test_text_budget_keeps_most_recent_turns(sessions):
     s1, s2, q = sessions
     # line costs: 4, 11 (a as caption), 4, 8, 4, 9, 4 → a budget of 25 keeps the last four lines
     ans = await run(
-        FullMMMemory(ctx_for(RecordingChat()), context_tokens=OVERHEAD + 25, max_images=3, image_tokens=0), s1, s2, q
+        FullMMMemory(ctx_for(recording_chat()), context_tokens=OVERHEAD + 25, max_images=3, image_tokens=0), s1, s2, q
     )
     assert ans.details["budget_tokens"] == 25 and ans.details["context_tokens"] == 25
     assert ans.details["dropped_lines"] == 3 and ans.details["dropped_turns"] == 2 and ans.details["truncated"]
@@ -90,7 +90,7 @@ async def test_text_budget_keeps_most_recent_turns(sessions):
 
 async def test_text_only_model_counts_substituted_images(sessions):
     s1, s2, q = sessions
-    chat = RecordingChat(supports_images=False)
+    chat = recording_chat(supports_images=False)
     # each image costs '[Image x.png in sessionK: cap x]' = 6 words + 1; budget 40 − 7 (question image) = 33:
     # from the end: 4 (ok) + 16 (c line 9 + 7) + 4 (header) = 24; + 15 (b line) would overflow
     ans = await run(FullMMMemory(ctx_for(chat), context_tokens=OVERHEAD + 40, max_images=3), s1, s2, q)
@@ -101,9 +101,9 @@ async def test_text_only_model_counts_substituted_images(sessions):
 
 async def test_no_image_budget_means_captions_only(sessions):
     s1, s2, q = sessions
-    chat = RecordingChat()
+    chat = recording_chat()
     ans = await run(FullMMMemory(ctx_for(chat), max_images=0), s1, s2, q)
-    parts = user_parts(chat.calls[0][0])
+    parts = user_parts(chat.requests[0].messages)
     assert image_names(parts) == []
     text = parts[0].text
     assert (
@@ -115,7 +115,7 @@ async def test_no_image_budget_means_captions_only(sessions):
 
 
 def test_describe():
-    d = FullMMMemory(ctx_for(RecordingChat())).describe()
+    d = FullMMMemory(ctx_for(recording_chat())).describe()
     assert d["max_images"] == 10 and d["modality"] == "native" and d["token_counter"] == "model"
     assert d["image_tokens"] == 765
 
@@ -124,7 +124,7 @@ async def test_missing_image_file_costs_its_caption_even_for_a_vlm(tmp_path):
     s = make_session("session1", dt.date(2024, 3, 1), [("Ann", "see", "gone.png")])  # no file on disk
     assert s.turns[0].image.path is None
     ans = await run(
-        FullMMMemory(ctx_for(RecordingChat()), image_tokens=500),
+        FullMMMemory(ctx_for(recording_chat()), image_tokens=500),
         s,
         make_session("session2", dt.date(2024, 3, 2), []),
         make_question("what?"),

@@ -7,16 +7,18 @@ import datetime as dt
 import json
 
 import pytest
-from mm_fakes import HashEmbedder, RecordingChat, make_question, make_session
+from mm_fakes import HashEmbedder, make_question, make_session, recording_chat
 
 from h2hmem.data import TaskType, load_dataset
 from h2hmem.leaderboard import export_submission
+from h2hmem.llm import Usage
 from h2hmem.memory import MemoryContext, resolve_method
 from h2hmem.memory._h2h import H2HMemory
 from h2hmem.memory._h2h_time import time_refs
 from h2hmem.metrics import evaluate_run
 from h2hmem.report import build_report
 from h2hmem.run import RunConfig, read_predictions, run_benchmark
+from h2hmem.testing import ScriptedChatModel
 
 S1 = make_session(
     "session1",
@@ -40,8 +42,8 @@ S2 = make_session(
 )
 
 
-def _memory(**params) -> tuple[H2HMemory, RecordingChat]:
-    chat = RecordingChat()
+def _memory(**params) -> tuple[H2HMemory, recording_chat]:
+    chat = recording_chat()
     emb = HashEmbedder()
     mem = H2HMemory(
         MemoryContext(dialogue_id="multi-party/dialogue1", chat=chat, embedder_factory=lambda: emb), **params
@@ -61,7 +63,7 @@ def test_registered_and_describes_itself():
     d = mem.describe()
     assert d["components"]["speakers"] and d["top_k"] == 5 and d["weights"]["bm25"] == 0.30
     with pytest.raises(ValueError, match="top_k"):
-        H2HMemory(MemoryContext(dialogue_id="x", chat=RecordingChat(), embedder_factory=HashEmbedder), top_k=0)
+        H2HMemory(MemoryContext(dialogue_id="x", chat=recording_chat(), embedder_factory=HashEmbedder), top_k=0)
 
 
 def test_speakers_dates_and_images_steer_retrieval():
@@ -106,7 +108,7 @@ def test_answer_context_window_and_abstention():
     mem, chat = _memory(top_k=1, window=1, abstain_threshold=2.0)  # a threshold no cosine reaches
     q = make_question("What did A Jie buy on March 9th?", task=TaskType.AR)
     ans = asyncio.run(mem.answer(q))
-    prompt = chat.calls[-1][0][1].content
+    prompt = chat.requests[-1].messages[1].content
     assert "## session2 (2024-03-09)" in prompt and "* [2024-03-09] Ajie: I bought a new pan at last" in prompt
     assert "  [2024-03-09] Dr. Wu: good, and keep the heat low" in prompt  # the neighbour, unmarked
     assert "No remembered turn is closely related" in prompt and ans.details["abstain"]
@@ -122,18 +124,8 @@ def test_ablation_switches_change_the_ranking():
     assert off.weights.time == 0 and off.weights.bm25 == 0 and off.weights.dense == pytest.approx(0.45)
 
 
-class _Chat:
-    spec = "fake:chat"
-    supports_images = False
-
-    def __init__(self):
-        self.calls = 0
-
-    async def chat(self, messages, config=None, *, stage="answer"):
-        from h2hmem.llm import ChatResult, Usage
-
-        self.calls += 1
-        return ChatResult(text="Not mentioned.", model=self.spec, usage=Usage(calls=1), latency_s=0.0)
+def _not_mentioned() -> ScriptedChatModel:
+    return ScriptedChatModel(default="Not mentioned.", spec="fake:chat", usage=Usage(calls=1))
 
 
 @pytest.mark.parametrize("protocol", ["full", "online"])
@@ -147,7 +139,7 @@ def test_end_to_end_answers_metrics_report_export_and_resume(sample_root, tmp_pa
         use_cache=False,
         limit=40,
     )
-    chat = _Chat()
+    chat = _not_mentioned()
     s = run_benchmark(cfg, chat_model=chat, embedder=HashEmbedder(), progress=False)
     assert s.answered_now == 40 and s.failed == 0 and chat.calls == 40
     preds = read_predictions(s.run_dir)
@@ -168,9 +160,7 @@ def test_end_to_end_answers_metrics_report_export_and_resume(sample_root, tmp_pa
 
 
 def test_retrieval_only_never_calls_the_answer_model(sample_root, tmp_path):
-    class NoAnswer(_Chat):
-        async def chat(self, messages, config=None, *, stage="answer"):
-            raise AssertionError("the answer model was called")
+    no_answer = ScriptedChatModel(default=AssertionError("the answer model was called"), spec="fake:chat")
 
     cfg = RunConfig(
         data_root=sample_root,
@@ -181,8 +171,8 @@ def test_retrieval_only_never_calls_the_answer_model(sample_root, tmp_path):
         limit=30,
         retrieval_only=True,
     )
-    s = run_benchmark(cfg, chat_model=NoAnswer(), embedder=HashEmbedder(), progress=False)
-    assert s.failed == 0 and "retrieval" in s.run_dir.name
+    s = run_benchmark(cfg, chat_model=no_answer, embedder=HashEmbedder(), progress=False)
+    assert s.failed == 0 and no_answer.calls == 0 and "retrieval" in s.run_dir.name
     preds = read_predictions(s.run_dir)
     assert all(p.answer is None and p.details["retrieval_only"] for p in preds)
     assert sum(bool(p.evidence) for p in preds) > 0

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from mm_fakes import AngleEncoder, RecordingChat, image_names, make_question, make_session, user_parts
+from mm_fakes import AngleEncoder, image_names, make_question, make_session, recording_chat, user_parts
 
 from h2hmem.data import ImageRef
 from h2hmem.llm import ImagePart, TextPart
@@ -66,7 +66,7 @@ def test_registered():
 
 async def test_ranking_context_and_evidence(setup):
     session, question, tmp = setup
-    chat, enc = RecordingChat(), AngleEncoder()
+    chat, enc = recording_chat(), AngleEncoder()
     mem = MuRAGMemory(ctx_for(tmp, chat), encoder=enc, top_k=3, max_images=3)
     await mem.observe(session)
     # unit text '[speaker] date: text' + image path; the missing c.png goes in as its caption
@@ -78,7 +78,7 @@ async def test_ranking_context_and_evidence(setup):
     # cosines with 10°: t0 cos 10°, t2 cos 15°, t3 cos 50° (t1 cos 80° is 4th)
     assert [(e.session, e.turn) for e in ans.evidence] == [("session1", 0), ("session1", 2), ("session1", 3)]
     assert [e.score for e in ans.evidence] == pytest.approx([math.cos(math.radians(a)) for a in (10, 15, 50)], abs=1e-5)
-    parts = user_parts(chat.stage_calls("answer")[0])
+    parts = user_parts(chat.requests_for("answer")[0].messages)
     # question image first, then each retrieved turn's image right after its line; the 3-image
     # budget (question image included) leaves t3's image as caption text
     assert image_names(parts) == ["q.png in session1", "a.png in session1", "b.png in session1"]
@@ -89,28 +89,28 @@ async def test_ranking_context_and_evidence(setup):
         "(session1, turn 3) [2024-03-01] Bob: sky <deg=60> [Image c.png in session1: caption c]"
     )
     assert ans.details["images_attached"] == 3 and ans.details["dropped_images"] == 1
-    assert chat.calls[0][1].temperature == 0.1
+    assert chat.requests[0].config.temperature == 0.1
 
 
 async def test_text_budget_drops_lowest_ranked(setup):
     session, question, tmp = setup
-    chat = RecordingChat()
+    chat = recording_chat()
     # each kept line is 11 words + 1 → 12 tokens; a budget of 25 keeps the two best turns
     mem = MuRAGMemory(ctx_for(tmp, chat), encoder=AngleEncoder(), top_k=3, max_text_tokens=25)
     await mem.observe(session)
     ans = await mem.answer(question)
     assert ans.details["dropped_turns"] == 1 and ans.details["context_tokens"] == 24
-    text = "".join(p.text for p in user_parts(chat.calls[0][0]) if isinstance(p, TextPart))
+    text = "".join(p.text for p in user_parts(chat.requests[0].messages) if isinstance(p, TextPart))
     assert "turn 3" not in text and "turn 2" in text
     assert len(ans.evidence) == 3  # evidence = what was retrieved, in rank order
 
 
 async def test_vectors_saved_and_reused(setup):
     session, question, tmp = setup
-    await MuRAGMemory(ctx_for(tmp, RecordingChat()), encoder=AngleEncoder()).observe(session)
+    await MuRAGMemory(ctx_for(tmp, recording_chat()), encoder=AngleEncoder()).observe(session)
     assert (tmp / "state" / "murag" / "session1.npz").is_file()
     enc2 = AngleEncoder()
-    mem2 = MuRAGMemory(ctx_for(tmp, RecordingChat()), encoder=enc2)
+    mem2 = MuRAGMemory(ctx_for(tmp, recording_chat()), encoder=enc2)
     await mem2.observe(session)
     assert enc2.seen == []  # nothing re-encoded
     ans = await mem2.answer(question)
@@ -119,13 +119,13 @@ async def test_vectors_saved_and_reused(setup):
 
 async def test_describe_and_empty_memory(setup):
     _, question, tmp = setup
-    chat = RecordingChat()
+    chat = recording_chat()
     mem = MuRAGMemory(ctx_for(tmp, chat), encoder=AngleEncoder())
     d = mem.describe()
     assert d["top_k"] == 5 and d["max_images"] == 10 and d["max_text_tokens"] == 4096
     assert d["encoder"] == "angle" and "deviations" not in d and "question image" in d["images"]
     ans = await mem.answer(question)
-    assert ans.evidence == [] and "(nothing was retrieved)" in str(chat.calls[0][0][-1].content)
+    assert ans.evidence == [] and "(nothing was retrieved)" in str(chat.requests[0].messages[-1].content)
     with pytest.raises(ValueError):
         MuRAGMemory(ctx_for(tmp, chat), encoder=AngleEncoder(), top_k=0)
 
@@ -147,7 +147,7 @@ async def test_tiny_clip_image_path(tmp_path):
         ],
         img,
     )
-    chat = RecordingChat()
+    chat = recording_chat()
     q = make_question("the red cat", images=(session.turns[0].image,))
     mem = MuRAGMemory(ctx_for(tmp_path, chat), encoder=f"clip:{clip}", device="cpu", top_k=3)
     assert mem.describe()["encoder_uses_images"] is True
@@ -163,7 +163,7 @@ async def test_tiny_clip_image_path(tmp_path):
     order = list(np.argsort(-cos, kind="stable")[:3])
     assert [e.turn for e in ans.evidence] == order
     assert [e.score for e in ans.evidence] == pytest.approx([float(cos[i]) for i in order], abs=1e-5)
-    parts = user_parts(chat.calls[0][0])
+    parts = user_parts(chat.requests[0].messages)
     expected = ["0.png in session1"] + [f"{i}.png in session1" for i in order if session.turns[i].image]
     assert image_names(parts) == expected
 
@@ -173,7 +173,7 @@ async def test_unreadable_vector_file_is_rebuilt(setup):
     (tmp / "state" / "murag").mkdir(parents=True)
     (tmp / "state" / "murag" / "session1.npz").write_bytes(b"torn")
     enc = AngleEncoder()
-    await MuRAGMemory(ctx_for(tmp, RecordingChat()), encoder=enc).observe(session)
+    await MuRAGMemory(ctx_for(tmp, recording_chat()), encoder=enc).observe(session)
     assert len(enc.seen) == 4
     with np.load(tmp / "state" / "murag" / "session1.npz") as data:
         assert data["vectors"].shape == (4, 2)

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from mm_fakes import AngleEncoder, RecordingChat, image_names, make_question, make_session, user_parts
+from mm_fakes import AngleEncoder, image_names, make_question, make_session, recording_chat, user_parts
 
 from h2hmem.memory import MemoryContext, resolve_method
 from h2hmem.memory._ngm import NGMMemory
@@ -32,7 +32,7 @@ async def test_recall_matches_hand_computed_graph(tmp_path):
     # same angles as test_ngm_graph: n0 0°, n1 90°, n2 10°, n3 40°, n4 85°; degrees 3,2,2,3,2
     s1 = make_session("session1", D, [("A", f"t <deg={a}>", None) for a in (0, 90, 10)])
     s2 = make_session("session2", D + dt.timedelta(days=1), [("B", f"t <deg={a}>", None) for a in (40, 85)])
-    chat = RecordingChat()
+    chat = recording_chat()
     mem = NGMMemory(ctx_for(tmp_path, chat), encoder=AngleEncoder(), seeds=3, max_nodes=3)
     await mem.observe(s1)
     await mem.observe(s2)
@@ -47,14 +47,14 @@ async def test_recall_matches_hand_computed_graph(tmp_path):
     assert [(e.session, e.turn) for e in ans.evidence] == [("session2", 0), ("session1", 0), ("session1", 2)]
     assert ans.evidence[0].score == pytest.approx(math.cos(math.radians(15)) * 1.3, abs=1e-5)
     assert ans.details["nodes"] == 5 and ans.details["semantic_links"] == 5
-    text = str(chat.calls[0][0][-1].content)
+    text = str(chat.requests[0].messages[-1].content)
     assert text.index("(session2, turn 0)") < text.index("(session1, turn 0)") < text.index("(session1, turn 2)")
 
 
 async def test_dfs_variant_and_undated_session(tmp_path):
     s1 = make_session("session1", None, [("A", f"t <deg={a}>", None) for a in (0, 90, 10, 40, 85)])
     mem = NGMMemory(
-        ctx_for(tmp_path, RecordingChat()),
+        ctx_for(tmp_path, recording_chat()),
         encoder=AngleEncoder(),
         recall="dfs",
         seeds=1,
@@ -69,7 +69,7 @@ async def test_dfs_variant_and_undated_session(tmp_path):
     d = mem.describe()
     assert d["recall"] == "dfs" and d["graph"]["semantic_threshold"] == 0.7 and "60 s" in d["turn_time"]
     with pytest.raises(ValueError, match="recall"):
-        NGMMemory(ctx_for(tmp_path, RecordingChat()), encoder=AngleEncoder(), recall="bfs")
+        NGMMemory(ctx_for(tmp_path, recording_chat()), encoder=AngleEncoder(), recall="bfs")
 
 
 async def test_tiny_clip_image_path(tmp_path):
@@ -88,7 +88,7 @@ async def test_tiny_clip_image_path(tmp_path):
         ],
         img,
     )
-    chat = RecordingChat()
+    chat = recording_chat()
     mem = NGMMemory(ctx_for(tmp_path, chat), encoder=f"clip:{clip}", device="cpu", max_nodes=3)
     await mem.observe(session)
     assert (tmp_path / "state" / "ngm" / "session1.npz").is_file()
@@ -101,6 +101,6 @@ async def test_tiny_clip_image_path(tmp_path):
     cos = mem.graph.cosines(qv)
     for e in ans.evidence:
         assert e.score == pytest.approx(float(cos[e.turn]) * (1 + 0.1 * mem.graph.degree(e.turn)), abs=1e-5)
-    names = image_names(user_parts(chat.calls[0][0]))
+    names = image_names(user_parts(chat.requests[0].messages))
     assert names[0] == "0.png in session1"  # the question image first
     assert names[1:] == [f"{e.turn}.png in session1" for e in ans.evidence if session.turns[e.turn].image]

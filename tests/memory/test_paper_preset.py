@@ -4,7 +4,7 @@ head truncation at 4,096 cl100k tokens, the question image as an image part, the
 from __future__ import annotations
 
 import pytest
-from mm_fakes import HashEmbedder, RecordingChat
+from mm_fakes import HashEmbedder, recording_chat
 from paper_sample import load_dialogue, with_images
 
 from h2hmem.data import load_dataset
@@ -24,7 +24,7 @@ def _dialogue5(sample_root):
 
 
 async def _ask(method, d, question, preset, chat=None, **params):
-    chat = chat or RecordingChat()
+    chat = chat or recording_chat()
     embedder = HashEmbedder()
     ctx = MemoryContext(
         dialogue_id=d.id,
@@ -37,8 +37,8 @@ async def _ask(method, d, question, preset, chat=None, **params):
     for s in d.sessions:
         await memory.observe(s)
     answer = await memory.answer(question)
-    messages = [m for m, _, stage in chat.calls if stage == "answer"][-1]
-    config = [c for _, c, stage in chat.calls if stage == "answer"][-1]
+    messages = chat.requests_for("answer")[-1].messages
+    config = chat.requests_for("answer")[-1].config
     return answer, messages, config
 
 
@@ -106,7 +106,7 @@ async def test_text_only_model_gets_the_question_image_caption(method, sample_ro
 
     d = load_dialogue(with_images(sample_root, tmp_path))
     q = next(q for q in d.questions if q.images)
-    _, messages, _ = await _ask(method, d, q, "paper", chat=RecordingChat(supports_images=False))
+    _, messages, _ = await _ask(method, d, q, "paper", chat=recording_chat(supports_images=False))
     sent, substituted = prepare_messages(messages, send_images=False)  # what a text-only backend sends
     assert substituted == 1
     assert sent[-1].content[-1].text == f"[Image the question's image: caption of {q.images[0].file}]"
@@ -115,9 +115,7 @@ async def test_text_only_model_gets_the_question_image_caption(method, sample_ro
 async def test_paper_naive_rag_scores_system_answer(sample_root):
     d = _dialogue5(sample_root)
     reply = '{\n    "reasoning_process": "Session 2 says so.",\n    "system_answer": "Almond"\n}'
-    answer, messages, config = await _ask(
-        "naive-rag", d, d.questions[0], "paper", chat=RecordingChat(lambda m, c, s: reply)
-    )
+    answer, messages, config = await _ask("naive-rag", d, d.questions[0], "paper", chat=recording_chat(reply))
     prompt = _text(messages)
     assert answer.text == "Almond" and answer.details["reply_read"] == "json"
     assert answer.details["reasoning_process"] == "Session 2 says so."
@@ -154,9 +152,7 @@ def test_options_resolve_from_the_preset():
 async def test_paper_amem_attaches_the_question_image(sample_root, tmp_path):
     d = load_dialogue(with_images(sample_root, tmp_path))
     q = next(q for q in d.questions if q.images)
-    answer, messages, config = await _ask(
-        "a-mem", d, q, "paper", chat=RecordingChat(lambda m, c, s: '{"answer": "a lock"}')
-    )
+    answer, messages, config = await _ask("a-mem", d, q, "paper", chat=recording_chat('{"answer": "a lock"}'))
     assert [m.role for m in messages] == ["system", "user"] and messages[0].content == "You are a helpful AI assistant."
     parts = messages[1].content
     assert [type(p) for p in parts] == [ImagePart, TextPart] and parts[0].path == q.images[0].path  # image first
@@ -165,7 +161,7 @@ async def test_paper_amem_attaches_the_question_image(sample_root, tmp_path):
     first = context.splitlines()[0]
     assert first.startswith("[1] [Time:") and "] [Session:session" in first and answer.details["retrieved"] == 5
     # a text-only answer model gets the script's caption prompt instead of the image
-    _, text_only, _ = await _ask("a-mem", d, q, "paper", chat=RecordingChat(supports_images=False))
+    _, text_only, _ = await _ask("a-mem", d, q, "paper", chat=recording_chat(supports_images=False))
     assert isinstance(text_only[1].content, str) and text_only[0].content == "You are a helpful assistant."
     assert f"Image Description (for retrieval reference): caption of {q.images[0].file}" in text_only[1].content
 
@@ -193,9 +189,9 @@ async def test_paper_amem_construction_uses_the_official_prompts():
 
     from mm_fakes import make_session
 
-    def reply(messages, config, stage):
-        text = messages[-1].content
-        if stage != "memory_build":
+    def reply(req):
+        text = req.user_text
+        if req.stage != "memory_build":
             return "ok"
         if text.startswith("Generate a structured analysis"):
             return '{"keywords": ["cat"], "context": "Pets", "tags": ["animals"]}'
@@ -210,7 +206,7 @@ async def test_paper_amem_construction_uses_the_official_prompts():
             }
         )
 
-    chat = RecordingChat(reply)
+    chat = recording_chat(reply)
     ctx = MemoryContext(dialogue_id="dyadic/dialogue1", chat=chat, embedder_factory=HashEmbedder, preset="paper")
     memory = resolve_method("a-mem")(ctx)
     await memory.observe(
@@ -220,7 +216,7 @@ async def test_paper_amem_construction_uses_the_official_prompts():
             [("Kiki", "I adopted a cat named Miso.", None), ("Tom", "Miso is a lovely name.", None)],
         )
     )
-    builds = [(m, c) for m, c, s in chat.calls if s == "memory_build"]
+    builds = [(r.messages, r.config) for r in chat.requests_for("memory_build")]
     (a_msgs, a_cfg), (_, _), (e_msgs, e_cfg) = builds  # analysis, analysis, evolution of the second note
     assert [m.role for m in a_msgs] == ["system", "user"] and a_msgs[0].content == "You are a helpful assistant."
     assert a_msgs[1].content.endswith("Content for analysis:\n[Kiki]: 2024-03-20:I adopted a cat named Miso.")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import tomllib
-from mm_fakes import RecordingChat, make_question, make_session
+from mm_fakes import make_question, make_session, recording_chat
 
 from h2hmem.memory import (
     ENTRY_POINT_GROUP,
@@ -42,7 +42,7 @@ def entry_points_with(*eps: EntryPoint):
 
 async def test_module_class_path_runs(plugin_path):
     cls = resolve_method("recency_memory:RecencyMemory")
-    chat = RecordingChat()
+    chat = recording_chat()
     mem = cls(MemoryContext(preset="harmonized", dialogue_id="dyadic/dialogue1", chat=chat), window=3)
     assert isinstance(mem, MemorySystem)
     await mem.observe(make_session("session1", dt.date(2024, 3, 1), [("Ann", "one", None), ("Bob", "two", None)]))
@@ -50,7 +50,7 @@ async def test_module_class_path_runs(plugin_path):
     ans = await mem.answer(make_question("what was said?"))
     # the last 3 turns, most recent first in the evidence; in time order in the prompt
     assert [(e.session, e.turn) for e in ans.evidence] == [("session2", 1), ("session2", 0), ("session1", 1)]
-    prompt = chat.calls[0][0][-1].content
+    prompt = chat.requests[0].messages[-1].content
     assert "(session1, turn 1) [2024-03-01] Bob: two\n(session2, turn 0) [2024-03-05] Ann: three" in prompt
     assert "one" not in prompt.split("Memory:")[1]
     assert ans.details == {"turns_shown": 3, "turns_observed": 4}
@@ -84,7 +84,7 @@ def test_entry_point_clash_and_broken_plugin(plugin_path, monkeypatch):
 def test_plugin_through_the_runner(plugin_path, sample_root, tmp_path):
     from h2hmem.run import RunConfig, read_predictions, run_benchmark
 
-    chat = RecordingChat(lambda m, c, s: "Yes")
+    chat = recording_chat("Yes")
     config = RunConfig(
         data_root=sample_root,
         split="multi-party",

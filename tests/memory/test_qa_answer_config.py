@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-from mm_fakes import HashEmbedder, RecordingChat, make_question, make_session
+from mm_fakes import HashEmbedder, make_question, make_session, recording_chat
 
 from h2hmem.llm import GenerationConfig
 from h2hmem.memory import MemoryContext
@@ -19,7 +19,7 @@ CUSTOM = GenerationConfig(temperature=0.0, max_tokens=7)
 
 @pytest.mark.parametrize("method", ["full-text", "naive-rag", "a-mem", "full-mm", "murag", "ngm"])
 async def test_answer_call_uses_the_run_answer_config(method, tmp_path):
-    chat = RecordingChat()
+    chat = recording_chat()
     embedder = HashEmbedder()
     ctx = MemoryContext(
         dialogue_id="dyadic/dialogue1",
@@ -38,7 +38,7 @@ async def test_answer_call_uses_the_run_answer_config(method, tmp_path):
         )
     )
     await memory.answer(make_question("What is the name of Kiki's cat?"))
-    answer_configs = [config for _, config, stage in chat.calls if stage == "answer"]
+    answer_configs = [r.config for r in chat.requests_for("answer")]
     assert answer_configs == [CUSTOM]
     if hasattr(memory, "describe") and "answer_temperature" in memory.describe():
         assert memory.describe()["answer_temperature"] == 0.0

@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 from h2hmem.cli import app
 from h2hmem.testing import MockOpenAIServer
 
-from .test_evaluate import judge_responder, run  # noqa: F401  (fixture)
+from .test_evaluate import judge_model, run  # noqa: F401  (fixture)
 
 runner = CliRunner()
 
@@ -17,7 +17,7 @@ runner = CliRunner()
 def test_evaluate_prints_tables_and_writes_scores(run, monkeypatch, tmp_path):  # noqa: F811
     d, qs = run
     monkeypatch.setenv("H2HMEM_CACHE_DIR", str(tmp_path / "cache"))
-    with MockOpenAIServer(responder=judge_responder) as srv:
+    with MockOpenAIServer(responder=judge_model().responder) as srv:
         res = runner.invoke(
             app,
             [

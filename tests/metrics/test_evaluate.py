@@ -3,30 +3,32 @@
 from __future__ import annotations
 
 import json
-import re
 
 import pytest
 from rich.console import Console
 
 from h2hmem.data import load_dataset
-from h2hmem.llm import ChatResult, Usage, load_chat_model
+from h2hmem.llm import load_chat_model
 from h2hmem.memory import Evidence
 from h2hmem.metrics import NOT_COMPARABLE, evaluate_run, normalize_answer, summary_tables
 from h2hmem.run import Prediction
-from h2hmem.testing import MockOpenAIServer
-
-ITEM = re.compile(
-    r"\[(q\d+)\]\nQuestion: .*?\nReference answer: (.*?)\nAssistant's answer: (.*?)(?=\n\n\[q\d+\]|\Z)", re.S
-)
+from h2hmem.testing import MockOpenAIServer, ScriptedChatModel
 
 
-def judge_responder(body):
-    user = body["messages"][1]["content"]
-    out = [
-        {"question_id": lid, "score": 1 if ans == ref else (0.5 if ans == "No" else 0), "reasoning": "r"}
-        for lid, ref, ans in ITEM.findall(user)
-    ]
+def _grade(req) -> str:
+    """Per item: 1 when the answer is the reference, 0.5 for "No", else 0."""
+    out = []
+    for item in req.items(user_message=0):
+        if "id" in item:
+            ans, ref = item["Assistant's answer"], item["Reference answer"]
+            out.append(
+                {"question_id": item["id"], "score": 1 if ans == ref else (0.5 if ans == "No" else 0), "reasoning": "r"}
+            )
     return json.dumps({"judgments": out})
+
+
+def judge_model(spec: str = "fake:judge") -> ScriptedChatModel:
+    return ScriptedChatModel([_grade], spec=spec)
 
 
 def _answer(i, q):
@@ -136,7 +138,7 @@ def test_lexical_and_evidence(run):
 
 def test_judge_is_cached_per_question_and_rejudged_when_the_answer_changes(run):
     d, qs = run
-    with MockOpenAIServer(responder=judge_responder) as srv:
+    with MockOpenAIServer(responder=judge_model().responder) as srv:
         model = load_chat_model("openai:gpt-4o-mini", base_url=srv.base_url, cache=None)
         summary = evaluate_run(d, ["judge"], judge_model=model, n_boot=100, preset="harmonized")
         first_calls = srv.calls
@@ -156,7 +158,7 @@ def test_judge_is_cached_per_question_and_rejudged_when_the_answer_changes(run):
     assert j["aggregate"]["splits"]["all"]["overall"]["metrics"]["score"]["mean"] == pytest.approx(expected)
     assert "lexical" not in summary["metrics"]
 
-    with MockOpenAIServer(responder=judge_responder) as srv:
+    with MockOpenAIServer(responder=judge_model().responder) as srv:
         model = load_chat_model("openai:gpt-4o-mini", base_url=srv.base_url, cache=None)
         again = evaluate_run(d, ["judge"], judge_model=model, n_boot=100, preset="harmonized")
         assert srv.calls == 0
@@ -166,7 +168,7 @@ def test_judge_is_cached_per_question_and_rejudged_when_the_answer_changes(run):
     changed["answer"] = changed["gold"]
     with (d / "predictions.jsonl").open("a") as f:
         f.write(json.dumps(changed) + "\n")
-    with MockOpenAIServer(responder=judge_responder) as srv:
+    with MockOpenAIServer(responder=judge_model().responder) as srv:
         model = load_chat_model("openai:gpt-4o-mini", base_url=srv.base_url, cache=None)
         third = evaluate_run(d, ["judge"], judge_model=model, n_boot=100, preset="harmonized")
         assert srv.calls == 1
@@ -177,23 +179,15 @@ def test_judge_is_cached_per_question_and_rejudged_when_the_answer_changes(run):
     assert len(lines) == len(qs)  # compacted
 
 
-class _LocalJudge:
-    spec = "local:smollm2"
-    supports_images = False
-
-    async def chat(self, messages, config=None, *, stage="answer"):
-        return ChatResult(
-            text=judge_responder({"messages": [m.model_dump() for m in messages]}),
-            model=self.spec,
-            usage=Usage(),
-            latency_s=0.0,
-        )
-
-
 def test_local_judge_labels_every_output_and_other_judge_is_refused(run):
     d, _ = run
     summary = evaluate_run(
-        d, ["lexical", "judge"], judge_model=_LocalJudge(), judge_mode="question", n_boot=50, preset="harmonized"
+        d,
+        ["lexical", "judge"],
+        judge_model=judge_model("local:smollm2"),
+        judge_mode="question",
+        n_boot=50,
+        preset="harmonized",
     )
     assert summary["label"] == NOT_COMPARABLE and summary["metrics"]["judge"]["label"] == NOT_COMPARABLE
     recs = [json.loads(x) for x in (d / "scores" / "judge.jsonl").read_text().splitlines()]
@@ -205,7 +199,7 @@ def test_local_judge_labels_every_output_and_other_judge_is_refused(run):
         "LLM judge score (local:smollm2, question mode) — NOT COMPARABLE WITH PUBLISHED NUMBERS"
         in console.export_text()
     )
-    with MockOpenAIServer(responder=judge_responder) as srv:
+    with MockOpenAIServer(responder=judge_model().responder) as srv:
         model = load_chat_model("openai:gpt-4o-mini", base_url=srv.base_url, cache=None)
         with pytest.raises(ValueError, match="holds judgments by 'local:smollm2'"):
             evaluate_run(d, ["judge"], judge_model=model, preset="harmonized")

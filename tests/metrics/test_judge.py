@@ -6,7 +6,7 @@ import pytest
 
 from h2hmem.llm import RequestCache, load_chat_model
 from h2hmem.metrics import NOT_COMPARABLE, JudgeOptions, judge_predictions, parse_judgments
-from h2hmem.testing import MockOpenAIServer
+from h2hmem.testing import MockOpenAIServer, ScriptedChatModel
 
 from .judge_helpers import ScriptedJudge, pred
 
@@ -110,25 +110,18 @@ async def test_cache_makes_rerun_free(tmp_path):
     assert first[0].label is None and first[0].judge_model == "openai:judge"
 
 
-class _FakeLocal:
-    spec = "local:smollm2"
-    supports_images = False
-
-    async def chat(self, messages, config=None, *, stage="answer"):
-        from h2hmem.llm import ChatResult, Usage
-
-        assert stage == "judge" and config.temperature == 0 and config.json_mode
-        return ChatResult(
-            text='{"judgments": [{"question_id": "q1", "score": 1, "reasoning": "ok"}]}',
-            model=self.spec,
-            usage=Usage(),
-            latency_s=0.0,
-        )
+def _local_judge() -> ScriptedChatModel:
+    return ScriptedChatModel(
+        default='{"judgments": [{"question_id": "q1", "score": 1, "reasoning": "ok"}]}', spec="local:smollm2"
+    )
 
 
 async def test_local_judge_is_labelled_not_comparable():
-    records = await judge_predictions([pred(f"{S1}/q0", "A0")], _FakeLocal(), options=HARMONIZED)
+    model = _local_judge()
+    records = await judge_predictions([pred(f"{S1}/q0", "A0")], model, options=HARMONIZED)
     assert records[0].label == NOT_COMPARABLE and records[0].score == 1.0
+    (req,) = model.requests
+    assert req.stage == "judge" and req.config.temperature == 0 and req.config.json_mode
 
 
 def test_parse_judgments_forms():
@@ -145,4 +138,4 @@ def test_parse_judgments_forms():
 
 async def test_unknown_mode():
     with pytest.raises(ValueError, match="judge mode"):
-        await judge_predictions([], _FakeLocal(), mode="batch")
+        await judge_predictions([], _local_judge(), mode="batch")

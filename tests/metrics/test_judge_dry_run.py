@@ -11,15 +11,15 @@ from h2hmem.metrics._judge_cost import estimate_judge
 from h2hmem.run import Selection
 from h2hmem.testing import MockOpenAIServer
 
-from .test_evaluate import judge_responder, run  # noqa: F401  (fixture)
+from .test_evaluate import judge_model, run  # noqa: F401  (fixture)
 
-HARMONIZED = JudgeOptions(preset="harmonized")  # judge_responder speaks the harmonized format
+HARMONIZED = JudgeOptions(preset="harmonized")  # judge_model speaks the harmonized format
 
 
 def test_judge_estimate_matches_the_real_pass(run, tmp_path):  # noqa: F811
     d, qs = run
     sel = Selection(task_types=["UPR", "CD"])
-    with MockOpenAIServer(responder=judge_responder) as srv:
+    with MockOpenAIServer(responder=judge_model().responder) as srv:
         est = estimate_judge(
             d, "openai:mock", base_url=srv.base_url, use_cache=False, selection=sel, options=HARMONIZED
         )

@@ -6,9 +6,10 @@ import json
 
 import pytest
 
-from h2hmem.llm import ChatResult, Usage
+from h2hmem.llm import Usage
 from h2hmem.metrics import EvidenceLabel, load_evidence_labels
 from h2hmem.metrics._labeler import label_agreement, label_evidence, labeling_prompt, parse_labeling
+from h2hmem.testing import ScriptedChatModel
 
 
 def _lab(qid, status="labelled", turns=()):
@@ -65,25 +66,18 @@ def test_offline_labels_and_agreement_on_the_sample(sample_root, tmp_path):
     assert again["labelled_now"] == 0  # resumed: nothing relabelled
 
 
-class _ScriptedLabeller:
-    """Names turn 0 and a turn that does not exist for every question."""
-
-    spec = "fake:labeller"
-
-    def __init__(self):
-        self.calls = 0
-
-    async def chat(self, messages, config=None, *, stage="answer"):
-        self.calls += 1
-        assert messages[0].content == labeling_prompt() and "Gold answer:" in messages[1].content
-        session = messages[1].content.split("[", 1)[1].split(" ", 1)[0]
-        reply = {"turns": [{"session": session, "turn": 0}, {"session": session, "turn": 9999}], "status": "labelled"}
-        return ChatResult(text=json.dumps(reply), model=self.spec, usage=Usage(calls=1), latency_s=0.0)
+def _name_turn_0_and_a_missing_turn(req) -> str:
+    """Names turn 0 and a turn that does not exist of the first candidate turn's session."""
+    session = req.user_text.split("\nTurns:\n[", 1)[1].split(" ", 1)[0]
+    reply = {"turns": [{"session": session, "turn": 0}, {"session": session, "turn": 9999}], "status": "labelled"}
+    return json.dumps(reply)
 
 
 def test_model_labeller_is_checked_recorded_and_resumable(sample_root, tmp_path):
-    chat = _ScriptedLabeller()
+    chat = ScriptedChatModel([_name_turn_0_and_a_missing_turn], spec="fake:labeller", usage=Usage(calls=1))
     report = label_evidence(sample_root, chat, tmp_path / "l", split="multi-party")
+    assert all(r.system == labeling_prompt() and r.field("Gold answer") is not None for r in chat.requests)
+    assert {r.stage for r in chat.requests} == {"label"}
     labs = load_evidence_labels(tmp_path / "l")
     assert labs.meta["labeller"] == "fake:labeller" and labs.meta["prompt_hash"]
     called = [lab for lab in labs.labels.values() if lab.note and lab.note.startswith("model")]

@@ -12,32 +12,30 @@ from typer.testing import CliRunner
 
 from h2hmem.cli import app
 from h2hmem.data import load_dataset, synthesize_dataset
-from h2hmem.llm import ChatResult, Usage, load_chat_model
+from h2hmem.llm import Usage, load_chat_model
 from h2hmem.metrics import evaluate_run
 from h2hmem.report._runs import load_run
 from h2hmem.report._scores import primary_metric
 from h2hmem.run import DuplicatePredictionsWarning, RunConfig, prediction_hash, read_predictions, run_benchmark
-from h2hmem.testing import MockOpenAIServer
+from h2hmem.testing import MockOpenAIServer, ScriptedChatModel, When
 
 from .judge_helpers import ScriptedJudge
 
 FAIL_ON = "how"  # the scripted answer model fails the questions whose text holds this word
 
 
-class Chat:
-    spec = "fake:chat"
-    supports_images = False
-
-    def __init__(self, fail_on: str | None):
-        self.fail_on = fail_on
-
-    async def chat(self, messages, config=None, *, stage="answer"):
-        content = messages[-1].content  # a list of parts when the question image is attached (preset paper)
-        text = content if isinstance(content, str) else "\n".join(getattr(p, "text", "") for p in content)
-        question = next(line for line in text.splitlines() if line.startswith("Question: "))
-        if self.fail_on and self.fail_on in question.lower():
-            raise RuntimeError("scripted outage")
-        return ChatResult(text="an answer", model=self.spec, usage=Usage(calls=1), latency_s=0.0)
+def answer_model(fail_on: str | None) -> ScriptedChatModel:
+    """Answers "an answer"; raises RuntimeError for the questions whose text holds ``fail_on``."""
+    return ScriptedChatModel(
+        [
+            When(
+                RuntimeError("scripted outage"), match=lambda r: bool(fail_on) and fail_on in (r.question or "").lower()
+            )
+        ],
+        default="an answer",
+        spec="fake:chat",
+        usage=Usage(calls=1),
+    )
 
 
 @pytest.fixture()
@@ -45,7 +43,7 @@ def failed_run(tmp_path):
     root = tmp_path / "ds"
     synthesize_dataset(root)
     cfg = RunConfig(data_root=root, method="full-text", out_dir=tmp_path / "runs", use_cache=False)
-    summary = run_benchmark(cfg, chat_model=Chat(FAIL_ON), progress=False)
+    summary = run_benchmark(cfg, chat_model=answer_model(FAIL_ON), progress=False)
     n_failed = sum(FAIL_ON in q.text.lower() for q in load_dataset(root).questions)
     assert 0 < summary.failed == n_failed < summary.questions
     return cfg, summary.questions, n_failed
@@ -67,7 +65,7 @@ def test_stale_judge_sequence(failed_run):
     assert all(r["prediction_hash"] == prediction_hash(preds[r["question_id"]]) for r in judged)
     assert primary_metric([load_run(d, n_boot=0)]).source == "judge"
 
-    retry = run_benchmark(cfg.model_copy(update={"retry_failed": True}), chat_model=Chat(None), progress=False)
+    retry = run_benchmark(cfg.model_copy(update={"retry_failed": True}), chat_model=answer_model(None), progress=False)
     assert retry.failed == 0 and retry.answered_now == n_failed
     with pytest.warns(DuplicatePredictionsWarning, match="last complete line"):
         read_predictions(d)

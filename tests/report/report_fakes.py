@@ -16,6 +16,7 @@ from h2hmem.data import load_dataset
 from h2hmem.llm import Usage
 from h2hmem.memory import Evidence
 from h2hmem.run import Prediction
+from h2hmem.testing import ScriptedChatModel
 
 SCRIPT = "<script>alert(1)</script>"
 BLANK = "It is not."
@@ -110,23 +111,10 @@ def make_runs(tmp: Path, sample_root: Path) -> tuple[Path, Path, list]:
     return a, b, qs
 
 
-class EchoChat:
+def echo_chat() -> ScriptedChatModel:
     """A ChatModel stand-in for real runs: answers the question line back; 40 + 4 tokens, $0.0002 per call."""
-
-    spec = "fake:echo"
-    supports_images = False
-
-    def __init__(self):
-        self.total = Usage()
-
-    async def chat(self, messages, config=None, *, stage="answer"):
-        text = messages[-1].content if isinstance(messages[-1].content, str) else ""
-        question = next((line for line in text.splitlines() if line.startswith("Question: ")), "Question: ?")
-        u = Usage(prompt_tokens=40, completion_tokens=4, calls=1, cost_usd=0.0002)
-        self.total = self.total + u
-        from h2hmem.llm import ChatResult
-
-        return ChatResult(text=question[10:], model=self.spec, usage=u, latency_s=0.0)
-
-    def usage_by_stage(self):
-        return {"answer": self.total}
+    return ScriptedChatModel(
+        [lambda req: req.question or "?"],
+        spec="fake:echo",
+        usage=Usage(prompt_tokens=40, completion_tokens=4, calls=1, cost_usd=0.0002),
+    )

@@ -15,7 +15,7 @@ from h2hmem.report import build_report
 from h2hmem.run import RunConfig, Selection, run_benchmark
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "run"))
-from fakes import FakeChat
+from fakes import fake_chat
 
 
 def test_hand_computed_statistics():
@@ -40,7 +40,7 @@ def runs(sample_root, tmp_path):
         use_cache=False,
         run_id="A",
     )
-    a = run_benchmark(cfg, chat_model=FakeChat(), progress=False).run_dir
+    a = run_benchmark(cfg, chat_model=fake_chat(), progress=False).run_dir
     b = tmp_path / "runs" / "B"
     shutil.copytree(a, b)
     lines = [json.loads(x) for x in (b / "predictions.jsonl").read_text().splitlines()]

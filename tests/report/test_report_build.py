@@ -11,9 +11,9 @@ from PIL import Image
 from report_fakes import BLANK_METHOD, BUILD_USAGE, ORACLE_METHOD, SCRIPT, make_runs
 
 from h2hmem.data import MainCategory, TaskType
-from h2hmem.llm import ChatResult, Usage
 from h2hmem.metrics import NOT_COMPARABLE, evaluate_run
 from h2hmem.report import build_report, default_out_dir, load_run, published_quality
+from h2hmem.testing import ScriptedChatModel
 
 SAMPLE_SESSIONS = 32
 """Sessions with a session.json in the sample (its README: 32 sessions, 945 turns)."""
@@ -170,26 +170,18 @@ def test_default_folders_are_deterministic(runs, tmp_path, monkeypatch):
         build_report([tmp_path])
 
 
-class _Judge:
-    """A judge stand-in: 1 when the answer is the gold answer, else 0 (question mode)."""
+def _judge(spec: str) -> ScriptedChatModel:
+    """A judge stand-in: 1 when the answer is the gold answer, else 0, per item of the request."""
 
-    supports_images = False
-
-    def __init__(self, spec):
-        self.spec = spec
-
-    async def chat(self, messages, config=None, *, stage="answer"):
-        user = messages[-1].content if isinstance(messages[-1].content, str) else messages[-1].content[0].text
-        items = re.findall(
-            r"\[(q\d+)\]\nQuestion: .*?\nReference answer: (.*?)\nAssistant's answer: (.*?)(?=\n\n\[q\d+\]|\Z)",
-            user,
-            re.S,
-        )
+    def grade(req) -> str:
         out = [
-            {"question_id": i, "score": 1 if ans.strip() == ref.strip() else 0, "reasoning": "r"}
-            for i, ref, ans in items
+            {"question_id": i["id"], "score": int(i["Assistant's answer"] == i["Reference answer"]), "reasoning": "r"}
+            for i in req.items()
+            if "id" in i
         ]
-        return ChatResult(text=json.dumps({"judgments": out}), model=self.spec, usage=Usage(), latency_s=0.0)
+        return json.dumps({"judgments": out})
+
+    return ScriptedChatModel([grade], spec=spec)
 
 
 @pytest.mark.parametrize("spec,comparable", [("local:tiny", False), ("openai:gpt-4o-mini", True)])
@@ -199,7 +191,7 @@ def test_judged_runs_use_the_judge_score(runs, tmp_path, spec, comparable):
         evaluate_run(
             d,
             ["lexical", "evidence", "judge"],
-            judge_model=_Judge(spec),
+            judge_model=_judge(spec),
             judge_mode="question",
             n_boot=100,
             preset="harmonized",
@@ -228,7 +220,7 @@ def test_judged_runs_use_the_judge_score(runs, tmp_path, spec, comparable):
 
 def test_judge_only_scores_get_the_offline_metrics_added(tmp_path, sample_root):
     a, _, qs = make_runs(tmp_path, sample_root)
-    evaluate_run(a, ["judge"], judge_model=_Judge("local:tiny"), judge_mode="question", n_boot=50, preset="harmonized")
+    evaluate_run(a, ["judge"], judge_model=_judge("local:tiny"), judge_mode="question", n_boot=50, preset="harmonized")
     assert "lexical" not in json.loads((a / "scores" / "summary.json").read_text())["metrics"]
     paths = build_report([a], n_boot=50)
     assert paths.out_dir == a
@@ -245,7 +237,7 @@ def test_judge_only_scores_get_the_offline_metrics_added(tmp_path, sample_root):
 
 def test_report_of_a_real_runner_output(tmp_path, sample_root):
     """A multi-party Full (Text) run written by the runner: its manifest and predictions as they are."""
-    from report_fakes import EchoChat
+    from report_fakes import echo_chat
 
     from h2hmem.run import RunConfig, run_benchmark
 
@@ -258,7 +250,7 @@ def test_report_of_a_real_runner_output(tmp_path, sample_root):
         limit=30,
         concurrency=2,
     )
-    run = run_benchmark(cfg, chat_model=EchoChat(), progress=False)
+    run = run_benchmark(cfg, chat_model=echo_chat(), progress=False)
     paths = build_report([run.run_dir], n_boot=100)
     assert paths.out_dir == run.run_dir
     summary = json.loads(paths.summary.read_text())

@@ -1,38 +1,30 @@
-"""In-process fakes for runner tests: a scripted ChatModel and a memory that records call order."""
+"""In-process fakes for runner tests: a scripted answer model and memories that record what they get."""
 
 from __future__ import annotations
 
 from typing import ClassVar
 
-from h2hmem.llm import ChatResult, GenerationConfig, Message, Usage
+from h2hmem.llm import Usage
 from h2hmem.memory import Answer, Evidence, MemoryContext
+from h2hmem.testing import ScriptedChatModel, ScriptedRequest
 
 
-class FakeChat:
-    """Answers ``"A:<first 8 chars of the question line>"``; fails for questions containing ``fail_on``."""
+def fake_chat(fail_on: str | None = None, *, supports_images: bool = False) -> ScriptedChatModel:
+    """Answers ``"A:<first 8 chars of the question>"``; raises RuntimeError for questions containing
+    ``fail_on``. Usage per call: ⌊user-text chars / 4⌋ prompt tokens, 3 completion tokens."""
 
-    spec = "fake:scripted"
-    supports_images = False
+    def answer(req: ScriptedRequest) -> str | Exception:
+        question = req.question or "?"
+        if fail_on and fail_on in question:
+            return RuntimeError(f"scripted failure for {question[:30]!r}")
+        return f"A:{question[:8]}"
 
-    def __init__(self, fail_on: str | None = None):
-        self.fail_on = fail_on
-        self.calls = 0
-        self._usage = Usage()
-
-    async def chat(
-        self, messages: list[Message], config: GenerationConfig | None = None, *, stage="answer"
-    ) -> ChatResult:
-        self.calls += 1
-        text = messages[-1].content if isinstance(messages[-1].content, str) else ""
-        question = next((l for l in text.splitlines() if l.startswith("Question: ")), "Question: ?")
-        if self.fail_on and self.fail_on in question:
-            raise RuntimeError(f"scripted failure for {question[:40]!r}")
-        u = Usage(prompt_tokens=len(text) // 4, completion_tokens=3, calls=1)
-        self._usage = self._usage + u
-        return ChatResult(text=f"A:{question[10:18]}", model=self.spec, usage=u, latency_s=0.0)
-
-    def usage_by_stage(self):
-        return {"answer": self._usage}
+    return ScriptedChatModel(
+        [answer],
+        spec="fake:scripted",
+        supports_images=supports_images,
+        usage=lambda req, text: Usage(prompt_tokens=len(req.user_text) // 4, completion_tokens=3, calls=1),
+    )
 
 
 class RecorderMemory:

@@ -9,7 +9,7 @@ import re
 
 import numpy as np
 import pytest
-from fakes import FakeChat, SnoopMemory
+from fakes import SnoopMemory, fake_chat
 
 from h2hmem.data import load_dataset, synthesize_dataset
 from h2hmem.memory import GRANTABLE, WITHHELD, question_view
@@ -53,7 +53,7 @@ def test_plugin_gets_no_gold_home_or_file_names(synth, tmp_path):
     SnoopMemory.received.clear()
     SnoopMemory.image_bytes.clear()
     cfg = RunConfig(data_root=synth, method="fakes:SnoopMemory", out_dir=tmp_path / "runs", use_cache=False)
-    summary = run_benchmark(cfg, chat_model=FakeChat(), progress=False)
+    summary = run_benchmark(cfg, chat_model=fake_chat(), progress=False)
     assert summary.failed == 0 and summary.questions == 60
     assert SnoopMemory.leaked == {}
     for name in WITHHELD:
@@ -80,17 +80,7 @@ def test_plugin_gets_no_gold_home_or_file_names(synth, tmp_path):
 
 @pytest.mark.parametrize("method", SIX)
 def test_six_baselines_run_on_the_view(synth, tmp_path, method):
-    from h2hmem.llm import ImagePart
-
-    calls = []
-
-    class Chat(FakeChat):
-        supports_images = method in ("full-mm", "murag", "ngm")
-
-        async def chat(self, messages, config=None, *, stage="answer"):
-            calls.append((messages, stage))
-            return await super().chat(messages, config, stage=stage)
-
+    chat = fake_chat(supports_images=method in ("full-mm", "murag", "ngm"))
     emb = HashEmbedder()
     cfg = RunConfig(
         data_root=synth,
@@ -99,7 +89,7 @@ def test_six_baselines_run_on_the_view(synth, tmp_path, method):
         out_dir=tmp_path / "runs",
         use_cache=False,
     )
-    summary = run_benchmark(cfg, chat_model=Chat(), embedder=emb, progress=False)
+    summary = run_benchmark(cfg, chat_model=chat, embedder=emb, progress=False)
     assert summary.failed == 0 and summary.questions == 60
     ds, files = _names(synth)
     with_image = [q for q in ds.questions if q.images]
@@ -109,24 +99,15 @@ def test_six_baselines_run_on_the_view(synth, tmp_path, method):
     for q, text in queries:
         assert q.images[0].file not in text and not re.search(r"in session\d", text.split(q.text.strip())[1])
     # the answer prompt names the question image "the question's image", never by file
-    answer_prompts = [m for m, stage in calls if stage == "answer"]
     for q in with_image:
-        msgs = next(m for m in answer_prompts if q.text.strip() in _text(m))
-        parts = msgs[-1].content if isinstance(msgs[-1].content, list) else []
-        q_parts = [p for p in parts if isinstance(p, ImagePart) and p.name == "the question's image"]
-        text = _text(msgs)
+        req = next(r for r in chat.requests_for("answer") if q.text.strip() in r.text)
+        q_parts = [p for p in req.images if p.name == "the question's image"]
+        text = req.text
         attached = [line for line in text.splitlines() if "attached to the question" in line]
         # A-Mem under the preset paper, text-only model: the script's text prompt (with the caption when there is one)
         official_amem = "Please answer based on the above memory content(text and image):" in text
         assert q_parts or any("the question's image" in line for line in attached) or official_amem, (method, attached)
         assert not any(q.images[0].file in line for line in attached)
-
-
-def _text(messages) -> str:
-    out = []
-    for m in messages:
-        out += [m.content] if isinstance(m.content, str) else [p.text for p in m.content if hasattr(p, "text")]
-    return "\n".join(out)
 
 
 def test_view_fields_and_granted_field(synth, tmp_path):

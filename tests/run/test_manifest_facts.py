@@ -8,7 +8,7 @@ import json
 
 import numpy as np
 import pytest
-from fakes import FakeChat
+from fakes import fake_chat
 
 from h2hmem.data import load_dataset
 from h2hmem.run import RunConfig, run_benchmark, select_questions
@@ -58,7 +58,7 @@ def manifests(sample_root, tmp_path_factory):
             out_dir=root / "runs",
             use_cache=False,
         )
-        summary = run_benchmark(cfg, chat_model=FakeChat(), embedder=HashEmbedder(), progress=False)
+        summary = run_benchmark(cfg, chat_model=fake_chat(), embedder=HashEmbedder(), progress=False)
         out[method] = (summary, json.loads((summary.run_dir / "manifest.json").read_text()))
     return out
 
@@ -103,7 +103,7 @@ def test_run_closing_lines_show_method_stats(sample_root, tmp_path, monkeypatch)
     seen = {}
 
     def fake_run(config, progress=True):
-        summary = run_benchmark(config, chat_model=FakeChat(), embedder=HashEmbedder(), progress=False)
+        summary = run_benchmark(config, chat_model=fake_chat(), embedder=HashEmbedder(), progress=False)
         seen["summary"] = summary
         return summary
 

@@ -2,8 +2,8 @@
 
 import asyncio
 
-from h2hmem.llm import ChatResult, Usage
 from h2hmem.run._progress import DialogueBars
+from h2hmem.testing import ScriptedChatModel
 
 
 class FakeProgress:
@@ -22,19 +22,11 @@ class FakeProgress:
         self.removed.append(task)
 
 
-class Echo:
-    spec = "fake:echo"
-    supports_images = False
-
-    async def chat(self, messages, config=None, *, stage="answer"):
-        return ChatResult(text="{}", model=self.spec, usage=Usage(), latency_s=0.0)
-
-
 def test_bars_follow_notes_and_sessions():
     bars, progress = DialogueBars(), FakeProgress()
     bars.attach(progress)
     bars.expect("dyadic/dialogue1", 10)
-    chat = bars.wrap(Echo(), "dyadic/dialogue1")
+    chat = bars.wrap(ScriptedChatModel(default="{}", spec="fake:echo"), "dyadic/dialogue1")
     assert chat.spec == "fake:echo" and bars.wrap(None, "x") is None
 
     async def notes():

@@ -4,7 +4,7 @@ option, setting, file and line — never a silently ignored argument or a pydant
 import json
 
 import pytest
-from fakes import FakeChat
+from fakes import fake_chat
 from pydantic import ValidationError
 from typer.testing import CliRunner
 
@@ -106,10 +106,10 @@ def test_conflict_names_the_differing_settings(sample_root, tmp_path):
         limit=2,
         run_id="fixed",
     )
-    run_benchmark(cfg, chat_model=FakeChat(), progress=False)
+    run_benchmark(cfg, chat_model=fake_chat(), progress=False)
     other = cfg.model_copy(update={"method": "naive-rag", "limit": 3})
     with pytest.raises(RunConflictError) as e:
-        run_benchmark(other, chat_model=FakeChat(), progress=False)
+        run_benchmark(other, chat_model=fake_chat(), progress=False)
     msg = str(e.value)
     assert "method: recorded 'full-text', this run 'naive-rag'" in msg
     assert "limit: recorded 2, this run 3" in msg
@@ -163,7 +163,7 @@ def test_missing_captions_folder_is_refused_before_the_run_starts(sample_root, t
         captions_dir=tmp_path / "no-captions",
     )
     with pytest.raises(FileNotFoundError, match=f"captions folder {tmp_path / 'no-captions'} does not exist"):
-        run_benchmark(cfg, chat_model=FakeChat(), progress=False)
+        run_benchmark(cfg, chat_model=fake_chat(), progress=False)
     assert not (tmp_path / "runs").exists()
 
 
@@ -171,7 +171,7 @@ async def test_run_benchmark_inside_an_event_loop_points_to_arun_benchmark(tmp_p
     # pytest-asyncio runs this test inside a loop, like a notebook cell
     cfg = RunConfig(data_root=tmp_path, out_dir=tmp_path / "runs")
     with pytest.raises(RuntimeError, match=r"use `await arun_benchmark\(config, \.\.\.\)`"):
-        run_benchmark(cfg, chat_model=FakeChat(), progress=False)
+        run_benchmark(cfg, chat_model=fake_chat(), progress=False)
 
 
 def test_run_cli_notes_uncaptioned_images_and_whole_run_usage(tmp_path, monkeypatch):
@@ -229,7 +229,7 @@ def test_plugin_returning_a_non_answer_is_recorded_not_a_crash(sample_root, tmp_
         use_cache=False,
         limit=2,
     )
-    summary = run_benchmark(cfg, chat_model=FakeChat(), progress=False)
+    summary = run_benchmark(cfg, chat_model=fake_chat(), progress=False)
     assert summary.failed == 2
     assert set(summary.failed_questions.values()) == {
         "StringAnswerMemory.answer() returned str, not h2hmem.memory.Answer"

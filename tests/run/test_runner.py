@@ -3,7 +3,7 @@
 import json
 
 import pytest
-from fakes import FakeChat, RecorderMemory
+from fakes import RecorderMemory, fake_chat
 
 from h2hmem.data import load_dataset
 from h2hmem.run import RunConfig, RunConflictError, RunStore, read_predictions, run_benchmark
@@ -18,7 +18,7 @@ def _config(sample_root, tmp_path, **kw):
 
 
 def test_full_text_answers_every_question_once(sample_root, tmp_path):
-    chat = FakeChat()
+    chat = fake_chat()
     cfg = _config(sample_root, tmp_path)
     summary = run_benchmark(cfg, chat_model=chat, progress=False)
     preds = read_predictions(summary.run_dir)
@@ -53,12 +53,12 @@ def test_full_text_answers_every_question_once(sample_root, tmp_path):
 
 def test_torn_line_is_repaired_and_question_redone(sample_root, tmp_path):
     cfg = _config(sample_root, tmp_path, limit=10)
-    run_benchmark(cfg, chat_model=FakeChat(), progress=False)
+    run_benchmark(cfg, chat_model=fake_chat(), progress=False)
     path = cfg.run_dir / "predictions.jsonl"
     lines = path.read_bytes().splitlines(keepends=True)
     torn_id = json.loads(lines[-1])["question_id"]
     path.write_bytes(b"".join(lines[:-1]) + lines[-1][: len(lines[-1]) // 2])  # crash mid-write
-    chat = FakeChat()
+    chat = fake_chat()
     s = run_benchmark(cfg, chat_model=chat, progress=False)
     assert s.answered_now == 1 and chat.calls == 1
     preds = read_predictions(cfg.run_dir)
@@ -69,13 +69,13 @@ def test_torn_line_is_repaired_and_question_redone(sample_root, tmp_path):
 
 def test_failures_are_recorded_and_retry_failed_redoes_only_them(sample_root, tmp_path):
     cfg = _config(sample_root, tmp_path, limit=20)
-    s = run_benchmark(cfg, chat_model=FakeChat(fail_on="?"), progress=False)
+    s = run_benchmark(cfg, chat_model=fake_chat(fail_on="?"), progress=False)
     preds = read_predictions(cfg.run_dir)
     failed = [p for p in preds if p.failed]
     assert len(preds) == 20 and failed and s.failed == len(failed)
     assert all(p.answer is None and "scripted failure" in p.error for p in failed)
     # a plain resume does not redo them
-    chat = FakeChat()
+    chat = fake_chat()
     assert run_benchmark(cfg, chat_model=chat, progress=False).answered_now == 0 and chat.calls == 0
     # --retry-failed redoes exactly the failed ones
     s2 = run_benchmark(cfg.model_copy(update={"retry_failed": True}), chat_model=chat, progress=False)
@@ -86,7 +86,7 @@ def test_failures_are_recorded_and_retry_failed_redoes_only_them(sample_root, tm
 def test_online_protocol_answers_after_each_session(sample_root, tmp_path):
     RecorderMemory.log.clear()
     cfg = _config(sample_root, tmp_path, method="fakes:RecorderMemory", protocol="online")
-    run_benchmark(cfg, chat_model=FakeChat(), progress=False)
+    run_benchmark(cfg, chat_model=fake_chat(), progress=False)
     log = [l for l in RecorderMemory.log if "dialogue4" in l]
     d4 = next(d for d in load_dataset(sample_root, "multi-party").dialogues if d.name == "dialogue4")
     home = {q.text: q.session for q in d4.questions}  # the memory logs the text: it never sees the session
@@ -105,16 +105,16 @@ def test_online_protocol_answers_after_each_session(sample_root, tmp_path):
 def test_full_protocol_observes_everything_first(sample_root, tmp_path):
     RecorderMemory.log.clear()
     cfg = _config(sample_root, tmp_path, method="fakes:RecorderMemory", split="dyadic", limit=30)
-    run_benchmark(cfg, chat_model=FakeChat(), progress=False)
+    run_benchmark(cfg, chat_model=fake_chat(), progress=False)
     preds = read_predictions(cfg.run_dir)
     assert {p.answer for p in preds if p.dialogue == "dialogue5"} == {"seen 14"}
 
 
 def test_conflicting_settings_refused(sample_root, tmp_path):
     cfg = _config(sample_root, tmp_path, limit=3, run_id="fixed")
-    run_benchmark(cfg, chat_model=FakeChat(), progress=False)
+    run_benchmark(cfg, chat_model=fake_chat(), progress=False)
     with pytest.raises(RunConflictError, match="other settings"):
-        run_benchmark(cfg.model_copy(update={"method": "naive-rag"}), chat_model=FakeChat(), progress=False)
+        run_benchmark(cfg.model_copy(update={"method": "naive-rag"}), chat_model=fake_chat(), progress=False)
 
 
 def test_store_repair_keeps_complete_record_without_newline(tmp_path):
@@ -126,13 +126,13 @@ def test_store_repair_keeps_complete_record_without_newline(tmp_path):
 def test_unknown_method_parameter_refused_before_any_work(sample_root, tmp_path):
     cfg = _config(sample_root, tmp_path, method_params={"top_k": 3})  # full-text has no top-k
     with pytest.raises(ValueError, match="takes no parameter top_k; its parameters: context_tokens"):
-        run_benchmark(cfg, chat_model=FakeChat(), progress=False)
+        run_benchmark(cfg, chat_model=fake_chat(), progress=False)
     assert not (cfg.run_dir / "predictions.jsonl").exists()
 
 
 def test_invalid_unicode_from_a_plugin_is_replaced_and_flagged(sample_root, tmp_path):
     cfg = _config(sample_root, tmp_path, method="fakes:SurrogateMemory", limit=2)
-    summary = run_benchmark(cfg, chat_model=FakeChat(), progress=False)
+    summary = run_benchmark(cfg, chat_model=fake_chat(), progress=False)
     recs = [json.loads(l) for l in (summary.run_dir / "predictions.jsonl").read_text(encoding="utf-8").splitlines()]
     assert [r["answer"] for r in recs] == ["caf\ufffd", "caf\ufffd"]
     assert all(r["details"]["invalid_unicode"] == ["answer"] for r in recs)
@@ -154,11 +154,11 @@ def test_bad_parameter_value_stops_the_run_before_any_work(sample_root, tmp_path
 
     cfg = _config(sample_root, tmp_path, method="naive-rag", method_params={"top_k": 0})
     with pytest.raises(MethodSetupError, match="cannot build method 'naive-rag'.*top_k must be at least 1"):
-        run_benchmark(cfg, chat_model=FakeChat(), embedder=object(), progress=False)
+        run_benchmark(cfg, chat_model=fake_chat(), embedder=object(), progress=False)
     assert not (cfg.run_dir / "predictions.jsonl").exists() and not (cfg.run_dir / "manifest.json").exists()
 
 
 def test_unknown_embedder_refused_up_front(sample_root, tmp_path):
     cfg = _config(sample_root, tmp_path, method="naive-rag", embedder="bogus")
     with pytest.raises(ValueError, match="unknown embedder spec 'bogus'"):
-        run_benchmark(cfg, chat_model=FakeChat(), progress=False)
+        run_benchmark(cfg, chat_model=fake_chat(), progress=False)

@@ -2,7 +2,7 @@
 
 import json
 
-from fakes import FakeChat
+from fakes import fake_chat
 
 from h2hmem.embed import EmbeddingCache
 from h2hmem.run import RunConfig, run_benchmark
@@ -38,7 +38,7 @@ def test_runner_records_cache_hits_and_no_cache_bypasses(sample_root, tmp_path):
                 cache_path=tmp_path / "cache" / "requests.sqlite",
                 **kw,
             )
-            s = run_benchmark(cfg, chat_model=FakeChat(), progress=False)
+            s = run_benchmark(cfg, chat_model=fake_chat(), progress=False)
             return json.loads((s.run_dir / "manifest.json").read_text())["embedding"]
 
         cold = run("cold")

@@ -4,7 +4,7 @@ import json
 from collections import Counter
 
 import pytest
-from fakes import FakeChat
+from fakes import fake_chat
 from typer.testing import CliRunner
 
 from h2hmem.cli import app
@@ -72,7 +72,7 @@ def test_filters_combine(sample_root):
 def test_run_records_the_selection_in_run_id_and_manifest(sample_root, tmp_path):
     sel = Selection(sample=20, seed=3, task_types=["UPR", "CRR", "AR"])
     cfg = RunConfig(data_root=sample_root, method="full-text", out_dir=tmp_path, use_cache=False, selection=sel)
-    summary = run_benchmark(cfg, chat_model=FakeChat(), progress=False)
+    summary = run_benchmark(cfg, chat_model=fake_chat(), progress=False)
     assert "tt-UPR-CRR-AR_s20-seed3" in summary.run_dir.name
     preds = read_predictions(summary.run_dir)
     assert len(preds) == 20 and {p.task_type for p in preds} <= {"UPR", "CRR", "AR"}

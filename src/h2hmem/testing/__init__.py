@@ -1,17 +1,30 @@
-"""Test helpers: an OpenAI-compatible mock server with scripted faults; serving an app for browser tests."""
+"""Test helpers: an in-process scripted chat model, an OpenAI-compatible mock server with scripted
+faults (also the command ``h2hmem testing mock-server``), serving an app for browser tests."""
 
+from ._fault_spec import FaultSpecError, parse_fault_spec
 from ._faults import Fault, Rule
 from ._mock_server import MockOpenAIServer, default_responder, hashed_embedding
+from ._requests import ScriptedRequest
+from ._scripted import Reply, ReplyLike, RuleLike, ScriptedChatModel, ScriptExhausted, When
 from ._serve import CHROMIUM, CHROMIUM_ARGS, free_port, serve_app
 
 __all__ = [
     "CHROMIUM",
     "CHROMIUM_ARGS",
     "Fault",
+    "FaultSpecError",
     "MockOpenAIServer",
+    "Reply",
+    "ReplyLike",
+    "RuleLike",
+    "ScriptExhausted",
+    "ScriptedChatModel",
+    "ScriptedRequest",
+    "When",
     "Rule",
     "default_responder",
     "free_port",
     "hashed_embedding",
+    "parse_fault_spec",
     "serve_app",
 ]

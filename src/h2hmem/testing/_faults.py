@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -94,18 +94,23 @@ class Rule:
     ``when``: ``None`` matches every request; a string matches requests whose JSON body
     contains it; a callable gets the parsed body. ``path``: restrict to ``"chat"`` or
     ``"embeddings"``. ``times``: how many matching requests it applies to (``None`` = forever).
+    ``requests``: the request numbers it applies to (1-based, counted per endpoint over all
+    requests the server received, e.g. ``range(3, 6)`` for the third to fifth; ``None`` = any).
     """
 
     fault: Fault | None
     when: str | Predicate | None = None
     times: int | None = None
     path: Literal["chat", "embeddings"] | None = None
+    requests: Container[int] | None = None
     hits: int = field(default=0, init=False)
 
-    def matches(self, endpoint: str, body: dict[str, Any], body_text: str) -> bool:
+    def matches(self, endpoint: str, body: dict[str, Any], body_text: str, number: int = 0) -> bool:
         if self.times is not None and self.hits >= self.times:
             return False
         if self.path is not None and self.path != endpoint:
+            return False
+        if self.requests is not None and number not in self.requests:
             return False
         if self.when is None:
             return True
@@ -137,6 +142,7 @@ class Script:
     def __init__(self, script: Sequence[ScriptItem] | None = None):
         self._lock = threading.Lock()
         self._rules = to_rules(script)
+        self._numbers: dict[str, int] = {}
 
     def replace(self, script: Sequence[ScriptItem] | None) -> None:
         with self._lock:
@@ -144,11 +150,12 @@ class Script:
 
     def next_fault(self, endpoint: str, body: dict[str, Any]) -> Fault | None:
         with self._lock:
+            number = self._numbers[endpoint] = self._numbers.get(endpoint, 0) + 1
             if not self._rules:
                 return None
             text = json.dumps(body, ensure_ascii=False)
             for rule in self._rules:
-                if rule.matches(endpoint, body, text):
+                if rule.matches(endpoint, body, text, number):
                     rule.hits += 1
                     return rule.fault
         return None

@@ -113,6 +113,7 @@ class MockOpenAIServer:
         embedding_dim: dimension of ``/v1/embeddings`` vectors (request field ``dimensions`` overrides).
         keep_requests: keep every request body in :attr:`requests` (set False for long load tests:
             thousands of full-context prompts take hundreds of MB).
+        host, port: where to listen; port 0 (default) takes a free port, read it from :attr:`port`.
 
     Chat replies honour ``max_tokens`` (answer cut to that many cl100k tokens, ``finish_reason``
     ``"length"``) and report usage: prompt tokens per :func:`prompt_tokens`, completion tokens =
@@ -133,6 +134,8 @@ class MockOpenAIServer:
         *,
         embedding_dim: int = 64,
         keep_requests: bool = True,
+        host: str = "127.0.0.1",
+        port: int = 0,
     ):
         self.latency_s = latency_s
         self.keep_requests = keep_requests
@@ -146,6 +149,8 @@ class MockOpenAIServer:
         self.faults: list[Fault | None] = []
         self.in_flight = 0
         self.max_in_flight = 0
+        self.host = host
+        self._listen_port = port
         self.port: int | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server: asyncio.base_events.Server | None = None
@@ -159,7 +164,8 @@ class MockOpenAIServer:
     def base_url(self) -> str:
         if self.port is None:
             raise RuntimeError("MockOpenAIServer is not running; use it as a context manager or call start()")
-        return f"http://127.0.0.1:{self.port}/v1"
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}/v1"
 
     def start(self) -> MockOpenAIServer:
         if self._thread is not None:
@@ -168,7 +174,10 @@ class MockOpenAIServer:
         self._thread.start()
         self._ready.wait(30)
         if self._error is not None:
-            raise RuntimeError("MockOpenAIServer failed to start") from self._error
+            self._thread = None
+            raise RuntimeError(
+                f"MockOpenAIServer failed to start on {self.host}:{self._listen_port}: {self._error}"
+            ) from self._error
         return self
 
     def stop(self) -> None:
@@ -202,7 +211,7 @@ class MockOpenAIServer:
         self._loop = loop
         try:
             self._server = loop.run_until_complete(
-                asyncio.start_server(self._on_connection, "127.0.0.1", 0, backlog=2048)
+                asyncio.start_server(self._on_connection, self.host, self._listen_port, backlog=2048)
             )
             self.port = self._server.sockets[0].getsockname()[1]
         except BaseException as exc:  # pragma: no cover - reported to start()
