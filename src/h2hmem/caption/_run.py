@@ -17,7 +17,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
@@ -27,7 +27,7 @@ from ..data import ImageRef, IssueLog, load_dataset
 from ..llm._images import file_sha256
 from ..llm._tokens import count_tokens
 from ..llm._types import ChatModel, Usage
-from ..presets import DEFAULT_PRESET
+from ..presets import DEFAULT_PRESET, Preset
 from ._protocol import Captioner, CaptionError
 from ._settings import OCR_MODEL, OPTION_NAMES, TOKEN_ENCODING, CaptionSettings, cache_key, cut_caption
 from ._store import CaptionRecord, CaptionStore, ImageId, TokenStats
@@ -243,7 +243,7 @@ async def acaption_dataset(
     if unknown:
         raise ValueError(f"unknown caption option(s) {unknown}; choose from {list(OPTION_NAMES)}")
     settings = CaptionSettings(
-        preset=preset,
+        preset=cast(Preset, preset),  # any name: validation raises ValueError (documented above)
         max_tokens=max_tokens,
         temperature=temperature,
         max_new_tokens=max_new_tokens,

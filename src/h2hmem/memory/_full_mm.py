@@ -34,7 +34,7 @@ from ._paper_native import MAX_CONTEXT_TOKENS, full_mm_request
 from ._prompt import build_answer_messages
 from ._protocol import Answer, Evidence, MemoryContext
 from ._render import image_part, image_text, render_turn, session_header
-from ._view import QuestionView
+from ._view import QuestionImage, QuestionView
 
 MAX_IMAGES = 10
 """Published image budget per answer call."""
@@ -139,7 +139,7 @@ class FullMMMemory:
             ),
         }
 
-    def _image_cost(self, ref: ImageRef) -> int:
+    def _image_cost(self, ref: ImageRef | QuestionImage) -> int:
         """Context tokens an attached image takes: pixels, or the caption text that replaces them."""
         if self._sees_images and ref.path is not None:
             return self.image_tokens

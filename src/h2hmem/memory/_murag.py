@@ -39,7 +39,7 @@ from ._paper_native import MAX_CONTEXT_TOKENS, murag_request, murag_unit_text
 from ._prompt import build_answer_messages
 from ._protocol import Answer, CaptionLookup, Evidence, MemoryContext
 from ._render import image_part, image_text, render_turn
-from ._view import QuestionView
+from ._view import QuestionImage, QuestionView
 
 TOP_K = 5
 """Published top-k."""
@@ -64,7 +64,9 @@ def load_encoder(ctx: MemoryContext, spec: Any, device: str | None) -> Any:
     return load_image_text_encoder(spec, text_embedder_factory=ctx.embedder_factory, device=device)
 
 
-def encoder_item(text: str, image: ImageRef | None, encoder: Any, captions: CaptionLookup) -> tuple[str, Path | None]:
+def encoder_item(
+    text: str, image: ImageRef | QuestionImage | None, encoder: Any, captions: CaptionLookup
+) -> tuple[str, Path | None]:
     """What the encoder gets for one unit: the image file when the encoder reads images and the file
     exists; otherwise the image's caption (or name) appended to the text."""
     if image is None:
