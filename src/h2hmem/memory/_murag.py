@@ -32,7 +32,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..data import ImageRef, Session, Turn
-from ..llm._types import ContentPart, ImagePart, TextPart
+from ..llm._types import ContentPart, ImagePart, Message, TextPart
 from ._budget import token_counter
 from ._options import PresetOption, resolve_options
 from ._paper_native import MAX_CONTEXT_TOKENS, murag_request, murag_unit_text
@@ -104,17 +104,19 @@ class SessionVectorCache:
 
     async def encode(self, session: str, items: list[tuple[str, Path | None]]) -> np.ndarray:
         if self.folder is None:
-            return await self.encoder.encode(items)
+            fresh: np.ndarray = await self.encoder.encode(items)
+            return fresh
         path = self.folder / f"{session}.npz"
         fp = self._fingerprint(items)
         if path.is_file():
             try:
                 with np.load(path) as data:
                     if str(data["fingerprint"]) == fp and data["vectors"].shape[0] == len(items):
-                        return data["vectors"].astype(np.float32)
+                        cached: np.ndarray = data["vectors"].astype(np.float32)
+                        return cached
             except (OSError, ValueError, KeyError):  # unreadable: encode again and overwrite
                 pass
-        vectors = await self.encoder.encode(items)
+        vectors: np.ndarray = await self.encoder.encode(items)
         self.folder.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(path.name + ".tmp.npz")
         np.savez(tmp, vectors=vectors, fingerprint=np.array(fp))
@@ -212,7 +214,7 @@ async def answer_from_hits(
 
 
 async def official_answer(
-    ctx: MemoryContext, messages: list, hits: list[tuple[Unit, float]], details: dict[str, Any]
+    ctx: MemoryContext, messages: list[Message], hits: list[tuple[Unit, float]], details: dict[str, Any]
 ) -> Answer:
     """Send an official request (MuRAG, NGM under ``paper``); evidence in rank order."""
     result = await ctx.chat.chat(messages, ctx.answer_config, stage="answer")
@@ -233,7 +235,9 @@ async def encode_query(encoder: Any, question: QuestionView, captions: CaptionLo
     for ref in question.images[1:]:
         text += " " + image_text(ref, captions)
     first = question.images[0] if question.images else None
-    return (await encoder.encode([encoder_item(text, first, encoder, captions)]))[0]
+    vectors: np.ndarray = await encoder.encode([encoder_item(text, first, encoder, captions)])
+    row: np.ndarray = vectors[0]
+    return row
 
 
 IMAGES_NOTE = (

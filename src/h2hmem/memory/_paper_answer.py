@@ -62,7 +62,8 @@ def official_prompt(
         fields.update(context_section=data["context_heading"] + context, context_note=note if truncated else "")
     else:
         fields["context"] = context
-    return data["template"].format(**fields)
+    template: str = data["template"]
+    return template.format(**fields)
 
 
 def official_messages(
