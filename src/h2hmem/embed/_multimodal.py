@@ -101,7 +101,8 @@ class CLIPImageTextEncoder:
         self.name = f"clip:{self.source}"
         self.device = _device(device)
         self.batch_size = batch_size
-        # transformers annotates `PreTrainedModel.to` through a wrapper whose signature drops `self`
+        # transformers wraps `PreTrainedModel.to` in functools.wraps, whose typeshed type (`_Wrapped`) does not bind
+        # `self` on attribute access, so mypy takes the device for the model argument
         model = CLIPModel.from_pretrained(self.source, local_files_only=local_files_only)
         self.model = model.to(self.device).eval()  # type: ignore[arg-type]
         self.processor = CLIPProcessor.from_pretrained(self.source, local_files_only=local_files_only)
