@@ -1,5 +1,5 @@
-# Two entry points for a fresh machine: `make demo` (the main job, offline) and `make test`.
-.PHONY: setup demo test bench typecheck
+# Entry points for a fresh machine: `make demo` (the main job, offline), `make test`, and `make lint` (the CI gates).
+.PHONY: setup demo test lint typecheck bench
 
 setup:
 	bash scripts/setup.sh
@@ -13,6 +13,13 @@ demo: setup
 test: setup
 	bash scripts/start-services.sh
 	.venv/bin/python -m pytest -q -ra
+
+# The gates CI runs before the tests: lint, formatting, import boundaries (contracts in pyproject.toml).
+LINT_PATHS = src tests bench scripts
+lint: setup
+	.venv/bin/ruff check $(LINT_PATHS)
+	.venv/bin/ruff format --check $(LINT_PATHS)
+	.venv/bin/lint-imports
 
 bench: setup
 	.venv/bin/python -m bench all --quick

@@ -26,7 +26,7 @@ from ._settings import (
     official_prompt,
 )
 from ._store import CaptionRecord, CaptionStore, DialogueCaptions, ImageId, TokenStats
-from ._vlm import VLMCaptioner
+from ._vlm import VLMCaptioner, caption_request
 
 __all__ = [
     "CAPTION_PRESETS",
@@ -56,6 +56,7 @@ __all__ = [
     "VLMCaptioner",
     "acaption_dataset",
     "cache_key",
+    "caption_request",
     "caption_dataset",
     "clean_ocr_text",
     "dataset_images",

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..llm._types import Usage
+from ..llm import Usage
 from ._settings import CaptionSettings
 
 

@@ -22,11 +22,9 @@ from typing import Any, cast
 from pydantic import BaseModel
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from .. import __version__
+from .._version import __version__
 from ..data import ImageRef, IssueLog, load_dataset
-from ..llm._images import file_sha256
-from ..llm._tokens import count_tokens
-from ..llm._types import ChatModel, Usage
+from ..llm import ChatModel, Usage, count_tokens, file_sha256
 from ..presets import DEFAULT_PRESET, Preset
 from ._protocol import Captioner, CaptionError
 from ._settings import OCR_MODEL, OPTION_NAMES, TOKEN_ENCODING, CaptionSettings, cache_key, cut_caption

@@ -25,7 +25,7 @@ from typing import Any, Literal, cast
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .._protocol_text import load_protocol_text
-from ..llm._tokens import count_tokens, get_encoding, truncate_tokens
+from ..llm import count_tokens, get_encoding, truncate_tokens
 from ..presets import DEFAULT_PRESET, Preset, fill_from_preset
 
 DEFAULT_MODEL = "openai:gpt-4o"

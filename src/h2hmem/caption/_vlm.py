@@ -6,8 +6,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from ..llm._errors import ImageFileError, ModelError
-from ..llm._types import ChatModel, GenerationConfig, ImagePart, Message, TextPart
+from ..llm import ChatModel, GenerationConfig, ImageFileError, ImagePart, Message, ModelError, TextPart
 from ._image import image_facts, open_image
 from ._protocol import CaptionError, CaptionOutput
 from ._settings import CaptionSettings

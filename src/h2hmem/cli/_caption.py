@@ -71,7 +71,7 @@ def caption_cmd(
     from pydantic import ValidationError
 
     from ..caption import OCRSetupError, caption_dataset
-    from ..llm._errors import ModelError
+    from ..llm import ModelError
 
     options = {
         k: v

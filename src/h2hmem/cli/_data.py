@@ -8,8 +8,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from ..data import SPLITS, TaskType
-from ..data._validate import validate_dataset
+from ..data import SPLITS, TaskType, validate_dataset
 from ._app import app, console, fail
 
 data_app = typer.Typer(help="Validate, describe, download and synthesise H2HMem datasets.", no_args_is_help=True)
@@ -185,7 +184,7 @@ def label_evidence_cmd(
     concurrency: int = typer.Option(8, "--concurrency", min=1, help="Model calls in flight."),
 ) -> None:
     """Label the turns that support each gold answer (cached, resumable); prints counts and agreement."""
-    from ..metrics._labeler import OFFLINE, label_evidence
+    from ..metrics import OFFLINE, label_evidence
 
     chat = OFFLINE
     if model != OFFLINE:

@@ -193,7 +193,7 @@ def evaluate_cmd(
             soft_wrap=True,
         )
     if "judge" in names and judge:
-        from ..metrics._coverage import coverage_line
+        from ..metrics import coverage_line
 
         line = coverage_line(judge["coverage"])
         if line:  # say it loudly: a score over part of the questions is not the run's score
@@ -214,7 +214,7 @@ def _judge_dry_run(
     options,
 ) -> None:
     from ..data import DatasetError
-    from ..metrics._judge_cost import estimate_judge
+    from ..metrics import estimate_judge
     from ._cost import print_estimate
 
     try:

@@ -47,7 +47,7 @@ def export_cmd(
 def _report_missing(run_dir: Path, out: Path) -> None:
     """Name the benchmark questions the submission lacks (all written to OUT/missing.txt)."""
     from ..data import DatasetError
-    from ..leaderboard._export import missing_questions
+    from ..leaderboard import missing_questions
 
     try:
         missing = missing_questions(run_dir)

@@ -156,8 +156,7 @@ def run_cmd(
 
     from ..data import DatasetError, UnknownLabelError
     from ..memory import UnknownMethodError
-    from ..run import RunConfig, RunConflictError, run_benchmark
-    from ..run._selection import SelectionError
+    from ..run import RunConfig, RunConflictError, SelectionError, run_benchmark
 
     try:
         selection = sel.selection_from_options(task_type, dialogue, question_id, difficulty, sample, seed)
@@ -337,7 +336,7 @@ def export_cmd(
     out: Path | None = typer.Option(None, "--out", help="Output folder (default RUN_DIR/official)."),
 ) -> None:
     """Export predictions in the official per-session layout for the original scripts."""
-    from ..run._export import export_official
+    from ..run import export_official
 
     if format != "official":
         raise fail(

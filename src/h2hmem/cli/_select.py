@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import typer
 
 if TYPE_CHECKING:
-    from ..run._selection import Selection
+    from ..run import Selection
 
 TASK_TYPE = typer.Option(
     None, "--task-type", help="Only this task type: abbreviation (TR) or name ('Temporal Reasoning'); repeatable."
@@ -50,7 +50,7 @@ def selection_from_options(
     """
     from pydantic import ValidationError
 
-    from ..run._selection import Selection, expand_id_args
+    from ..run import Selection, expand_id_args
 
     try:
         ids = expand_id_args(question_id or [])

@@ -1,6 +1,7 @@
 """The H2HMem data layer: typed schema, loader, validator, statistics, download, synthetic data."""
 
 from ._download import DownloadError, download_dataset
+from ._files import loc_to_path, replace_surrogates
 from ._issues import DatasetError, Issue, IssueLog
 from ._loader import find_root, load_dataset, parse_date, resolve_image
 from ._schema import SPLITS, Dataset, Dialogue, ImageRef, Question, Session, Split, Turn
@@ -13,6 +14,7 @@ from ._taxonomy import (
     parse_difficulty,
     parse_main_category,
 )
+from ._validate import validate_dataset
 
 __all__ = [
     "DIFFICULTIES",
@@ -34,9 +36,12 @@ __all__ = [
     "download_dataset",
     "find_root",
     "load_dataset",
+    "loc_to_path",
     "parse_date",
     "parse_difficulty",
     "parse_main_category",
+    "replace_surrogates",
     "resolve_image",
     "synthesize_dataset",
+    "validate_dataset",
 ]

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..llm._cache import default_cache_path, open_sqlite_store
+from ..llm import default_cache_path, open_sqlite_store
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS embeddings (

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..llm._load import _base_urls
+from ..llm import base_urls
 from ._cache import EmbeddingCache
 from ._protocol import Embedder
 
@@ -42,7 +42,7 @@ def load_embedder(
     from ._openai import OpenAIEmbedder
 
     key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
-    return OpenAIEmbedder(model, _base_urls(base_url)[0], key or None, dim=dim, cache=cache, refresh=refresh)
+    return OpenAIEmbedder(model, base_urls(base_url)[0], key or None, dim=dim, cache=cache, refresh=refresh)
 
 
 def parse_embedder_spec(spec: str) -> tuple[str, str]:

@@ -27,7 +27,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from ..llm._errors import ImageFileError
+from ..llm import ImageFileError
 from ._protocol import l2_normalise
 
 GME_MODEL_ID = "Alibaba-NLP/gme-Qwen2-VL-7B-Instruct"

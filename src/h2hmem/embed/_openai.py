@@ -10,9 +10,15 @@ from typing import Any
 
 import numpy as np
 
-from ..llm._errors import BadResponseError, RequestInfo
-from ..llm._http import SessionPool, classify_http_error, post_json
-from ..llm._retry import RetryPolicy, call_with_retries
+from ..llm import (
+    BadResponseError,
+    RequestInfo,
+    RetryPolicy,
+    SessionPool,
+    call_with_retries,
+    classify_http_error,
+    post_json,
+)
 from ._cache import EmbeddingCache
 from ._cached import CachingEmbedder
 from ._protocol import l2_normalise

@@ -12,7 +12,7 @@ Spec: ``shared/spec/submission.md`` (files, process) and ``shared/spec/metrics.m
 
 from ._app import create_app
 from ._db import make_engine, make_sessionmaker
-from ._export import export_submission, submission_row
+from ._export import export_submission, missing_questions, submission_row
 from ._format import ACCEPTED_NAMES, FILE_NAMES, SubmissionRow, split_from_name
 from ._scoring import GROUP_ORDER, METRICS, QuestionResult, score_submission, summarise
 from ._security import create_admin, hash_password, set_password, verify_password
@@ -64,6 +64,7 @@ __all__ = [
     "hash_password",
     "list_admins",
     "list_sessions",
+    "missing_questions",
     "open_database",
     "predictions_hash",
     "remove_admin",

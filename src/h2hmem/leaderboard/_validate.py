@@ -18,8 +18,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ValidationError
 
-from ..data import SPLITS, Dataset, Question, Split, TaskType, UnknownLabelError, load_dataset
-from ..data._files import loc_to_path
+from ..data import SPLITS, Dataset, Question, Split, TaskType, UnknownLabelError, load_dataset, loc_to_path
 from ._format import MAX_ROWS, SubmissionFile, SubmissionRow, image_field, split_from_name
 
 Severity = Literal["error", "warning"]

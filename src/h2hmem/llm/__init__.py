@@ -1,6 +1,6 @@
 """Model layer: one ChatModel interface for every backend, with cache, retries and usage."""
 
-from ._cache import CacheEntry, RequestCache, default_cache_path
+from ._cache import CacheEntry, RequestCache, default_cache_path, open_sqlite_store
 from ._calllog import CallSink, record_calls, tag_calls
 from ._client import ModelClient
 from ._errors import (
@@ -17,13 +17,15 @@ from ._errors import (
     RequestInfo,
     ServerError,
 )
-from ._images import JPEG_QUALITY, MAX_SIDE_PX, image_data_url, image_text
+from ._estimate import cached_reply, call_cost, count_request, is_free, model_name
+from ._http import SessionPool, classify_http_error, post_json
+from ._images import JPEG_QUALITY, MAX_SIDE_PX, file_sha256, image_data_url, image_text
 from ._known import CONTEXT_TOKENS, DEFAULT_CONTEXT_TOKENS
-from ._load import load_chat_model
+from ._load import base_urls, load_chat_model
 from ._local import LOCAL_MODELS, LocalModel, demo_answer_tokens, local_model_path
-from ._prices import DEFAULT_PRICES, cost_usd, price_for
-from ._retry import RetryPolicy
-from ._tokens import count_tokens, truncate_tokens
+from ._prices import DEFAULT_PRICES, Prices, cost_usd, price_for
+from ._retry import RetryPolicy, call_with_retries
+from ._tokens import count_tokens, get_encoding, truncate_tokens
 from ._types import ChatModel, ChatResult, ContentPart, GenerationConfig, ImagePart, Message, Stage, TextPart, Usage
 
 __all__ = [
@@ -72,4 +74,19 @@ __all__ = [
     "record_calls",
     "tag_calls",
     "truncate_tokens",
+    # Building blocks for other backends and sibling packages (embedders, dry runs, captions):
+    "Prices",
+    "SessionPool",
+    "base_urls",
+    "cached_reply",
+    "call_cost",
+    "call_with_retries",
+    "classify_http_error",
+    "count_request",
+    "file_sha256",
+    "get_encoding",
+    "is_free",
+    "model_name",
+    "open_sqlite_store",
+    "post_json",
 ]

@@ -20,7 +20,13 @@ SPEC_HELP = (
 )
 
 
-def _base_urls(base_url: str | list[str] | None) -> list[str]:
+def base_urls(base_url: str | list[str] | None) -> list[str]:
+    """The endpoint URLs of ``base_url`` (one URL or a list; ``None``: ``$OPENAI_BASE_URL``, else
+    :data:`DEFAULT_BASE_URL`), each checked to be ``http(s)://host[:port]/path``.
+
+    Raises:
+        ValueError: the list is empty, or a URL has another scheme or no host.
+    """
     if base_url is None:
         base_url = os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
     urls = [base_url] if isinstance(base_url, str) else list(base_url)
@@ -85,7 +91,7 @@ def load_chat_model(
     if isinstance(cache, (str, Path)):
         cache = RequestCache(cache)
     if backend_name == "openai":
-        urls = _base_urls(base_url)
+        urls = base_urls(base_url)
         key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
         if not key and any(urlparse(u).hostname == "api.openai.com" for u in urls):
             raise ValueError(

@@ -11,7 +11,7 @@ from ._prompt import ANSWER_CONFIG, SYSTEM_PROMPT, build_answer_messages, prompt
 from ._protocol import Answer, CaptionLookup, Evidence, MemoryContext, MemorySystem
 from ._registry import ENTRY_POINT_GROUP, UnknownMethodError, available_methods, check_params, resolve_method
 from ._render import QUESTION_IMAGE_LABEL, image_label, image_part, image_text, render_turn, session_header
-from ._view import GRANTABLE, WITHHELD, QuestionImage, QuestionView, question_view
+from ._view import GRANTABLE, WITHHELD, QuestionImage, QuestionView, check_fields, question_view
 
 __all__ = [
     "ANSWER_CONFIG",
@@ -22,6 +22,7 @@ __all__ = [
     "QuestionView",
     "SYSTEM_PROMPT",
     "WITHHELD",
+    "check_fields",
     "question_view",
     "Answer",
     "CaptionLookup",

@@ -33,7 +33,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..data import Session
-from ..llm._types import GenerationConfig, Message
+from ..llm import GenerationConfig, Message
 from ._amem_notes import (
     Note,
     NoteStore,

@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field
 
 from .._atomic import atomic_write_text
 from ..data import Session, Turn
-from ..llm._types import Message
+from ..llm import Message
 from ._protocol import CaptionLookup
 from ._render import image_label
 

@@ -16,7 +16,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from ..llm._types import ContentPart, GenerationConfig, Message, TextPart
+from ..llm import ContentPart, GenerationConfig, Message, TextPart
 from ._amem_notes import Note
 from ._paper import load_prompt, official_instruction
 from ._paper_answer import question_caption as image_caption

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ..data import ImageRef, Session
-from ..llm._images import image_text as substitute_text
-from ..llm._types import ContentPart, Message, TextPart
+from ..llm import ContentPart, Message, TextPart
+from ..llm import image_text as substitute_text
 from ._budget import context_budget, keep_most_recent, token_counter
 from ._options import PresetOption, resolve_options
 from ._paper_native import MAX_CONTEXT_TOKENS, full_mm_request

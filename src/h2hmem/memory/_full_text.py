@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 from ..data import Session
-from ..llm._types import ImagePart, Message
+from ..llm import ImagePart, Message
 from ._budget import context_budget, keep_most_recent, token_counter
 from ._options import PresetOption, resolve_options
 from ._paper_answer import official_messages, question_image_parts
@@ -131,7 +131,7 @@ class FullTextMemory:
         )
         self._count: Callable[[str], int]
         if self.options["tokenizer"] == "cl100k":
-            from ..llm._tokens import count_tokens
+            from ..llm import count_tokens
 
             self._count, self._counter_kind = count_tokens, "cl100k_base"
         else:

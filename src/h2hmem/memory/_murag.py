@@ -32,7 +32,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..data import ImageRef, Session, Turn
-from ..llm._types import ContentPart, ImagePart, Message, TextPart
+from ..llm import ContentPart, ImagePart, Message, TextPart
 from ._budget import token_counter
 from ._options import PresetOption, resolve_options
 from ._paper_native import MAX_CONTEXT_TOKENS, murag_request, murag_unit_text
@@ -56,7 +56,7 @@ def session_date(session: Session) -> str:
 def load_encoder(ctx: MemoryContext, spec: Any, device: str | None) -> Any:
     """The run's image-text encoder: ``spec`` as for :func:`h2hmem.embed._multimodal.load_image_text_encoder`,
     or an already built :class:`~h2hmem.embed._multimodal.ImageTextEncoder` (programmatic use)."""
-    from ..embed._multimodal import load_image_text_encoder
+    from ..embed import load_image_text_encoder
 
     if spec is not None and not isinstance(spec, str):
         return spec

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..data import ImageRef
-from ..llm._types import ContentPart, ImagePart, Message, TextPart
+from ..llm import ContentPart, ImagePart, Message, TextPart
 from ._paper import load_prompt, official_instruction
 from ._protocol import CaptionLookup
 from ._render import QUESTION_IMAGE_LABEL

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..data import ImageRef, Session, Turn
-from ..llm._types import ContentPart, ImagePart, Message, TextPart
+from ..llm import ContentPart, ImagePart, Message, TextPart
 from ._paper import load_prompt, official_instruction
 from ._paper_answer import question_image_parts
 from ._paper_render import DateFormat, head_truncate, session_date

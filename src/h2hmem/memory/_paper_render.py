@@ -76,7 +76,7 @@ def head_truncate(text: str, max_tokens: int, encoding: str = "cl100k_base") -> 
     token prefix decoded with tiktoken's ``decode`` (a multi-byte character split by the cut
     becomes U+FFFD, as in the published runs).
     """
-    from ..llm._tokens import get_encoding
+    from ..llm import get_encoding
 
     enc = get_encoding(encoding)
     tokens = enc.encode(text, disallowed_special=())

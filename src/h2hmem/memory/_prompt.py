@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 
 from ..data import Question, TaskType
-from ..llm._types import ContentPart, GenerationConfig, ImagePart, Message, TextPart
+from ..llm import ContentPart, GenerationConfig, ImagePart, Message, TextPart
 from ._view import QuestionView
 
 SYSTEM_PROMPT = (

@@ -17,7 +17,7 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 from pydantic import BaseModel
 
 from ..data import ImageRef, Session
-from ..llm._types import ChatModel, GenerationConfig, Usage
+from ..llm import ChatModel, GenerationConfig, Usage
 from ..presets import DEFAULT_PRESET, Preset
 from ._prompt import ANSWER_CONFIG
 from ._view import QuestionImage, QuestionView

@@ -11,7 +11,7 @@ dataset file name that would match the turn that shared it.
 from __future__ import annotations
 
 from ..data import ImageRef, Session, Turn
-from ..llm._types import ImagePart
+from ..llm import ImagePart
 from ._protocol import CaptionLookup
 from ._view import QuestionImage
 

@@ -154,7 +154,7 @@ def default_image_dir() -> Path:
 def content_copy(path: Path, image_dir: Path) -> tuple[str, Path]:
     """``(sha256, copy)``: the file copied once to ``image_dir/<sha256>`` (no extension: the dataset's
     name would otherwise show through). Written to a temporary name first, then renamed."""
-    from ..llm._images import file_sha256
+    from ..llm import file_sha256
 
     sha = file_sha256(path)
     target = image_dir / sha

@@ -1,7 +1,8 @@
 """Metrics: lexical scores, LLM judge, evidence recall@k, turn-level evidence metrics, aggregation (spec/metrics.md)."""
 
 from ._aggregate import DEFAULT_GROUPS, SPLIT_KEYS, aggregate
-from ._evaluate import LEXICAL_FIELDS, METRICS, evaluate_run
+from ._coverage import coverage_line
+from ._evaluate import LEXICAL_FIELDS, METRICS, evaluate_run, question_order, read_score_file
 from ._evidence import EVIDENCE_KS, evidence_metric_names, evidence_scores, score_evidence
 from ._judge import (
     DEFAULT_JUDGE_SPEC,
@@ -13,6 +14,7 @@ from ._judge import (
     judge_predictions,
     parse_judgments,
 )
+from ._judge_cost import estimate_judge
 from ._judge_official import (
     official_judge_messages,
     official_judge_prompt,
@@ -21,6 +23,7 @@ from ._judge_official import (
     snap_score,
 )
 from ._judge_options import JUDGE_OPTION_NAMES, JUDGE_PRESETS, JudgeFormat, JudgeMode, JudgeOptions, ScoreLevels
+from ._labeler import OFFLINE, label_evidence
 from ._labels import (
     LABEL_STATUSES,
     EvidenceLabel,
@@ -29,8 +32,9 @@ from ._labels import (
     find_evidence_labels,
     load_evidence_labels,
 )
-from ._lexical import LexicalScores, bleu1, lexical_scores, set_prf
-from ._tables import metric_table, summary_tables
+from ._lexical import ZERO, LexicalScores, bleu1, lexical_scores, set_prf
+from ._paired import paired_by_group, pool_runs
+from ._tables import EVIDENCE_DEFAULT, LEXICAL_TITLES, judge_caption, judge_title, metric_table, summary_tables
 from ._tokenize import TokenizerUnavailableError, content_tokens, english_stopwords, normalize_answer, tokenize
 from ._turn_evidence import TURN_KS, ranked_turns, score_turn_evidence, turn_metric_names, turn_scores
 
@@ -86,4 +90,17 @@ __all__ = [
     "normalize_answer",
     "set_prf",
     "tokenize",
+    "EVIDENCE_DEFAULT",
+    "LEXICAL_TITLES",
+    "OFFLINE",
+    "ZERO",
+    "coverage_line",
+    "estimate_judge",
+    "judge_caption",
+    "judge_title",
+    "label_evidence",
+    "paired_by_group",
+    "pool_runs",
+    "question_order",
+    "read_score_file",
 ]

@@ -50,11 +50,9 @@ from typing import Any
 
 from .._atomic import atomic_write_text
 from ..data import load_dataset
-from ..llm._calllog import record_calls
+from ..llm import record_calls
 from ..presets import DEFAULT_PRESET
-from ..run._records import Prediction, prediction_hash, read_predictions
-from ..run._store import RunStore, now_iso
-from ..run._transcripts import JUDGE_TRANSCRIPTS, TranscriptWriter
+from ..run import JUDGE_TRANSCRIPTS, Prediction, RunStore, TranscriptWriter, now_iso, prediction_hash, read_predictions
 from ._aggregate import DEFAULT_N_BOOT, aggregate
 from ._coverage import unjudged_reasons
 from ._evidence import EVIDENCE_KS, evidence_metric_names, score_evidence
@@ -71,7 +69,9 @@ _LABELS = ("split", "task_type", "main_category", "difficulty", "dialogue")
 _DIGITS = re.compile(r"\d+")
 
 
-def _order(qid: str) -> tuple:
+def question_order(qid: str) -> tuple:
+    """Sort key of a question id ``split/dialogue/session/qN``: the split, then the numbers in the other
+    parts (``D10`` after ``D9``), then the id itself."""
     parts = qid.split("/")
     return (parts[0], *[int(m.group()) if (m := _DIGITS.search(x)) else 0 for x in parts[1:]], qid)
 
@@ -80,8 +80,12 @@ def _write_jsonl(path: Path, records: Sequence[dict[str, Any]]) -> None:
     atomic_write_text(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), fsync=True)
 
 
-def _read_jsonl(path: Path) -> list[dict[str, Any]]:
-    """Records of a scores file; a torn last line is ignored, any other bad line raises."""
+def read_score_file(path: Path) -> list[dict[str, Any]]:
+    """Records of a scores file (``scores/*.jsonl``); a torn last line is ignored.
+
+    Raises:
+        ValueError: any other line is not valid JSON (the message names the file and line).
+    """
     lines = path.read_text(encoding="utf-8").split("\n")
     out = []
     for n, line in enumerate(lines, 1):
@@ -182,7 +186,7 @@ def _drop_changed_judgments(preds: list[Prediction], path: Path) -> dict[str, An
 
 def _judge_records(path: Path) -> list[JudgeRecord]:
     out = []
-    for i, r in enumerate(_read_jsonl(path)):
+    for i, r in enumerate(read_score_file(path)):
         try:
             out.append(JudgeRecord.model_validate(r))
         except ValueError as e:
@@ -391,7 +395,7 @@ def evaluate_run(
     )
     if "judge" in metrics and judge_model is None:
         raise ValueError("the judge metric needs a judge model (CLI: --judge-model, default openai:gpt-4o-mini)")
-    preds = sorted(read_predictions(run_dir), key=lambda p: _order(p.question_id))
+    preds = sorted(read_predictions(run_dir), key=lambda p: question_order(p.question_id))
     if not preds:
         raise ValueError(f"{run_dir / 'predictions.jsonl'} holds no predictions")
     if selection is not None and not selection.is_empty:
@@ -471,13 +475,13 @@ def evaluate_run(
         summary["selection"] = selection.recorded()
     ids = {p.question_id for p in preds}
     if (scores / "lexical.jsonl").is_file():
-        recs = [r for r in _read_jsonl(scores / "lexical.jsonl") if r["question_id"] in ids]
+        recs = [r for r in read_score_file(scores / "lexical.jsonl") if r["question_id"] in ids]
         summary["metrics"]["lexical"] = {
             "fields": list(LEXICAL_FIELDS),
             "aggregate": aggregate(recs, LEXICAL_FIELDS, n_boot=n_boot, seed=seed),
         }
     if (scores / "evidence.jsonl").is_file():
-        recs = [r for r in _read_jsonl(scores / "evidence.jsonl") if r["question_id"] in ids]
+        recs = [r for r in read_score_file(scores / "evidence.jsonl") if r["question_id"] in ids]
         if evidence_info is None:
             evidence_info = _evidence_info(recs)
         fields = evidence_metric_names(EVIDENCE_KS)
@@ -490,7 +494,7 @@ def evaluate_run(
             else None,
         }
     if (scores / "turn_evidence.jsonl").is_file():
-        recs = [r for r in _read_jsonl(scores / "turn_evidence.jsonl") if r["question_id"] in ids]
+        recs = [r for r in read_score_file(scores / "turn_evidence.jsonl") if r["question_id"] in ids]
         if turn_info is None and info_path.is_file():
             turn_info = json.loads(info_path.read_text(encoding="utf-8"))
         turn_info = turn_info or {"status": "ok", "reason": None, "excluded": {}}
@@ -504,7 +508,7 @@ def evaluate_run(
             else None,
         }
     if (scores / "judge.jsonl").is_file():
-        recs = [r for r in _read_jsonl(scores / "judge.jsonl") if r["question_id"] in ids]
+        recs = [r for r in read_score_file(scores / "judge.jsonl") if r["question_id"] in ids]
         if recs:
             summary["metrics"]["judge"] = _judge_summary(
                 recs, judge_model if "judge" in metrics else None, n_boot, seed, stale=judge_stale, total=len(preds)

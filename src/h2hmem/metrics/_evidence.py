@@ -21,8 +21,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from ..memory._protocol import Evidence
-from ..run._records import Prediction
+from ..memory import Evidence
+from ..run import Prediction
 
 EVIDENCE_KS: tuple[int | None, ...] = (1, 3, 5, 10, None)
 """Cut-offs reported; ``None`` means all evidence units ("all")."""

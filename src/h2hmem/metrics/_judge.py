@@ -29,10 +29,8 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..llm._calllog import tag_calls
-from ..llm._errors import ModelError
-from ..llm._types import ChatModel, GenerationConfig, Message
-from ..run._records import Prediction, QuestionKey, prediction_hash
+from ..llm import ChatModel, GenerationConfig, Message, ModelError, tag_calls
+from ..run import Prediction, QuestionKey, prediction_hash
 from ._judge_official import (
     OFFICIAL_CONFIG,
     official_followup,

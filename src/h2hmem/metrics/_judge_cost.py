@@ -13,10 +13,8 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from ..run._dryrun import CostEstimate, collect, counting_model
-from ..run._records import read_predictions
-from ..run._store import RunStore
-from ._evaluate import _gold_from_dataset, _order, already_judged
+from ..run import CostEstimate, RunStore, collect, counting_model, read_predictions
+from ._evaluate import _gold_from_dataset, already_judged, question_order
 from ._judge import _Judge, judge_batches
 from ._judge_options import JudgeMode, JudgeOptions
 
@@ -43,7 +41,7 @@ def estimate_judge(
     run_dir = Path(run_dir)
     if not (run_dir / "predictions.jsonl").is_file():
         raise FileNotFoundError(f"{run_dir}: no predictions.jsonl (is this a run directory?)")
-    preds = sorted(read_predictions(run_dir), key=lambda p: _order(p.question_id))
+    preds = sorted(read_predictions(run_dir), key=lambda p: question_order(p.question_id))
     if selection is not None and not selection.is_empty:
         preds = selection.apply(preds, strict=False)
     manifest = RunStore(run_dir).read_manifest()

@@ -39,8 +39,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._protocol_text import load_protocol_text
-from ..llm._types import GenerationConfig, Message
-from ..run._records import Prediction
+from ..llm import GenerationConfig, Message
+from ..run import Prediction
 
 OFFICIAL_PROMPT_FILE = "official_judge_prompt.txt"
 HIDDEN = "unknown"

@@ -113,7 +113,7 @@ def offline_label(
 
 def labeling_messages(d: Dialogue, q: Question, captions: Any = None):
     """``[system, user]`` messages asking a model for the supporting turns of ``q``."""
-    from ..llm._types import Message
+    from ..llm import Message
 
     by_session = {s.name: s for s in d.present_sessions}
     lines = []
@@ -197,7 +197,7 @@ async def _label_all(ds, todo: list[tuple[Dialogue, Question]], model: Any, capt
             emit(q, offline_label(d, q, captions(d) if captions else None))
             return
         valid = {(s, t) for s, t, _, _ in _candidates(d, q)}
-        from ..llm._types import GenerationConfig
+        from ..llm import GenerationConfig
 
         result = await model.chat(
             labeling_messages(d, q, captions(d) if captions else None),
@@ -231,7 +231,7 @@ def label_evidence(
         ValueError: a model reply that cannot be parsed (the records written so far are kept), or
             an output folder labelled by another labeller.
     """
-    from ..run._store import now_iso
+    from ..run import now_iso
     from ._labels import load_evidence_labels
 
     ds = load_dataset(root, split, strict=False)

@@ -25,8 +25,8 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ..memory._protocol import Evidence
-from ..run._records import Prediction
+from ..memory import Evidence
+from ..run import Prediction
 from ._evidence import fill_scores, k_label
 from ._labels import EvidenceLabel
 

@@ -12,6 +12,7 @@ from ._published import (
 )
 from ._render import rich_table
 from ._runs import RunResult, load_run
+from ._scores import cell_metric, comparable_with_published, primary_metric, run_aggregate
 from ._table import Column, ReportTable
 
 __all__ = [
@@ -22,11 +23,15 @@ __all__ = [
     "ReportTable",
     "RunResult",
     "build_report",
+    "cell_metric",
+    "comparable_with_published",
     "default_out_dir",
     "load_run",
     "paper_method_name",
+    "primary_metric",
     "published_efficiency",
     "published_quality",
     "published_source",
     "rich_table",
+    "run_aggregate",
 ]

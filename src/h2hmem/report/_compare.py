@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..data import MainCategory
-from ..metrics._paired import paired_by_group, pool_runs
+from ..metrics import paired_by_group, pool_runs
 from ._figures import OKABE_ITO, STYLE, _save, plt
 from ._runs import RunResult
 from ._scores import ScoreMetric

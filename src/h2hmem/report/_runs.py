@@ -12,8 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..metrics import aggregate, evaluate_run
-from ..metrics._evaluate import _order, _read_jsonl
+from ..metrics import aggregate, evaluate_run, question_order, read_score_file
 from ..run import Prediction, RunStore, read_predictions
 
 SUMMARY = Path("scores") / "summary.json"
@@ -71,7 +70,7 @@ class RunResult:
 def _score_map(path: Path, field_name: str) -> dict[str, float | None]:
     if not path.is_file():
         return {}
-    return {r["question_id"]: r.get(field_name) for r in _read_jsonl(path)}
+    return {r["question_id"]: r.get(field_name) for r in read_score_file(path)}
 
 
 def load_run(run_dir: str | Path, *, n_boot: int = 1000, selection: Any = None) -> RunResult:
@@ -117,7 +116,7 @@ def load_run(run_dir: str | Path, *, n_boot: int = 1000, selection: Any = None) 
     judge = summary.get("metrics", {}).get("judge") or {}
     if judge.get("stale"):
         notes.append(f"The judge scores are STALE and not used as the headline: {judge['stale']['reason']}.")
-    preds = sorted(read_predictions(d), key=lambda p: _order(p.question_id))
+    preds = sorted(read_predictions(d), key=lambda p: question_order(p.question_id))
     run = RunResult(
         dir=d,
         manifest=manifest,
@@ -150,7 +149,7 @@ def _restrict(run: RunResult, selection: Any, n_boot: int) -> None:
         path = run.dir / "scores" / _SCORE_FILES.get(source, "")
         if not m.get("aggregate") or not path.is_file():
             continue
-        recs = [r for r in _read_jsonl(path) if r["question_id"] in keep and not r.get("excluded")]
+        recs = [r for r in read_score_file(path) if r["question_id"] in keep and not r.get("excluded")]
         m["aggregate"] = aggregate(recs, m["fields"], n_boot=n_boot, seed=int(m["aggregate"].get("seed", 0)))
     run.summary.setdefault("run", {})["n_predictions"] = len(run.predictions)
     run.notes.append(f"Restricted to {len(run.predictions)} questions by the selection {selection.recorded()}.")
@@ -175,8 +174,3 @@ def label_runs(runs: list[RunResult]) -> None:
 def safe_name(text: str) -> str:
     """A file-system-safe version of ``text`` (letters, digits, ``._-``)."""
     return _SAFE.sub("_", text).strip("._") or "run"
-
-
-def question_order(question_id: str) -> tuple:
-    """Sort key of a question id: split, dialogue number, session number, index."""
-    return _order(question_id)

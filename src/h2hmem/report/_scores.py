@@ -9,8 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..metrics import DEFAULT_JUDGE_SPEC
-from ..metrics._tables import EVIDENCE_DEFAULT, LEXICAL_TITLES
+from ..metrics import DEFAULT_JUDGE_SPEC, EVIDENCE_DEFAULT, LEXICAL_TITLES
 from ._runs import RunResult
 
 __all__ = [

@@ -7,8 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..data import MainCategory, TaskType
-from ..metrics import SPLIT_KEYS
-from ..metrics._tables import judge_caption, judge_title
+from ..metrics import SPLIT_KEYS, judge_caption, judge_title
 from ._published import paper_method_name, published_quality, published_source
 from ._runs import RunResult, safe_name
 from ._scores import (

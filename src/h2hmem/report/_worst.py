@@ -11,7 +11,8 @@ from __future__ import annotations
 from statistics import fmean
 from typing import Any
 
-from ._runs import RunResult, question_order
+from ..metrics import question_order
+from ._runs import RunResult
 from ._scores import ScoreMetric
 from ._table import Column, ReportTable
 

@@ -16,10 +16,7 @@ async def add_caption_estimate(
     Args:
         dialogues: ``"split/dialogueN"`` ids to cover (None: every dialogue of the split).
     """
-    from ..caption import CaptionStore
-    from ..caption._run import dataset_images
-    from ..caption._settings import CaptionSettings
-    from ..caption._vlm import caption_request
+    from ..caption import CaptionSettings, CaptionStore, caption_request, dataset_images
 
     _, images = dataset_images(config.data_root, config.split)
     store = CaptionStore(config.data_root, captions_dir=config.captions_dir)

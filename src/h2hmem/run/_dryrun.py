@@ -27,9 +27,19 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..llm._estimate import cached_reply, call_cost, count_request, is_free, model_name
-from ..llm._prices import Prices
-from ..llm._types import ChatResult, GenerationConfig, Message, Stage, Usage
+from ..llm import (
+    ChatResult,
+    GenerationConfig,
+    Message,
+    Prices,
+    Stage,
+    Usage,
+    cached_reply,
+    call_cost,
+    count_request,
+    is_free,
+    model_name,
+)
 from ._config import RunConfig
 
 COMPLETION_ESTIMATE: dict[str, int] = {"answer": 40, "memory_build": 160, "judge": 60, "caption": 120, "other": 64}

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..data import ImageRef, Question
-from ..memory._view import QuestionImage, QuestionView, check_fields, question_view
+from ..memory import QuestionImage, QuestionView, check_fields, question_view
 
 
 class CountedCaptions:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..llm._types import ChatResult, GenerationConfig, Message, Stage
+from ..llm import ChatResult, GenerationConfig, Message, Stage
 
 
 class DialogueBars:

@@ -14,8 +14,8 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from ..llm._types import Usage
-from ..memory._protocol import Evidence
+from ..llm import Usage
+from ..memory import Evidence
 
 
 class QuestionKey(BaseModel):

@@ -27,10 +27,9 @@ from typing import Any
 from pydantic import BaseModel
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from .. import __version__
+from .._version import __version__
 from ..data import Dataset, Dialogue, Question, load_dataset
-from ..llm._calllog import record_calls, tag_calls
-from ..llm._types import ChatModel, GenerationConfig, Usage
+from ..llm import ChatModel, GenerationConfig, Usage, record_calls, tag_calls
 from ..memory import Answer, MemoryContext, check_params, paper_prompt_hashes, prompt_hash, resolve_method
 from ._config import RunConfig
 from ._facts import CountedCaptions, question_fields, resolved_arguments, summed_stats

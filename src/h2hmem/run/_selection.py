@@ -28,8 +28,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from ..data import SPLITS, TaskType
-from ..data._taxonomy import parse_difficulty
+from ..data import SPLITS, TaskType, parse_difficulty
 
 T = TypeVar("T")
 

@@ -19,9 +19,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..llm._estimate import cached_reply, call_cost, count_request, model_name
-from ..llm._prices import Prices
-from ..llm._types import ChatResult, GenerationConfig, Message, Stage
+from ..llm import (
+    ChatResult,
+    GenerationConfig,
+    Message,
+    Prices,
+    Stage,
+    cached_reply,
+    call_cost,
+    count_request,
+    model_name,
+)
 
 
 class BudgetExhausted(BaseException):

@@ -22,7 +22,7 @@ except ImportError:  # pragma: no cover - Windows: no advisory locks, runs are n
     fcntl = None  # type: ignore[assignment]
 
 from .._atomic import atomic_write_text, close_durably
-from ..data._files import replace_surrogates
+from ..data import replace_surrogates
 from ._records import Prediction, read_predictions
 from ._transcripts import TRANSCRIPTS, TranscriptWriter
 
@@ -32,6 +32,7 @@ LOCK = ".lock"
 
 
 def now_iso() -> str:
+    """The current UTC time as ISO 8601 to the second, e.g. ``2026-12-01T12:00:00+00:00``."""
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
 
 

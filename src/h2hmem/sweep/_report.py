@@ -19,9 +19,17 @@ from markupsafe import Markup, escape
 
 from .._atomic import atomic_write_text
 from ..data import MainCategory, TaskType
-from ..report import load_run, paper_method_name, published_quality, published_source
-from ..report._scores import cell_metric, comparable_with_published, primary_metric, run_aggregate
-from ..run._store import now_iso
+from ..report import (
+    cell_metric,
+    comparable_with_published,
+    load_run,
+    paper_method_name,
+    primary_metric,
+    published_quality,
+    published_source,
+    run_aggregate,
+)
+from ..run import now_iso
 from ._grid import SweepRun
 from ._spec import SweepSpec
 from ._status import CellStatus

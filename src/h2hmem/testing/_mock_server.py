@@ -26,7 +26,7 @@ from typing import Any
 import h11
 import numpy as np
 
-from ..llm._tokens import count_tokens, truncate_tokens
+from ..llm import count_tokens, truncate_tokens
 from ._faults import Fault, Script, ScriptItem
 
 Responder = Callable[[dict[str, Any]], "str | Awaitable[str]"]

@@ -15,11 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..metrics._evaluate import _order, _read_jsonl
-from ..metrics._evidence import score_evidence
-from ..metrics._lexical import ZERO, lexical_scores
-from ..run._records import Prediction, read_predictions
-from ..run._store import MANIFEST, PREDICTIONS, RunStore
+from ..metrics import ZERO, lexical_scores, question_order, read_score_file, score_evidence
+from ..run import MANIFEST, PREDICTIONS, Prediction, RunStore, read_predictions
 
 HIT_K = 5
 """Evidence cut-off of the question table's hit/miss column (the published top-k)."""
@@ -184,7 +181,7 @@ class QuestionRow:
     def worst_key(self) -> tuple:
         """Sort key, worst first: headline score (judge when judged, else F1; failed = 0), F1, question order."""
         s = 0.0 if self.pred.failed else (self.judge_score if self.judge_score is not None else self.f1)
-        return (s, self.f1, _order(self.id))
+        return (s, self.f1, question_order(self.id))
 
 
 @dataclass
@@ -211,7 +208,7 @@ class ViewRun:
 
 
 def _by_id(path: Path) -> dict[str, dict[str, Any]]:
-    return {r["question_id"]: r for r in _read_jsonl(path)} if path.is_file() else {}
+    return {r["question_id"]: r for r in read_score_file(path)} if path.is_file() else {}
 
 
 def load_view_run(run_dir: Path, key: str) -> ViewRun:
@@ -226,7 +223,7 @@ def load_view_run(run_dir: Path, key: str) -> ViewRun:
         raise FileNotFoundError(f"{d}: no {PREDICTIONS} (is this a run directory?)")
     manifest = RunStore(d).read_manifest()
     run = ViewRun(key=key, dir=d, manifest=manifest, summary=read_summary(d), info=run_info(d))
-    preds = sorted(read_predictions(d), key=lambda p: _order(p.question_id))
+    preds = sorted(read_predictions(d), key=lambda p: question_order(p.question_id))
     lexical, judge, evidence = (_by_id(d / "scores" / f"{m}.jsonl") for m in ("lexical", "judge", "evidence"))
     if not evidence:  # not scored yet: the same records `h2hmem evaluate` would write (gold from the records)
         evidence = {r["question_id"]: r for r in score_evidence(preds, ks=(HIT_K,))[0]}

@@ -21,7 +21,7 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass, fields
 
-from ..metrics._evaluate import _order
+from ..metrics import question_order
 from ._runs import QuestionRow
 
 SORTS = ("worst", "best", "id", "slow")
@@ -105,9 +105,9 @@ def sort_rows(rows: list[QuestionRow], sort: str) -> list[QuestionRow]:
     if sort == "best":
         return sorted(rows, key=lambda r: (-r.worst_key[0], -r.worst_key[1], r.worst_key[2]))
     if sort == "id":
-        return sorted(rows, key=lambda r: _order(r.id))
+        return sorted(rows, key=lambda r: question_order(r.id))
     if sort == "slow":
-        return sorted(rows, key=lambda r: (-r.pred.latency_s, _order(r.id)))
+        return sorted(rows, key=lambda r: (-r.pred.latency_s, question_order(r.id)))
     raise ValueError(f"unknown sort {sort!r}; choose from {', '.join(SORTS)}")
 
 
@@ -121,7 +121,7 @@ def choices(rows: Iterable[QuestionRow]) -> dict[str, list[str]]:
     diff_order = {"easy": 0, "medium": 1, "hard": 2}
     return {
         "split": sorted({r.pred.split for r in rows}),
-        "dialogue": sorted({f"{r.pred.split}/{r.pred.dialogue}" for r in rows}, key=lambda d: _order(d + "/x")),
+        "dialogue": sorted({f"{r.pred.split}/{r.pred.dialogue}" for r in rows}, key=lambda d: question_order(d + "/x")),
         "task_type": [t for t in order if t in types] + sorted(types - set(order)),
         "difficulty": sorted({r.pred.difficulty for r in rows}, key=lambda d: (diff_order.get(d, 9), d)),
     }

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..data import Dataset, ImageRef, Question, Session, load_dataset
-from ..memory._protocol import Evidence
+from ..memory import Evidence
 
 
 @dataclass
