@@ -18,17 +18,25 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TypeVar
+from typing import Protocol, TypeVar
 
 from . import _synth_vocab as V
 from ._synth_images import Card
 
-if TYPE_CHECKING:  # _synth_dialogue imports this module
-    from ._synth_dialogue import World
-
 T = TypeVar("T")
 KrItem = tuple[str, str, str, tuple[str, ...]]
 """A Knowledge-Retention item of :data:`._synth_vocab.KR_ITEMS`: (subject, intro template, update template, values)."""
+
+
+class World(Protocol):
+    """What episode builders read of a dialogue's fixed facts (:class:`._synth_dialogue.World` has it)."""
+
+    asked: set[str]
+    """Question texts already asked in this dialogue."""
+
+    def pet(self, person: str) -> tuple[str, str, int]: ...
+
+    def habit(self, person: str, rng: random.Random) -> tuple[str, str, str]: ...
 
 
 @dataclass(eq=False)
