@@ -13,6 +13,7 @@ from h2hmem.data import TaskType, load_dataset
 from h2hmem.leaderboard import export_submission
 from h2hmem.memory import MemoryContext, resolve_method
 from h2hmem.memory._h2h import H2HMemory
+from h2hmem.memory._h2h_time import time_refs
 from h2hmem.metrics import evaluate_run
 from h2hmem.report import build_report
 from h2hmem.run import RunConfig, read_predictions, run_benchmark
@@ -74,6 +75,31 @@ def test_speakers_dates_and_images_steer_retrieval():
     assert _top(mem, "What did A Jie say about the pan in session 1?")[0] == ("session1", 0)
     # the crust remark is reached through the image it discusses
     assert ("session1", 2) in _top(mem, "What did Lin Sen say about the img3.jpg crust?")[:2]
+
+
+def test_conflict_sides_and_revision_sentences_are_searched():
+    mem, _ = _memory(top_k=12)
+    cd = "The dialogue mentions that Kiki's pizza oven arrived, but Ajie says the pan coating is peeling. Is this contradictory?"
+    assert mem._sub_queries(cd, time_refs(cd), TaskType.CD) == [
+        ("Kiki's pizza oven arrived", time_refs(cd), True),
+        ("Ajie says the pan coating is peeling", time_refs(cd), True),
+    ]
+    top2 = _top(mem, cd, TaskType.CD)[:2]  # the best turn of each side first
+    assert set(top2) == {("session2", 2), ("session1", 0)}
+    off, _ = _memory(top_k=12, both_sides=False)
+    assert off._sub_queries(cd, time_refs(cd), TaskType.CD) == []
+    kr = "In Session 1, Ajie said the pan coating peeled, but how was it solved later? What did Kiki say in Session 2?"
+    subs = mem._sub_queries(kr, time_refs(kr), TaskType.KR)
+    assert [s for s, _, _ in subs] == [
+        "In Session 1, Ajie said the pan coating peeled how was it solved later?",
+        "What did Kiki say in Session 2?",
+    ]
+    assert all(primary for _, _, primary in subs)
+    # without revisions, the unanchored continuation is a question of its own (and the scene is not primary)
+    plain_mem, _ = _memory(top_k=12, revisions=False)
+    plain = plain_mem._sub_queries(kr, time_refs(kr), TaskType.KR)
+    assert [(s, p) for s, _, p in plain][0] == ("In Session 1, Ajie said the pan coating peeled", False)
+    assert len(plain) == 3
 
 
 def test_answer_context_window_and_abstention():

@@ -6,10 +6,10 @@ import datetime as dt
 
 import numpy as np
 
-from h2hmem.memory._h2h import _cap_per_session, _round_robin
+from h2hmem.memory._h2h import _cap_per_session, _join_continuations, _round_robin
 from h2hmem.memory._h2h_index import session_prior
 from h2hmem.memory._h2h_people import SpeakerDirectory, name_key
-from h2hmem.memory._h2h_query import search_text, sub_queries
+from h2hmem.memory._h2h_query import claim_sides, search_text, sub_queries
 from h2hmem.memory._h2h_time import matching_sessions, time_refs
 
 
@@ -76,3 +76,31 @@ def test_fusion_helpers():
     )
     assert _round_robin([[1, 2, 3], [4, 1, 5]]) == [1, 4, 2, 3, 5]
     assert _cap_per_session([0, 1, 2, 3, 4], ["a", "a", "a", "b", "c"], 2, 3) == [0, 1, 3, 2, 4]
+
+
+def test_claim_sides():
+    both = (
+        "The dialogue mentions that Ann has already been to the lake, but Bo says, "
+        "'This lake is so beautiful!' Is this contradictory?"
+    )
+    assert claim_sides(both) == ["Ann has already been to the lake", "Bo says, This lake is so beautiful!"]
+    scene = (
+        "On May 5th, when discussing the red dress, the conversation mentioned that the brand "
+        "had not issued any statement. Does this contradict the content of the conversation? Answer yes or no."
+    )
+    assert claim_sides(scene) == ["On May 5th, when discussing the red dress", "the brand had not issued any statement"]
+    new_info = "The dialogue mentions that Bo planned all events, but new information says Bo planned only one."
+    assert claim_sides(new_info) == ["Bo planned all events", "Bo planned only one"]
+    # one side only (the frame "Xia said that" leaves a single claim), or no frame at all: nothing to split
+    assert claim_sides("Xia said that the top note is lemon. Does this contradict the conversation?") == []
+    assert claim_sides("Lin never organizes old books. Does this contradict the conversation? Answer yes or no.") == []
+
+
+def test_continuations_join_the_sentence_before():
+    r4, r3, none = time_refs("in Session 4"), time_refs("in Session 3"), time_refs("later")
+    joined = _join_continuations(
+        [("In Session 4, X broke", r4), ("how was it fixed later?", none), ("In Session 3?", r3)]
+    )
+    assert [s for s, _ in joined] == ["In Session 4, X broke how was it fixed later?", "In Session 3?"]
+    assert joined[0][1].sessions == {4} and joined[1][1].sessions == {3}
+    assert _join_continuations([("first, no anchor", none)]) == [("first, no anchor", none)]

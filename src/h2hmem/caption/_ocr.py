@@ -16,6 +16,7 @@ from pathlib import Path
 
 from PIL import Image
 
+from .. import defaults
 from ._image import image_facts, open_image
 from ._protocol import CaptionError, CaptionOutput
 from ._settings import OCR_MODEL, CaptionSettings
@@ -40,7 +41,7 @@ class OCRCaptioner:
     spec = OCR_MODEL
     uses_prompt = False
 
-    def __init__(self, concurrency: int = 8):
+    def __init__(self, concurrency: int = defaults.CONCURRENCY):
         import pytesseract
 
         self._tess = pytesseract

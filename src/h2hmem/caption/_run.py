@@ -22,6 +22,8 @@ from typing import Any, cast
 from pydantic import BaseModel
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+from .. import defaults
+from .._aio import run_sync
 from .._version import __version__
 from ..data import ImageRef, IssueLog, load_dataset
 from ..llm import ChatModel, Usage, count_tokens, file_sha256
@@ -111,7 +113,11 @@ def dataset_images(
 
 
 def make_captioner(
-    model: ChatModel | str, *, concurrency: int = 8, base_url: str | None = None, use_cache: bool = True
+    model: ChatModel | str,
+    *,
+    concurrency: int = defaults.CONCURRENCY,
+    base_url: str | None = None,
+    use_cache: bool = True,
 ) -> tuple[Captioner, bool]:
     """A captioner for ``model`` (a ChatModel, ``"ocr"`` or a model spec) and whether we own it
     (built here, so it must be closed here). A model built from a spec uses the shared request
@@ -136,12 +142,12 @@ def caption_dataset(
     model: ChatModel | str,
     *,
     out_dir: str | Path | None = None,
-    max_tokens: int = 256,
-    concurrency: int = 8,
-    split: str = "all",
+    max_tokens: int = defaults.CAPTION_MAX_TOKENS,
+    concurrency: int = defaults.CONCURRENCY,
+    split: str = defaults.SPLIT,
     prompt: str | None = None,
-    temperature: float = 0.7,
-    max_new_tokens: int = 1200,
+    temperature: float = defaults.CAPTION_TEMPERATURE,
+    max_new_tokens: int = defaults.CAPTION_MAX_NEW_TOKENS,
     use_cache: bool = True,
     base_url: str | None = None,
     progress: bool = True,
@@ -174,7 +180,7 @@ def caption_dataset(
             if not isinstance(model, str) and hasattr(model, "aclose"):
                 await model.aclose()
 
-    return asyncio.run(main())
+    return run_sync(main, "acaption_dataset", args="root, model, ...")
 
 
 async def acaption_dataset(
@@ -182,12 +188,12 @@ async def acaption_dataset(
     model: ChatModel | str,
     *,
     out_dir: str | Path | None = None,
-    max_tokens: int = 256,
-    concurrency: int = 8,
-    split: str = "all",
+    max_tokens: int = defaults.CAPTION_MAX_TOKENS,
+    concurrency: int = defaults.CONCURRENCY,
+    split: str = defaults.SPLIT,
     prompt: str | None = None,
-    temperature: float = 0.7,
-    max_new_tokens: int = 1200,
+    temperature: float = defaults.CAPTION_TEMPERATURE,
+    max_new_tokens: int = defaults.CAPTION_MAX_NEW_TOKENS,
     use_cache: bool = True,
     base_url: str | None = None,
     progress: bool = True,

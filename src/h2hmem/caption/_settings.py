@@ -24,11 +24,12 @@ from typing import Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from .. import defaults
 from .._protocol_text import load_protocol_text
 from ..llm import count_tokens, get_encoding, truncate_tokens
 from ..presets import DEFAULT_PRESET, Preset, fill_from_preset
 
-DEFAULT_MODEL = "openai:gpt-4o"
+DEFAULT_MODEL = defaults.CAPTION_MODEL
 """The paper captioned every image with GPT-4o (``shared/spec/baselines.md``)."""
 
 OCR_MODEL = "ocr"
@@ -99,12 +100,12 @@ class CaptionSettings(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     preset: Preset = DEFAULT_PRESET
-    max_tokens: int = Field(256, ge=1)
+    max_tokens: int = Field(defaults.CAPTION_MAX_TOKENS, ge=1)
     """Caption limit in ``cl100k_base`` tokens; longer captions are cut and marked truncated
     (paper: 256-token captions)."""
-    temperature: float = Field(0.7, ge=0.0, le=2.0)
+    temperature: float = Field(defaults.CAPTION_TEMPERATURE, ge=0.0, le=2.0)
     """Sampling temperature of the caption model (official: 0.7)."""
-    max_new_tokens: int = Field(1200, ge=1)
+    max_new_tokens: int = Field(defaults.CAPTION_MAX_NEW_TOKENS, ge=1)
     """Generation limit sent to the model, before the cut to ``max_tokens`` (official: 1,200)."""
     caption_prompt: CaptionPrompt = "official"
     """``official``: the bulleted request of ``gpt_4o_caption.py``; ``prose``: :data:`DEFAULT_PROMPT`."""

@@ -9,6 +9,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from .. import defaults
 from ._app import app, console, fail
 
 
@@ -16,26 +17,31 @@ from ._app import app, console, fail
 def caption_cmd(
     root: Path = typer.Argument(..., help="Dataset root (holds dyadic/ and multi-party/)."),
     model: str = typer.Option(
-        "openai:gpt-4o",
+        defaults.CAPTION_MODEL,
         "--model",
         help="Vision model spec (paper: openai:gpt-4o), or 'ocr' for the offline Pillow + Tesseract fallback.",
     ),
     base_url: str = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint for the model."),
     max_tokens: int = typer.Option(
-        256, "--max-tokens", min=1, help="Caption limit in cl100k tokens; longer captions are cut (paper: 256)."
+        defaults.CAPTION_MAX_TOKENS,
+        "--max-tokens",
+        min=1,
+        help="Caption limit in cl100k tokens; longer captions are cut (paper: 256).",
     ),
-    concurrency: int = typer.Option(8, "--concurrency", min=1, help="Images captioned at once."),
+    concurrency: int = typer.Option(defaults.CONCURRENCY, "--concurrency", min=1, help="Images captioned at once."),
     captions_dir: Path = typer.Option(
         None,
         "--captions-dir",
         help="Write captions here (same layout as the dataset) instead of "
         "beside the images; needed when the dataset is read-only.",
     ),
-    split: str = typer.Option("all", "--split", help="dyadic, multi-party or all."),
+    split: str = typer.Option(defaults.SPLIT, "--split", help="dyadic, multi-party or all."),
     no_cache: bool = typer.Option(
         False, "--no-cache", help="Recaption every image, ignoring existing captions and the request cache."
     ),
-    temperature: float = typer.Option(0.7, "--temperature", help="Caption temperature (official: 0.7)."),
+    temperature: float = typer.Option(
+        defaults.CAPTION_TEMPERATURE, "--temperature", help="Caption temperature (official: 0.7)."
+    ),
     preset: str = typer.Option(
         "paper",
         "--preset",

@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
+from .. import defaults
 from ..data import SPLITS, TaskType, validate_dataset
 from ._app import app, console, fail
 
@@ -181,7 +182,7 @@ def label_evidence_cmd(
     reference: Path | None = typer.Option(
         None, "--reference", help="Labels to report agreement with (e.g. the shared sample's labels)."
     ),
-    concurrency: int = typer.Option(8, "--concurrency", min=1, help="Model calls in flight."),
+    concurrency: int = typer.Option(defaults.CONCURRENCY, "--concurrency", min=1, help="Model calls in flight."),
 ) -> None:
     """Label the turns that support each gold answer (cached, resumable); prints counts and agreement."""
     from ..metrics import OFFLINE, label_evidence

@@ -7,15 +7,16 @@ from pathlib import Path
 
 import typer
 
+from .. import defaults
 from ._app import app, console, fail
 
 
 @app.command("demo")
 def demo_cmd(
     out: Path = typer.Option(Path("demo"), "--out", help="Folder for the synthetic data, captions and the run."),
-    method: str = typer.Option("naive-rag", help="Memory method to run."),
+    method: str = typer.Option(defaults.METHOD, help="Memory method to run."),
     model: str = typer.Option(
-        "local:smollm2",
+        defaults.ANSWER_MODEL,
         "--model",
         help="Answer (and A-Mem note-writing) model: the embedded "
         "offline 'local:smollm2' (default, 135M) or 'local:qwen2.5-coder-1.5b' (extra "

@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 from rich.markup import escape
 
+from .. import defaults
 from . import _select as sel
 from ._app import app, console, err_console, fail
 
@@ -16,9 +17,8 @@ from ._app import app, console, err_console, fail
 def evaluate_cmd(
     run_dir: Path = typer.Argument(..., help="Run directory (holds predictions.jsonl)."),
     metrics: str = typer.Option("lexical,evidence", "--metrics", help="Comma-separated: lexical, evidence, judge."),
-    # the literal is h2hmem.metrics.DEFAULT_JUDGE_SPEC (kept literal so the CLI starts without numpy; tested)
     judge_model: str = typer.Option(
-        "openai:gpt-4o-mini",
+        defaults.JUDGE_MODEL,
         "--judge-model",
         help="Judge model spec (official: openai:gpt-4o-mini; local:* is labelled "
         "'not comparable with published numbers').",
@@ -57,12 +57,12 @@ def evaluate_cmd(
         "nDCG@k and MRR; default: ROOT/evidence-labels/ or ROOT-labels/ beside the dataset.",
     ),
     bootstrap: int = typer.Option(
-        1000, "--bootstrap", help="Bootstrap resamples for 95% CIs (spec: at least 1,000; 0 = none)."
+        defaults.N_BOOT, "--bootstrap", help="Bootstrap resamples for 95% CIs (spec: at least 1,000; 0 = none)."
     ),
     seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
     refresh_judge: bool = typer.Option(False, "--refresh-judge", help="Re-judge questions already judged."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the request cache for judge calls."),
-    concurrency: int = typer.Option(8, "--concurrency", min=1, help="Judge calls in flight."),
+    concurrency: int = typer.Option(defaults.CONCURRENCY, "--concurrency", min=1, help="Judge calls in flight."),
     no_ci: bool = typer.Option(False, "--no-ci", help="Hide confidence intervals in the tables."),
     no_transcripts: bool = typer.Option(
         False, "--no-transcripts", help="Do not keep each judge call in RUN_DIR/transcripts-judge.jsonl.gz."

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from .. import defaults
 from . import _select as sel
 from ._app import app, console, fail
 
@@ -28,7 +29,9 @@ def report_cmd(
     ),
     worst: int = typer.Option(15, "--worst", help="Worst-scored questions to show."),
     bootstrap: int = typer.Option(
-        1000, "--bootstrap", help="Bootstrap resamples when a run must be scored first (spec: at least 1,000)."
+        defaults.N_BOOT,
+        "--bootstrap",
+        help="Bootstrap resamples when a run must be scored first (spec: at least 1,000).",
     ),
     quiet: bool = typer.Option(False, "--quiet", help="No progress display and no table."),
     group: bool = typer.Option(

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from .. import defaults
 from ..presets import DEFAULT_PRESET, check_preset
 from . import _select as sel
 from ._app import app, console, err_console, fail
@@ -48,8 +49,10 @@ def config_error_message(error: ValidationError) -> str:
     """A RunConfig validation error as ``--split: Input should be 'dyadic', …`` lines, one per field,
     named by the command-line option (no pydantic boilerplate)."""
     lines = []
+    from ..run import RunConfig
+
     for err in error.errors():
-        field = str(err["loc"][0]) if err["loc"] else ""
+        field = RunConfig.flat_name(tuple(err["loc"]))
         option = _OPTION_OF_FIELD.get(field, "--" + field.replace("_", "-"))
         msg = err["msg"].removeprefix("Value error, ")
         got = repr(err.get("input"))
@@ -70,14 +73,16 @@ def _stop_on_sigterm():
 @app.command("run")
 def run_cmd(
     data: Path = typer.Option(..., "--data", help="Dataset root (holds dyadic/ and multi-party/)."),
-    split: str = typer.Option("all", help="dyadic, multi-party or all."),
-    method: str = typer.Option("naive-rag", help="Method name (see `h2hmem methods`) or plugin 'pkg.module:Class'."),
-    model: str = typer.Option("local:smollm2", help="Answer model: openai:<model> or local:smollm2."),
+    split: str = typer.Option(defaults.SPLIT, help="dyadic, multi-party or all."),
+    method: str = typer.Option(
+        defaults.METHOD, help="Method name (see `h2hmem methods`) or plugin 'pkg.module:Class'."
+    ),
+    model: str = typer.Option(defaults.ANSWER_MODEL, help="Answer model: openai:<model> or local:smollm2."),
     base_url: list[str] | None = typer.Option(
         None, "--base-url", help="OpenAI-compatible server URL (repeat for round-robin); default $OPENAI_BASE_URL."
     ),
     build_model: str | None = typer.Option(None, help="Separate memory-construction model (A-Mem notes)."),
-    embedder: str = typer.Option("minilm", help="Text embedder: minilm or openai:<model>."),
+    embedder: str = typer.Option(defaults.EMBEDDER, help="Text embedder: minilm or openai:<model>."),
     top_k: int | None = typer.Option(None, "--top-k", min=1, help="Retrieved units per question (published: 5)."),
     param: list[str] | None = typer.Option(
         None, "--param", help="Method parameter or preset option KEY=VALUE (repeatable), e.g. truncation=recent."
@@ -87,10 +92,12 @@ def run_cmd(
         "--preset",
         help="paper (the official scripts' requests, default) or harmonized (one shared prompt, no head truncation); see docs/protocol.md.",
     ),
-    protocol: str = typer.Option("full", help="full (observe all, then ask; official) or online."),
-    answer_max_tokens: int = typer.Option(1024, help="Answer new-token limit (published: 1,024)."),
-    temperature: float = typer.Option(0.1, help="Answer temperature (published: 0.1)."),
-    out: Path = typer.Option(Path("runs"), "--out", help="Folder holding run directories."),
+    protocol: str = typer.Option(defaults.PROTOCOL, help="full (observe all, then ask; official) or online."),
+    answer_max_tokens: int = typer.Option(
+        defaults.ANSWER_MAX_TOKENS, help="Answer new-token limit (published: 1,024)."
+    ),
+    temperature: float = typer.Option(defaults.ANSWER_TEMPERATURE, help="Answer temperature (published: 0.1)."),
+    out: Path = typer.Option(defaults.RUNS_DIR, "--out", help="Folder holding run directories."),
     run_id: str | None = typer.Option(None, help="Run directory name (default: derived from the settings)."),
     limit: int | None = typer.Option(None, help=sel.LIMIT_HELP),
     task_type: list[str] | None = sel.TASK_TYPE,
@@ -122,7 +129,7 @@ def run_cmd(
         "`h2hmem caption --model MODEL` would make "
         "for images without a caption.",
     ),
-    concurrency: int = typer.Option(8, help="Model calls / questions in flight."),
+    concurrency: int = typer.Option(defaults.CONCURRENCY, help="Model calls / questions in flight."),
     captions_dir: Path | None = typer.Option(
         None, help="Folder of captions written by `h2hmem caption --captions-dir`."
     ),
@@ -133,10 +140,13 @@ def run_cmd(
         None, help="Request cache file (default ~/.cache/h2hmem/requests.sqlite or $H2HMEM_CACHE_DIR)."
     ),
     max_retries: int = typer.Option(
-        5, "--max-retries", min=0, help="Retries of a failed model call (429, 5xx, timeouts, broken replies)."
+        defaults.MAX_RETRIES,
+        "--max-retries",
+        min=0,
+        help="Retries of a failed model call (429, 5xx, timeouts, broken replies).",
     ),
     timeout: float = typer.Option(
-        120.0, "--timeout", min=0.001, help="Seconds one model call may take before it is retried."
+        defaults.TIMEOUT_S, "--timeout", min=0.001, help="Seconds one model call may take before it is retried."
     ),
     retrieval_only: bool = typer.Option(
         False,

@@ -12,6 +12,7 @@ import weakref
 from collections import defaultdict
 from typing import Literal
 
+from .. import defaults
 from ._backend import Backend, BackendReply
 from ._cache import CacheEntry, RequestCache, cache_key
 from ._calllog import emit_call, messages_as_sent, recording
@@ -72,8 +73,8 @@ class ModelClient:
         backend: Backend,
         *,
         cache: RequestCache | None = None,
-        concurrency: int = 8,
-        timeout_s: float = 120.0,
+        concurrency: int = defaults.CONCURRENCY,
+        timeout_s: float = defaults.TIMEOUT_S,
         retry: RetryPolicy | None = None,
         prices: Prices | None = None,
         refresh: bool = False,

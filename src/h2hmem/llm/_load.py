@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import urlparse
 
+from .. import defaults
 from ._backend import Backend
 from ._cache import RequestCache
 from ._client import ModelClient
@@ -45,9 +46,9 @@ def load_chat_model(
     base_url: str | list[str] | None = None,
     api_key: str | None = None,
     cache: RequestCache | str | Path | None = None,
-    concurrency: int = 8,
-    timeout_s: float = 120,
-    max_retries: int = 5,
+    concurrency: int = defaults.CONCURRENCY,
+    timeout_s: float = defaults.TIMEOUT_S,
+    max_retries: int = defaults.MAX_RETRIES,
     prices: Prices | None = None,
     refresh: bool = False,
     retry: RetryPolicy | None = None,

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .. import defaults
 from ._backend import BackendReply
 from ._errors import BadResponseError, ModelError, RequestInfo
 from ._gguf_parts import SplitGGUF, assemble_gguf
@@ -105,7 +106,7 @@ def _load_llama(path: Path) -> Any:
         return _models[key]
 
 
-PUBLISHED_ANSWER_TOKENS = 1024
+PUBLISHED_ANSWER_TOKENS = defaults.ANSWER_MAX_TOKENS
 """The published answer budget (spec/baselines.md), kept for every model that is not embedded."""
 
 

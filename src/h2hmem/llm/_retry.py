@@ -11,6 +11,7 @@ from typing import TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
+from .. import defaults
 from ._errors import ModelError
 
 log = logging.getLogger(__name__)
@@ -27,7 +28,7 @@ class RetryPolicy(BaseModel):
     """
 
     model_config = ConfigDict(frozen=True)
-    max_retries: int = Field(5, ge=0)
+    max_retries: int = Field(defaults.MAX_RETRIES, ge=0)
     initial_backoff_s: float = Field(1.0, ge=0)
     max_backoff_s: float = Field(60.0, ge=0)
     max_retry_after_s: float = Field(300.0, ge=0)

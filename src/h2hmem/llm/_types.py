@@ -12,6 +12,8 @@ from typing import Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
+from .. import defaults
+
 Stage = Literal["caption", "memory_build", "answer", "judge", "other"]
 """Accounting buckets for tokens, calls and cost (issue: usage per stage in the manifest)."""
 
@@ -53,9 +55,9 @@ class GenerationConfig(BaseModel):
     """Generation parameters. Part of the cache key (unlike concurrency or retry settings)."""
 
     model_config = ConfigDict(frozen=True)
-    temperature: float = 0.1
-    """Paper's answer temperature (spec/baselines.md)."""
-    max_tokens: int | None = 1024
+    temperature: float = defaults.ANSWER_TEMPERATURE
+    """Paper's answer temperature (spec/baselines.md; :data:`h2hmem.defaults.ANSWER_TEMPERATURE`)."""
+    max_tokens: int | None = defaults.ANSWER_MAX_TOKENS
     """None sends no limit (the official judge sets none)."""
     json_mode: bool = False
     seed: int | None = None

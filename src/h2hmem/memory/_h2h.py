@@ -11,10 +11,11 @@ model call):
    that session;
 3. **which image** — an image turn is indexed with the turns after it that discuss it, and they
    with its caption (:mod:`._h2h_index`);
-4. **what changed** — Knowledge Resolution questions favour later sessions (latest value);
-   conflict claims are searched without their instruction words, and events or anchored
-   sentences listed in a question are searched one by one, so each side is retrieved
-   (:mod:`._h2h_query`);
+4. **what changed** — Knowledge Resolution (KR) questions favour later sessions (latest value),
+   and a sentence of theirs without its own time anchor continues the one before it; a conflict
+   (CD) claim is searched without its instruction words and side by side (the sides it joins
+   with "but", "while", "X mentioned that" …), and events or anchored sentences listed in a
+   question are searched one by one, so each side is retrieved (:mod:`._h2h_query`);
 5. **when memory holds nothing** — the best cosine between the question and any turn is an
    abstention signal; below ``abstain_threshold`` an Answer Refusal question is told so.
 
@@ -36,7 +37,7 @@ from ..data import MainCategory, Session, TaskType
 from ._amem_retrieve import minmax
 from ._h2h_index import ScoreWeights, TurnIndex, TurnRecord, neighbour_max, session_prior
 from ._h2h_people import SpeakerDirectory
-from ._h2h_query import search_text, sentence_queries, sub_queries
+from ._h2h_query import claim_sides, search_text, sentence_queries, sub_queries
 from ._h2h_time import TimeRefs, matching_sessions, time_refs
 from ._prompt import build_answer_messages
 from ._protocol import Answer, Evidence, MemoryContext
@@ -69,6 +70,8 @@ class H2HMemory:
         session_cap: most turns from one session in the top-k when no time anchor matched (0 = none).
         bm25, context, speakers, time_anchors, decompose, clean_query, recency, pictures: switch
             one component off (the ablation in ``docs/h2h-memory.md``).
+        both_sides: CD questions: search each side of the claim (:func:`~._h2h_query.claim_sides`).
+        revisions: KR questions: a sentence without its own time anchor joins the one before it.
         session_prior: add the session prior (off by default: it lowered both turn recall and
             session hit@5 on the sample, see the ablation).
     """
@@ -92,6 +95,8 @@ class H2HMemory:
         clean_query: bool = True,
         recency: bool = True,
         pictures: bool = True,
+        both_sides: bool = True,
+        revisions: bool = True,
         session_cap: int = SESSION_CAP,
     ):
         if ctx.embedder_factory is None:
@@ -112,6 +117,8 @@ class H2HMemory:
             "clean_query": clean_query,
             "recency": recency,
             "pictures": pictures,
+            "both_sides": both_sides,
+            "revisions": revisions,
         }
         w = ScoreWeights()
         self.weights = ScoreWeights(
@@ -276,7 +283,7 @@ class H2HMemory:
         matched = matching_sessions(refs, self._sessions)
         scores, signal = await self._scores(query, named, refs, matched, question.task_type)
         order = list(np.lexsort((np.arange(len(scores)), -scores)))
-        subs = self._sub_queries(raw, refs) if self.switches["decompose"] else []
+        subs = self._sub_queries(raw, refs, question.task_type) if self.switches["decompose"] else []
         if subs:
             first: list[list[int]] = []
             rest: list[list[int]] = []
@@ -299,17 +306,27 @@ class H2HMemory:
         }
         return hits, facts
 
-    def _sub_queries(self, raw: str, refs: TimeRefs) -> list[tuple[str, TimeRefs, bool]]:
-        """``(text, anchors, primary)``: listed events (each primary, with the question's anchors),
-        else sentences that carry anchors of their own (each with its own; an unanchored sentence
-        gets none, so it is not pulled to the others'). Of the sentences, only the one that asks
-        (ends with "?") is primary: the others set the scene. Rankings merge as primaries, the
-        whole question, then the rest."""
+    def _sub_queries(self, raw: str, refs: TimeRefs, task: TaskType) -> list[tuple[str, TimeRefs, bool]]:
+        """``(text, anchors, primary)``: listed events (each primary, with the question's anchors);
+        for a conflict (CD) question the sides of its claim (each primary, with the question's
+        anchors: ``both_sides``); else sentences that carry anchors of their own (each with its own;
+        an unanchored sentence gets none, so it is not pulled to the others'). Of the sentences,
+        only the one that asks (ends with "?") is primary: the others set the scene — except for a
+        Knowledge Resolution (KR) question (``revisions``), whose scene is the earlier statement
+        that the asked-about turn revises, so every sentence is primary, and a sentence without
+        anchors of its own ("but how was it resolved later?") continues the one before it.
+        Rankings merge as primaries, the whole question, then the rest."""
         items = sub_queries(raw)
         if items:
             return [(i, refs, True) for i in items]
+        if task is TaskType.CD and self.switches["both_sides"]:
+            sides = claim_sides(raw)
+            if sides:
+                return [(s, refs, True) for s in sides]
         sentences = [(s, time_refs(s)) for s in sentence_queries(raw)]
         if sum(r.any for _, r in sentences) >= 1 and len({frozenset(r.sessions) for _, r in sentences}) > 1:
+            if task is TaskType.KR and self.switches["revisions"]:
+                sentences = _join_continuations(sentences)
             return [(s, r, s.rstrip().endswith("?")) for s, r in sentences]
         return []
 
@@ -386,6 +403,21 @@ def _cap_per_session(order: list[int], sessions: list[str], cap: int, k: int) ->
         else:
             rest.append(i)
     return head + rest
+
+
+def _join_continuations(sentences: list[tuple[str, TimeRefs]]) -> list[tuple[str, TimeRefs]]:
+    """Sentences with no time anchor of their own appended to the one before (the first kept as is).
+
+    Example: [("In Session 4, X broke", {4}), ("how was it fixed later?", {})] →
+    [("In Session 4, X broke how was it fixed later?", {4})].
+    """
+    out: list[tuple[str, TimeRefs]] = []
+    for s, r in sentences:
+        if out and not r.any:
+            out[-1] = (f"{out[-1][0]} {s}", out[-1][1])
+        else:
+            out.append((s, r))
+    return out
 
 
 def _round_robin(lists: list[list[int]]) -> list[int]:

@@ -6,7 +6,9 @@ words match nothing useful and, for a dense encoder, pull every question towards
 point. :func:`search_text` removes them; :func:`sub_queries` splits questions that list several
 events ("A. … B. … C. …", the usual form of ordering questions) so each event is searched for on
 its own; :func:`sentence_queries` splits a question of several sentences ("In Session 1, X
-suggested … In Session 14, how was this upgraded …?"), each searched with its own time anchors.
+suggested … In Session 14, how was this upgraded …?"), each searched with its own time anchors;
+:func:`claim_sides` splits a conflict claim into its sides ("The dialogue mentions that X, but Y
+says Z" → X, Y says Z), so the statement each side rests on is searched for on its own.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ INSTRUCTIONS: tuple[str, ...] = (
     r"(?:please )?(?:give|provide|state) the (?:session|image|picture)[^.?]*\.",
     r"does this (?:contradict|conflict with)[^?]*\?",
     r"is this (?:consistent|inconsistent) with[^?]*\?",
+    r"does this (?:align|agree|match) with[^?]*\?",
+    r"is (?:this|there) (?:a )?(?:contradiction|contradictory|conflict)[^?]*\?",
     r"answer (?:with )?(?:\"?yes\"? or \"?no\"?|yes/no)\.?",
     r"use letters to represent the events\.?",
     r"please arrange the following events in chronological order(?: based on the dialogue content)?:?",
@@ -60,5 +64,37 @@ def sentence_queries(question: str) -> list[str]:
     """
     body = re.sub(r"\s+", " ", _INSTRUCTION.sub(" ", question)).strip()
     parts = [p.strip(" ;,") for p in _SENTENCE.split(body)]
+    parts = [p for p in parts if len(p.split()) >= MIN_SENTENCE_WORDS]
+    return parts if len(parts) >= 2 else []
+
+
+_CONTRAST = re.compile(
+    r",?\s+(?:but|yet|whereas)\s+(?:new information (?:says|shows)(?: that)?\s+)?|,\s+while\s+|;\s+", re.I
+)
+_FRAME = re.compile(
+    r"^\s*(?:if\s+)?(?:someone|some(?:\s+people)?|people|others)\s+(?:says?|said|claims?|think|thinks?)(?:\s+that)?,?\s*"
+    r"|,?\s*\b(?:the\s+(?:dialogue|conversation)\s+)?(?:mentions?|mentioned|says?|said|claims?|claimed|states?|stated)"
+    r"(?:\s+in\s+the\s+(?:dialogue|conversation))?\s+that\s+",
+    re.I,
+)
+_QUOTES = re.compile(r"[\"“”‘’]|(?<!\w)'|'(?!\w)")
+
+
+def claim_sides(question: str) -> list[str]:
+    """The sides of a conflict claim, or [] when it has fewer than two of at least
+    :data:`MIN_SENTENCE_WORDS` words.
+
+    A conflict question puts a claim against the conversation; the evidence is the turn each part
+    of the claim rests on ("both sides"). The claim (instructions removed) is cut at contrast
+    conjunctions (", but", ", yet", ", while", "whereas", "; ", "but new information says"), then at
+    reporting frames ("X mentioned that", "the conversation mentioned that", "someone says"), which
+    separate the scene from what is claimed; quote marks are dropped.
+
+    Example: "The dialogue mentions that A went to the lake, but B says, 'The lake is new to me!'
+    Is this contradictory?" → ["A went to the lake", "B says, The lake is new to me!"].
+    """
+    body = re.sub(r"\s+", " ", _INSTRUCTION.sub(" ", question)).strip()
+    parts = [q for p in _CONTRAST.split(body) for q in _FRAME.split(p)]
+    parts = [re.sub(r"\s+", " ", _QUOTES.sub("", p)).strip(" ;,.") for p in parts]
     parts = [p for p in parts if len(p.split()) >= MIN_SENTENCE_WORDS]
     return parts if len(parts) >= 2 else []

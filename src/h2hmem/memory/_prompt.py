@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 
+from .. import defaults
 from ..data import Question, TaskType
 from ..llm import ContentPart, GenerationConfig, ImagePart, Message, TextPart
 from ._view import QuestionView
@@ -25,7 +26,7 @@ TASK_INSTRUCTIONS: dict[TaskType, str] = {
 }
 DEFAULT_INSTRUCTION = "Give a clear and precise answer."
 
-ANSWER_CONFIG = GenerationConfig(temperature=0.1, max_tokens=1024)
+ANSWER_CONFIG = GenerationConfig(temperature=defaults.ANSWER_TEMPERATURE, max_tokens=defaults.ANSWER_MAX_TOKENS)
 """Answer generation settings of the paper: temperature 0.1, at most 1,024 new tokens."""
 
 

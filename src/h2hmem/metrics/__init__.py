@@ -2,7 +2,7 @@
 
 from ._aggregate import DEFAULT_GROUPS, SPLIT_KEYS, aggregate
 from ._coverage import coverage_line
-from ._evaluate import LEXICAL_FIELDS, METRICS, evaluate_run, question_order, read_score_file
+from ._evaluate import LEXICAL_FIELDS, METRICS, aevaluate_run, evaluate_run, question_order, read_score_file
 from ._evidence import EVIDENCE_KS, evidence_metric_names, evidence_scores, score_evidence
 from ._judge import (
     DEFAULT_JUDGE_SPEC,
@@ -14,7 +14,7 @@ from ._judge import (
     judge_predictions,
     parse_judgments,
 )
-from ._judge_cost import estimate_judge
+from ._judge_cost import aestimate_judge, estimate_judge
 from ._judge_official import (
     official_judge_messages,
     official_judge_prompt,
@@ -23,7 +23,7 @@ from ._judge_official import (
     snap_score,
 )
 from ._judge_options import JUDGE_OPTION_NAMES, JUDGE_PRESETS, JudgeFormat, JudgeMode, JudgeOptions, ScoreLevels
-from ._labeler import OFFLINE, label_evidence
+from ._labeler import OFFLINE, alabel_evidence, label_evidence
 from ._labels import (
     LABEL_STATUSES,
     EvidenceLabel,
@@ -44,6 +44,9 @@ __all__ = [
     "LEXICAL_FIELDS",
     "METRICS",
     "evaluate_run",
+    "aevaluate_run",
+    "aestimate_judge",
+    "alabel_evidence",
     "DEFAULT_JUDGE_SPEC",
     "JUDGE_LEVELS",
     "NOT_COMPARABLE",

@@ -41,12 +41,13 @@ from typing import Any
 
 import numpy as np
 
+from .. import defaults
 from ..data import SPLITS, MainCategory, TaskType, parse_main_category
 
 ALL = "all"
 SPLIT_KEYS: tuple[str, ...] = (*SPLITS, ALL)
 DEFAULT_GROUPS: tuple[str, ...] = ("task_type", "main_category", "difficulty", "dialogue")
-DEFAULT_N_BOOT = 1000
+DEFAULT_N_BOOT = defaults.N_BOOT
 """Bootstrap resamples (spec §3 asks for at least 1,000)."""
 CI_LEVEL = 0.95
 

@@ -41,13 +41,13 @@ aggregate covers the unchanged questions only): reports never use a stale judge 
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from .._aio import run_sync
 from .._atomic import atomic_write_text
 from ..data import load_dataset
 from ..llm import record_calls
@@ -249,7 +249,7 @@ def already_judged(
     }
 
 
-def _run_judge(
+async def _run_judge(
     preds: list[Prediction],
     model: Any,
     options: JudgeOptions,
@@ -260,8 +260,8 @@ def _run_judge(
 ) -> list[JudgeRecord]:
     keep = already_judged(preds, path, model.spec, options, refresh)
     todo = [p for p in preds if p.question_id not in keep]
-    if refresh and path.exists():
-        path.unlink()
+    if refresh and path.exists():  # noqa: ASYNC240 — once per scoring pass
+        path.unlink()  # noqa: ASYNC240
     new: list[JudgeRecord] = []
     if todo:
         if show_progress:
@@ -269,9 +269,9 @@ def _run_judge(
 
             with Progress(transient=False) as bar:
                 task = bar.add_task(f"judging with {model.spec}", total=len(todo))
-                new = asyncio.run(_judge(todo, model, options, path, lambda: bar.advance(task), transcripts))
+                new = await _judge(todo, model, options, path, lambda: bar.advance(task), transcripts)
         else:
-            new = asyncio.run(_judge(todo, model, options, path, lambda: None, transcripts))
+            new = await _judge(todo, model, options, path, lambda: None, transcripts)
     by_id = {**keep, **{r.question_id: r for r in new}}
     records = [by_id[p.question_id] for p in preds]
     _write_jsonl(path, [r.model_dump(mode="json") for r in records])
@@ -331,7 +331,7 @@ def _judge_summary(
     }
 
 
-def evaluate_run(
+async def aevaluate_run(
     run_dir: str | Path,
     metrics: Sequence[str] = ("lexical", "evidence"),
     *,
@@ -349,6 +349,9 @@ def evaluate_run(
     evidence_labels: str | Path | EvidenceLabels | None = None,
 ) -> dict[str, Any]:
     """Score ``run_dir`` and write its ``scores/`` files; returns the summary (schema above).
+
+    The async twin of :func:`evaluate_run` (same arguments): ``await aevaluate_run(...)`` in a
+    notebook or async code; the judge's calls then run in the caller's event loop.
 
     Args:
         run_dir: a run directory holding ``predictions.jsonl`` (and usually ``manifest.json``).
@@ -408,7 +411,7 @@ def evaluate_run(
         if not metrics:
             raise ValueError(f"{run_dir} is a retrieval-only run (no answers): only the evidence metric applies")
     root = Path(data_root) if data_root is not None else None
-    if root is None and manifest.get("data_root") and Path(manifest["data_root"]).is_dir():
+    if root is None and manifest.get("data_root") and Path(manifest["data_root"]).is_dir():  # noqa: ASYNC240
         root = Path(manifest["data_root"])
     gold, mismatches, absent = None, 0, None
     if root is not None:
@@ -441,7 +444,7 @@ def evaluate_run(
             atomic_write_text(info_path, json.dumps(turn_info, ensure_ascii=False, indent=1))
     judge_stale = None
     if "judge" in metrics:
-        _run_judge(
+        await _run_judge(
             preds,
             judge_model,
             options,
@@ -516,3 +519,50 @@ def evaluate_run(
             summary["label"] = summary["metrics"]["judge"]["label"]
     atomic_write_text(scores / "summary.json", json.dumps(summary, ensure_ascii=False, indent=1))
     return summary
+
+
+def evaluate_run(
+    run_dir: str | Path,
+    metrics: Sequence[str] = ("lexical", "evidence"),
+    *,
+    data_root: str | Path | None = None,
+    judge_model: Any = None,
+    judge_mode: JudgeMode | None = None,
+    n_boot: int = DEFAULT_N_BOOT,
+    seed: int = 0,
+    refresh: bool = False,
+    show_progress: bool = False,
+    selection: Any = None,
+    preset: str = DEFAULT_PRESET,
+    judge_options: Mapping[str, Any] | None = None,
+    transcripts: bool = True,
+    evidence_labels: str | Path | EvidenceLabels | None = None,
+) -> dict[str, Any]:
+    """Score ``run_dir`` (sync entry point of :func:`aevaluate_run`, same arguments, returns and errors).
+
+    Without the ``"judge"`` metric nothing is awaited, so it also works inside a running event loop.
+
+    Raises:
+        InRunningLoopError: the judge is asked for inside a running event loop (a notebook):
+            ``await aevaluate_run(...)`` there.
+    """
+    return run_sync(
+        lambda: aevaluate_run(
+            run_dir,
+            metrics,
+            data_root=data_root,
+            judge_model=judge_model,
+            judge_mode=judge_mode,
+            n_boot=n_boot,
+            seed=seed,
+            refresh=refresh,
+            show_progress=show_progress,
+            selection=selection,
+            preset=preset,
+            judge_options=judge_options,
+            transcripts=transcripts,
+            evidence_labels=evidence_labels,
+        ),
+        "aevaluate_run",
+        loop_free="judge" not in metrics,
+    )

@@ -29,6 +29,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from .. import defaults
 from ..llm import ChatModel, GenerationConfig, Message, ModelError, tag_calls
 from ..run import Prediction, QuestionKey, prediction_hash
 from ._judge_official import (
@@ -43,7 +44,7 @@ from ._judge_options import JudgeMode, JudgeOptions
 
 JUDGE_LEVELS: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 1.0)
 """The five scores of the rubric (spec §2)."""
-DEFAULT_JUDGE_SPEC = "openai:gpt-4o-mini"
+DEFAULT_JUDGE_SPEC = defaults.JUDGE_MODEL
 """The official judge (spec §2)."""
 NOT_COMPARABLE = "not comparable with published numbers"
 """Label carried by every output of a ``local:`` judge."""
@@ -135,7 +136,9 @@ def judge_messages(items: Sequence[tuple[str, Prediction]]) -> list[Message]:
 
 
 def _config(n_items: int) -> GenerationConfig:
-    return GenerationConfig(temperature=0.0, max_tokens=_TOKENS_BASE + _TOKENS_PER_ITEM * n_items, json_mode=True)
+    return GenerationConfig(
+        temperature=defaults.JUDGE_TEMPERATURE, max_tokens=_TOKENS_BASE + _TOKENS_PER_ITEM * n_items, json_mode=True
+    )
 
 
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.IGNORECASE)

@@ -9,17 +9,17 @@ foreseeable and not counted.
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
+from .._aio import run_sync
 from ..run import CostEstimate, RunStore, collect, counting_model, read_predictions
 from ._evaluate import _gold_from_dataset, already_judged, question_order
 from ._judge import _Judge, judge_batches
 from ._judge_options import JudgeMode, JudgeOptions
 
 
-def estimate_judge(
+async def aestimate_judge(
     run_dir: str | Path,
     judge_spec: str,
     *,
@@ -33,7 +33,8 @@ def estimate_judge(
     options: JudgeOptions | None = None,
 ) -> CostEstimate:
     """Count the judge requests of scoring ``run_dir`` with ``judge_spec`` (stage ``"judge"``) under
-    ``options`` (default: the ``paper`` preset; ``mode`` overrides its ``batching``).
+    ``options`` (default: the ``paper`` preset; ``mode`` overrides its ``batching``). Async twin of
+    :func:`estimate_judge`.
 
     Raises:
         FileNotFoundError / ValueError: as :func:`~h2hmem.metrics.evaluate_run` for a bad run directory.
@@ -46,7 +47,7 @@ def estimate_judge(
         preds = selection.apply(preds, strict=False)
     manifest = RunStore(run_dir).read_manifest()
     root = Path(data_root) if data_root is not None else None
-    if root is None and manifest.get("data_root") and Path(manifest["data_root"]).is_dir():
+    if root is None and manifest.get("data_root") and Path(manifest["data_root"]).is_dir():  # noqa: ASYNC240
         root = Path(manifest["data_root"])
     if root is not None and preds:
         preds = _gold_from_dataset(preds, root, str(manifest.get("split") or "all"))[0]
@@ -65,10 +66,45 @@ def estimate_judge(
             items = list(zip(judge._local_ids(batch), batch))
             await chat.chat(judge._messages(items), judge._config(len(items)), stage="judge", items=len(items))
 
-    asyncio.run(count())
+    await count()
     estimate = CostEstimate(questions=len(preds), already_recorded=len(keep))
     collect(estimate, chat)
     failed = sum(p.failed for p in todo)
     if failed:
         estimate.notes.append(f"{failed} failed answers score 0 without a judge call")
     return estimate
+
+
+def estimate_judge(
+    run_dir: str | Path,
+    judge_spec: str,
+    *,
+    mode: JudgeMode | None = None,
+    data_root: str | Path | None = None,
+    selection: Any = None,
+    base_url: str | None = None,
+    use_cache: bool = True,
+    refresh: bool = False,
+    prices: dict[str, tuple[float, float]] | None = None,
+    options: JudgeOptions | None = None,
+) -> CostEstimate:
+    """Sync entry point of :func:`aestimate_judge` (same arguments, returns and errors).
+
+    Raises:
+        InRunningLoopError: called inside a running event loop: ``await aestimate_judge(...)`` there.
+    """
+    return run_sync(
+        lambda: aestimate_judge(
+            run_dir,
+            judge_spec,
+            mode=mode,
+            data_root=data_root,
+            selection=selection,
+            base_url=base_url,
+            use_cache=use_cache,
+            refresh=refresh,
+            prices=prices,
+            options=options,
+        ),
+        "aestimate_judge",
+    )

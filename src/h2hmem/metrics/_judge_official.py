@@ -38,6 +38,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from .. import defaults
 from .._protocol_text import load_protocol_text
 from ..llm import GenerationConfig, Message
 from ..run import Prediction
@@ -47,7 +48,7 @@ HIDDEN = "unknown"
 """Written where the official header named the method and the answer model."""
 LEVELS: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 1.0)
 
-OFFICIAL_CONFIG = GenerationConfig(temperature=0.0, max_tokens=None)
+OFFICIAL_CONFIG = GenerationConfig(temperature=defaults.JUDGE_TEMPERATURE, max_tokens=None)
 """The official judge call: ``temperature=0`` (the script's default), no other parameter."""
 
 _ARRAY = re.compile(r"\[.*\]", re.DOTALL)

@@ -31,6 +31,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from .._aio import run_sync
 from .._atomic import atomic_write_text
 from ..data import Dialogue, Question, TaskType, load_dataset
 from ._labels import EvidenceLabel, _read_file
@@ -209,7 +210,7 @@ async def _label_all(ds, todo: list[tuple[Dialogue, Question]], model: Any, capt
     await asyncio.gather(*(one(d, q) for d, q in todo))
 
 
-def label_evidence(
+async def alabel_evidence(
     root: str | Path,
     model: Any = OFFLINE,
     out_dir: str | Path | None = None,
@@ -219,7 +220,7 @@ def label_evidence(
     reference: str | Path | None = None,
 ) -> dict[str, Any]:
     """Label every question of the dataset at ``root``; returns counts, the labeller and, with
-    ``reference`` labels, the agreement (:func:`label_agreement`).
+    ``reference`` labels, the agreement (:func:`label_agreement`). Async twin of :func:`label_evidence`.
 
     Args:
         model: ``"offline"`` or a :class:`~h2hmem.llm.ChatModel`.
@@ -273,7 +274,7 @@ def label_evidence(
         files[q.split].flush()
 
     try:
-        asyncio.run(_label_all(ds, todo, None if spec == OFFLINE else model, captions, emit))
+        await _label_all(ds, todo, None if spec == OFFLINE else model, captions, emit)
     finally:
         for f in files.values():
             f.close()
@@ -293,3 +294,23 @@ def label_evidence(
     if reference is not None:
         report["agreement"] = label_agreement(done, load_evidence_labels(reference).labels)
     return report
+
+
+def label_evidence(
+    root: str | Path,
+    model: Any = OFFLINE,
+    out_dir: str | Path | None = None,
+    *,
+    split: str = "all",
+    captions: Any = None,
+    reference: str | Path | None = None,
+) -> dict[str, Any]:
+    """Sync entry point of :func:`alabel_evidence` (same arguments, returns and errors).
+
+    Raises:
+        InRunningLoopError: called inside a running event loop: ``await alabel_evidence(...)`` there.
+    """
+    return run_sync(
+        lambda: alabel_evidence(root, model, out_dir, split=split, captions=captions, reference=reference),
+        "alabel_evidence",
+    )

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import defaults
 from ._aggregate import CI_LEVEL, _boot_weights
 
 EXACT_MAX = 12
@@ -49,7 +50,7 @@ def paired_difference(
     a: Sequence[float],
     b: Sequence[float],
     *,
-    n_boot: int = 1000,
+    n_boot: int = defaults.N_BOOT,
     n_perm: int = DEFAULT_N_PERM,
     seed: int = 0,
     key: str = "",
@@ -103,7 +104,7 @@ def paired_by_group(
     b: Mapping[str, float | None],
     groups: Mapping[str, str],
     *,
-    n_boot: int = 1000,
+    n_boot: int = defaults.N_BOOT,
     n_perm: int = DEFAULT_N_PERM,
     seed: int = 0,
 ) -> dict[str, PairedDifference]:
@@ -159,7 +160,9 @@ class Pooled:
     """Bootstrap CI of the mean over every question of every run (resampling questions)."""
 
 
-def pool_runs(runs: Sequence[Sequence[float]], *, n_boot: int = 1000, seed: int = 0, key: str = "") -> Pooled:
+def pool_runs(
+    runs: Sequence[Sequence[float]], *, n_boot: int = defaults.N_BOOT, seed: int = 0, key: str = ""
+) -> Pooled:
     """Pool the per-question scores of repeated runs (empty runs are ignored).
 
     Example: runs [[1, 0], [1, 1]] → run means 0.5 and 1.0 → mean 0.75, sd 0.354; pooled mean 0.75.

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .. import defaults
 from .._atomic import atomic_write_text
 from ._compare import group_table, paired_figure, paired_table
 from ._efficiency import efficiency_table
@@ -102,7 +103,7 @@ def build_report(
     out_dir: str | Path | None = None,
     *,
     worst: int = DEFAULT_WORST,
-    n_boot: int = 1000,
+    n_boot: int = defaults.N_BOOT,
     on_step: Callable[[str], None] | None = None,
     group: bool = False,
     selection: Any = None,

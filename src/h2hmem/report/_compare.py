@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from .. import defaults
 from ..data import MainCategory
 from ..metrics import paired_by_group, pool_runs
 from ._figures import OKABE_ITO, STYLE, _save, plt
@@ -34,7 +35,7 @@ def _categories(runs: list[RunResult]) -> dict[str, str]:
 
 
 def paired_table(
-    runs: list[RunResult], metric: ScoreMetric, *, n_boot: int = 1000, seed: int = 0
+    runs: list[RunResult], metric: ScoreMetric, *, n_boot: int = defaults.N_BOOT, seed: int = 0
 ) -> ReportTable | None:
     """For each pair (A, B) of runs in report order: B − A overall and per main category, with the
     paired bootstrap 95% CI and the sign-flip p-value; None for a single run."""
@@ -104,7 +105,9 @@ def config_key(run: RunResult) -> str:
     return json.dumps(identity, sort_keys=True, default=str)
 
 
-def group_table(runs: list[RunResult], metric: ScoreMetric, *, n_boot: int = 1000, seed: int = 0) -> ReportTable:
+def group_table(
+    runs: list[RunResult], metric: ScoreMetric, *, n_boot: int = defaults.N_BOOT, seed: int = 0
+) -> ReportTable:
     """One row per configuration and group (overall, main categories): runs, mean ± sd of the run
     means, and the pooled questions' mean with its bootstrap 95% CI."""
     configs: dict[str, list[RunResult]] = {}

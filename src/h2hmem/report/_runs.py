@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import defaults
 from ..metrics import aggregate, evaluate_run, question_order, read_score_file
 from ..run import Prediction, RunStore, read_predictions
 
@@ -73,7 +74,7 @@ def _score_map(path: Path, field_name: str) -> dict[str, float | None]:
     return {r["question_id"]: r.get(field_name) for r in read_score_file(path)}
 
 
-def load_run(run_dir: str | Path, *, n_boot: int = 1000, selection: Any = None) -> RunResult:
+def load_run(run_dir: str | Path, *, n_boot: int = defaults.N_BOOT, selection: Any = None) -> RunResult:
     """Read ``run_dir``; score it (lexical + evidence, never the judge) when it has no summary or
     its summary lacks the lexical scores.
 

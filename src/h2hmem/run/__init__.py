@@ -1,6 +1,6 @@
 """Running a memory method over a dataset: configuration, prediction records, run store, runner."""
 
-from ._config import RunConfig
+from ._config import AnswerGeneration, Execution, RunConfig, RunModels
 from ._dryrun import CostEstimate, StageCost, aestimate_run, collect, counting_model, estimate_run
 from ._export import export_official
 from ._records import DuplicatePredictionsWarning, Prediction, QuestionKey, prediction_hash, read_predictions
@@ -18,6 +18,9 @@ from ._transcripts import (
 )
 
 __all__ = [
+    "AnswerGeneration",
+    "Execution",
+    "RunModels",
     "BudgetExhausted",
     "CostEstimate",
     "DuplicatePredictionsWarning",

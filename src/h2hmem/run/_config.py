@@ -1,4 +1,14 @@
-"""Run configuration: everything that decides what a run computes (recorded in the manifest)."""
+"""Run configuration: everything that decides what a run computes (recorded in the manifest).
+
+:class:`RunConfig` groups its settings by what they configure — :class:`AnswerGeneration`
+(``generation``), :class:`RunModels` (``models``), :class:`Execution` (``execution``) and
+:class:`~h2hmem.run.Selection` (``selection``) — beside the top-level settings that name the run
+(data, split, method, preset, protocol, limit, …). The flat keyword arguments of earlier versions
+(``RunConfig(data_root=..., model=..., concurrency=...)``) still work: they are routed into their
+group (:data:`FLAT_FIELDS`), and the flat names can still be read (deprecated; read the groups).
+The manifest records the flat form (:meth:`RunConfig.recorded`), and the run id and identity of a
+configuration do not depend on the grouping.
+"""
 
 from __future__ import annotations
 
@@ -8,84 +18,66 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from .. import defaults
 from ..presets import DEFAULT_PRESET, Preset
 from ._selection import Selection
 
 Protocol = Literal["full", "online"]
 
 
-class RunConfig(BaseModel):
-    """Settings of one ``h2hmem run``.
-
-    The default preset ``paper`` makes every method send what the official script sends
-    (``docs/protocol.md``); its choices live in the methods as named options (overridable through
-    ``method_params``). Protocol ``full`` = observe every session, then ask — the official protocol.
-    Unknown keyword arguments are refused (a misspelt ``out=`` must not be silently ignored).
-    """
+class AnswerGeneration(BaseModel):
+    """Generation settings of the answer call (defaults: :mod:`h2hmem.defaults`, the published ones)."""
 
     model_config = ConfigDict(extra="forbid")
 
-    data_root: Path
-    split: Literal["dyadic", "multi-party", "all"] = "all"
-    method: str = "naive-rag"
-    method_params: dict[str, Any] = Field(default_factory=dict)
-    """Keyword arguments of the method's constructor (e.g. ``{"top_k": 5}``); a preset option of the method
-    given here (e.g. ``{"truncation": "recent"}``) overrides the preset's value for that one choice."""
-    preset: Preset = DEFAULT_PRESET
-    """``paper`` (default: send what the official scripts send) or ``harmonized`` (one shared answer prompt,
-    no head truncation, …); see ``docs/protocol.md``. Each method records its resolved options in the manifest."""
-    model: str = "local:smollm2"
+    temperature: float = defaults.ANSWER_TEMPERATURE
+    """Answer temperature (published: 0.1)."""
+    max_tokens: int = defaults.ANSWER_MAX_TOKENS
+    """New-token limit of the answer call (published: 1,024); a lower value is a recorded deviation."""
+
+
+class RunModels(BaseModel):
+    """Which models a run calls, and where."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str = defaults.ANSWER_MODEL
     """Answer model spec: ``openai:<model>`` or ``local:smollm2``."""
     base_url: list[str] | None = None
     """OpenAI-compatible server(s); several are served round-robin."""
     build_model: str | None = None
     """Separate memory-construction model (A-Mem's note writer); defaults to ``model``."""
-    embedder: str = "minilm"
-    protocol: Protocol = "full"
-    answer_max_tokens: int = 1024
-    """New-token limit of the answer call (published: 1,024); a lower value is a recorded deviation."""
-    answer_temperature: float = 0.1
-    """Answer temperature (published: 0.1)."""
-    out_dir: Path = Path("runs")
-    run_id: str | None = None
-    limit: int | None = None
-    """Answer only the first N questions (dataset order, after ``selection``) — for smoke tests;
-    ``selection.sample`` is the representative subset."""
-    concurrency: int = 8
+    embedder: str = defaults.EMBEDDER
+    """Text embedder spec: ``minilm`` or ``openai:<model>``."""
+
+
+class Execution(BaseModel):
+    """How one invocation is carried out: parallelism, timeouts, cache, spending (not the run's identity)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    concurrency: int = defaults.CONCURRENCY
     """Maximum model calls in flight (and questions answered at once)."""
-    dialogue_concurrency: int = 4
+    dialogue_concurrency: int = defaults.DIALOGUE_CONCURRENCY
     """Dialogues whose memory is built at the same time."""
     cache_path: Path | None = None
     """Request cache file; ``None`` = the default location."""
     use_cache: bool = True
     refresh_cache: bool = False
-    captions_dir: Path | None = None
-    """Extra folder with captions written by ``h2hmem caption --captions-dir``."""
     retry_failed: bool = False
     """Redo only questions whose recorded prediction has an error."""
-    timeout_s: float = 120.0
-    max_retries: int = 5
-    retrieval_only: bool = False
-    """Record each question's ranked evidence (``MemorySystem.retrieve_evidence``) without calling
-    the answer model; memory is still built as usual (A-Mem's notes use the build model)."""
-    # --- research workflow (issue 16): which questions, and what this invocation may spend ---
-    selection: Selection = Field(default_factory=Selection)
-    """Filters and stratified sample applied before ``limit`` (see :mod:`h2hmem.run._selection`)."""
+    timeout_s: float = defaults.TIMEOUT_S
+    """Seconds one model call may take before it is retried."""
+    max_retries: int = defaults.MAX_RETRIES
+    """Retries of a failed model call."""
     max_cost_usd: float | None = None
     """Stop cleanly (resumable) before this invocation's model calls would cost more than this (USD)."""
     prices: dict[str, tuple[float, float]] = Field(default_factory=dict)
     """``{model: (USD per 1M input tokens, USD per 1M output tokens)}`` beside the built-in table."""
     transcripts: bool = True
     """Keep every model call in ``transcripts.jsonl.gz`` (prompt, reply, usage; not part of the run's identity)."""
-
-    @field_validator("limit")
-    @classmethod
-    def _positive(cls, v: int | None) -> int | None:
-        if v is not None and v < 1:
-            raise ValueError("limit must be at least 1")
-        return v
 
     @field_validator("max_cost_usd")
     @classmethod
@@ -101,6 +93,127 @@ class RunConfig(BaseModel):
             raise ValueError("concurrency must be at least 1")
         return v
 
+
+FLAT_FIELDS: dict[str, tuple[str, str]] = {
+    "model": ("models", "model"),
+    "base_url": ("models", "base_url"),
+    "build_model": ("models", "build_model"),
+    "embedder": ("models", "embedder"),
+    "answer_max_tokens": ("generation", "max_tokens"),
+    "answer_temperature": ("generation", "temperature"),
+    **{name: ("execution", name) for name in Execution.model_fields},
+}
+"""Flat setting name (as in the manifest and on the command line) → (group, name in the group)."""
+
+_RECORDED_ORDER = (
+    "data_root",
+    "split",
+    "method",
+    "method_params",
+    "preset",
+    "model",
+    "base_url",
+    "build_model",
+    "embedder",
+    "protocol",
+    "answer_max_tokens",
+    "answer_temperature",
+    "out_dir",
+    "run_id",
+    "limit",
+    "concurrency",
+    "dialogue_concurrency",
+    "cache_path",
+    "use_cache",
+    "refresh_cache",
+    "captions_dir",
+    "retry_failed",
+    "timeout_s",
+    "max_retries",
+    "retrieval_only",
+    "selection",
+    "max_cost_usd",
+    "prices",
+    "transcripts",
+)
+"""Key order of the manifest's recorded ``config`` (the order of the flat settings before grouping)."""
+
+
+class RunConfig(BaseModel):
+    """Settings of one ``h2hmem run``.
+
+    The default preset ``paper`` makes every method send what the official script sends
+    (``docs/protocol.md``); its choices live in the methods as named options (overridable through
+    ``method_params``). Protocol ``full`` = observe every session, then ask — the official protocol.
+    Unknown keyword arguments are refused (a misspelt ``out=`` must not be silently ignored), and so
+    is one setting given both flat and in its group (``concurrency=2, execution={"concurrency": 3}``).
+    Defaults come from :mod:`h2hmem.defaults`.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    data_root: Path
+    split: Literal["dyadic", "multi-party", "all"] = defaults.SPLIT
+    method: str = defaults.METHOD
+    method_params: dict[str, Any] = Field(default_factory=dict)
+    """Keyword arguments of the method's constructor (e.g. ``{"top_k": 5}``); a preset option of the method
+    given here (e.g. ``{"truncation": "recent"}``) overrides the preset's value for that one choice."""
+    preset: Preset = DEFAULT_PRESET
+    """``paper`` (default: send what the official scripts send) or ``harmonized`` (one shared answer prompt,
+    no head truncation, …); see ``docs/protocol.md``. Each method records its resolved options in the manifest."""
+    protocol: Protocol = defaults.PROTOCOL
+    generation: AnswerGeneration = Field(default_factory=AnswerGeneration)
+    """The answer call's temperature and token limit."""
+    models: RunModels = Field(default_factory=RunModels)
+    """Answer model, servers, build model and embedder."""
+    execution: Execution = Field(default_factory=Execution)
+    """Parallelism, timeouts, retries, cache, spending limit and transcripts of this invocation."""
+    out_dir: Path = defaults.RUNS_DIR
+    run_id: str | None = None
+    limit: int | None = None
+    """Answer only the first N questions (dataset order, after ``selection``) — for smoke tests;
+    ``selection.sample`` is the representative subset."""
+    captions_dir: Path | None = None
+    """Extra folder with captions written by ``h2hmem caption --captions-dir``."""
+    retrieval_only: bool = False
+    """Record each question's ranked evidence (``MemorySystem.retrieve_evidence``) without calling
+    the answer model; memory is still built as usual (A-Mem's notes use the build model)."""
+    # --- research workflow (issue 16): which questions ---
+    selection: Selection = Field(default_factory=Selection)
+    """Filters and stratified sample applied before ``limit`` (see :mod:`h2hmem.run._selection`)."""
+
+    def __init__(self, **data: Any) -> None:
+        """Keyword arguments: the fields above, or the flat names of :data:`FLAT_FIELDS` (``model=``,
+        ``concurrency=``, ``answer_temperature=``…), routed into their group."""
+        super().__init__(**data)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _group_flat_settings(cls, data: Any) -> Any:
+        """Route flat keyword arguments (``model=``, ``concurrency=``, …) into their group."""
+        if not isinstance(data, dict) or not any(k in FLAT_FIELDS for k in data):
+            return data
+        data = dict(data)
+        for flat, (group, name) in FLAT_FIELDS.items():
+            if flat not in data:
+                continue
+            given = data.get(group)
+            if isinstance(given, BaseModel):
+                given = given.model_dump(exclude_unset=True)
+            members = dict(given or {})
+            if name in members:
+                raise ValueError(f"{flat} is given twice: as {flat}= and as {group}.{name}")
+            members[name] = data.pop(flat)
+            data[group] = members
+        return data
+
+    @field_validator("limit")
+    @classmethod
+    def _positive(cls, v: int | None) -> int | None:
+        if v is not None and v < 1:
+            raise ValueError("limit must be at least 1")
+        return v
+
     @field_validator("run_id")
     @classmethod
     def _one_folder_name(cls, v: str | None) -> str | None:
@@ -112,9 +225,138 @@ class RunConfig(BaseModel):
             )
         return v
 
+    @classmethod
+    def flat_default(cls, name: str) -> Any:
+        """The default of a flat setting (``"concurrency"``, ``"answer_temperature"``, ``"split"``…).
+
+        Raises:
+            KeyError: no such setting, or one without a plain default (``data_root``).
+        """
+        if name in FLAT_FIELDS:
+            group, member = FLAT_FIELDS[name]
+            field = _GROUPS[group].model_fields[member]
+        else:
+            field = cls.model_fields[name]
+        if field.is_required():
+            raise KeyError(f"RunConfig setting {name!r} has no default")
+        return field.get_default(call_default_factory=True)
+
+    @staticmethod
+    def flat_name(loc: tuple[int | str, ...]) -> str:
+        """The flat setting name of a validation error location: ``("execution", "timeout_s")`` →
+        ``"timeout_s"``, ``("generation", "temperature")`` → ``"answer_temperature"``, ``("limit",)`` →
+        ``"limit"`` (``""`` for an error of the whole config)."""
+        if len(loc) >= 2 and loc[0] in _GROUPS:
+            for flat, where in FLAT_FIELDS.items():
+                if where == (loc[0], loc[1]):
+                    return flat
+        return str(loc[0]) if loc else ""
+
+    def recorded(self) -> dict[str, Any]:
+        """The configuration as the manifest records it: flat, JSON-ready, keys in their historical order."""
+        nested = self.model_dump(mode="json")
+        flat: dict[str, Any] = {k: v for k, v in nested.items() if k not in _GROUPS}
+        for name, (group, member) in FLAT_FIELDS.items():
+            flat[name] = nested[group][member]
+        return {k: flat[k] for k in _RECORDED_ORDER if k in flat} | {
+            k: v for k, v in flat.items() if k not in _RECORDED_ORDER
+        }
+
+    def replace(self, **changes: Any) -> RunConfig:
+        """A validated copy with ``changes`` applied; flat names (``retry_failed=True``) and groups
+        (``execution={...}``, merged into the current group) are both accepted.
+
+        Raises:
+            pydantic.ValidationError: a change is not a valid setting.
+        """
+        data = self.model_dump()
+        for flat in [k for k in changes if k in FLAT_FIELDS]:
+            group, member = FLAT_FIELDS[flat]
+            data[group][member] = changes.pop(flat)
+        for group in [k for k in changes if k in _GROUPS]:
+            value = changes.pop(group)
+            data[group].update(value.model_dump(exclude_unset=True) if isinstance(value, BaseModel) else value)
+        data.update(changes)
+        return type(self).model_validate(data)
+
+    def model_copy(self, *, update: Any = None, deep: bool = False) -> RunConfig:
+        """As pydantic's, but ``update`` goes through :meth:`replace` (validated, flat names routed)."""
+        if update:
+            return self.replace(**dict(update))
+        return super().model_copy(deep=deep)
+
+    # --- flat read access (deprecated: read ``config.models.model``, ``config.execution.concurrency``…) ---
+    @property
+    def model(self) -> str:
+        return self.models.model
+
+    @property
+    def base_url(self) -> list[str] | None:
+        return self.models.base_url
+
+    @property
+    def build_model(self) -> str | None:
+        return self.models.build_model
+
+    @property
+    def embedder(self) -> str:
+        return self.models.embedder
+
+    @property
+    def answer_max_tokens(self) -> int:
+        return self.generation.max_tokens
+
+    @property
+    def answer_temperature(self) -> float:
+        return self.generation.temperature
+
+    @property
+    def concurrency(self) -> int:
+        return self.execution.concurrency
+
+    @property
+    def dialogue_concurrency(self) -> int:
+        return self.execution.dialogue_concurrency
+
+    @property
+    def cache_path(self) -> Path | None:
+        return self.execution.cache_path
+
+    @property
+    def use_cache(self) -> bool:
+        return self.execution.use_cache
+
+    @property
+    def refresh_cache(self) -> bool:
+        return self.execution.refresh_cache
+
+    @property
+    def retry_failed(self) -> bool:
+        return self.execution.retry_failed
+
+    @property
+    def timeout_s(self) -> float:
+        return self.execution.timeout_s
+
+    @property
+    def max_retries(self) -> int:
+        return self.execution.max_retries
+
+    @property
+    def max_cost_usd(self) -> float | None:
+        return self.execution.max_cost_usd
+
+    @property
+    def prices(self) -> dict[str, tuple[float, float]]:
+        return self.execution.prices
+
+    @property
+    def transcripts(self) -> bool:
+        return self.execution.transcripts
+
     def default_run_id(self) -> str:
         """Deterministic id from what defines the run, so re-running the same command resumes it."""
-        parts = [self.method, self.model, self.split, self.protocol]
+        parts = [self.method, self.models.model, self.split, self.protocol]
         if self.preset != DEFAULT_PRESET:
             parts.append(self.preset)
         if not self.selection.is_empty:
@@ -149,13 +391,13 @@ class RunConfig(BaseModel):
             "method": self.method,
             "method_params": self.method_params,
             "preset": self.preset,
-            "model": self.model,
-            "build_model": self.build_model,
-            "embedder": self.embedder,
+            "model": self.models.model,
+            "build_model": self.models.build_model,
+            "embedder": self.models.embedder,
             "protocol": self.protocol,
             "limit": self.limit,
-            "answer_max_tokens": self.answer_max_tokens,
-            "answer_temperature": self.answer_temperature,
+            "answer_max_tokens": self.generation.max_tokens,
+            "answer_temperature": self.generation.temperature,
         }
         if not self.selection.is_empty:  # absent when empty: runs recorded before selections still resume
             identity["selection"] = self.selection.recorded()
@@ -164,11 +406,13 @@ class RunConfig(BaseModel):
         return identity
 
 
-_DEFAULT_IDENTITY = {
+_GROUPS: dict[str, type[BaseModel]] = {"generation": AnswerGeneration, "models": RunModels, "execution": Execution}
+
+_DEFAULT_IDENTITY: dict[str, Any] = {
     "method_params": {},
     "build_model": None,
-    "embedder": "minilm",
-    "answer_max_tokens": 1024,
-    "answer_temperature": 0.1,
+    "embedder": defaults.EMBEDDER,
+    "answer_max_tokens": defaults.ANSWER_MAX_TOKENS,
+    "answer_temperature": defaults.ANSWER_TEMPERATURE,
 }
 """Identity values that leave the default run id unchanged (the published settings)."""

@@ -27,6 +27,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from .._aio import run_sync
 from ..llm import (
     ChatResult,
     GenerationConfig,
@@ -247,11 +248,14 @@ def estimate_run(
     ``caption_model``: also count the caption calls that model would make for the selected
     dialogues' images without a caption (stage ``"caption"``).
 
-    Raises: as :func:`~h2hmem.run.run_benchmark` for a bad dataset, method or selection.
+    Raises: as :func:`~h2hmem.run.run_benchmark` for a bad dataset, method or selection;
+    ``InRunningLoopError`` inside a running event loop (``await aestimate_run(config, ...)`` there).
     """
-    import asyncio
-
-    return asyncio.run(aestimate_run(config, embedder=embedder, progress=progress, caption_model=caption_model))
+    return run_sync(
+        lambda: aestimate_run(config, embedder=embedder, progress=progress, caption_model=caption_model),
+        "aestimate_run",
+        args="config, ...",
+    )
 
 
 async def aestimate_run(

@@ -27,6 +27,7 @@ from typing import Any
 from pydantic import BaseModel
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+from .._aio import run_sync
 from .._version import __version__
 from ..data import Dataset, Dialogue, Question, load_dataset
 from ..llm import ChatModel, GenerationConfig, Usage, record_calls, tag_calls
@@ -93,24 +94,15 @@ def run_benchmark(
         RunConflictError: the run directory belongs to a run with other settings.
         UnknownMethodError: unknown method name or plugin spec.
         FileNotFoundError: ``config.captions_dir`` is set but is not a folder.
-        RuntimeError: called inside a running event loop (Jupyter): use :func:`arun_benchmark`.
+        InRunningLoopError: called inside a running event loop (Jupyter): use :func:`arun_benchmark`.
     """
-    if _loop_running():
-        raise RuntimeError(
-            "run_benchmark() cannot run inside a running event loop (Jupyter, async code); "
-            "use `await arun_benchmark(config, ...)` there"
-        )
-    return asyncio.run(
-        arun_benchmark(config, chat_model=chat_model, build_model=build_model, embedder=embedder, progress=progress)
+    return run_sync(
+        lambda: arun_benchmark(
+            config, chat_model=chat_model, build_model=build_model, embedder=embedder, progress=progress
+        ),
+        "arun_benchmark",
+        args="config, ...",
     )
-
-
-def _loop_running() -> bool:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True
 
 
 def select_questions(ds: Dataset, limit: int | None, selection: Selection | None = None) -> list[Question]:
@@ -202,7 +194,7 @@ async def _run_locked(
     embed_factory = _shared(lambda: embedder if embedder is not None else _load_embedder(config))
     embed_since = copy.copy(getattr(embedder, "stats", None))  # a ready embedder's counts before this run
     captions = _caption_lookup(config)
-    answer_config = GenerationConfig(temperature=config.answer_temperature, max_tokens=config.answer_max_tokens)
+    answer_config = GenerationConfig(temperature=config.generation.temperature, max_tokens=config.generation.max_tokens)
     manifest["models"] = {
         "answer": getattr(chat, "spec", config.model),
         "build": getattr(builder, "spec", None) if builder else None,
@@ -224,8 +216,8 @@ async def _run_locked(
     state.retrieval_only = config.retrieval_only
     if config.retrieval_only:
         manifest["retrieval_only"] = True
-    question_sem = asyncio.Semaphore(config.concurrency)
-    dialogue_sem = asyncio.Semaphore(config.dialogue_concurrency)
+    question_sem = asyncio.Semaphore(config.execution.concurrency)
+    dialogue_sem = asyncio.Semaphore(config.execution.dialogue_concurrency)
 
     def build(d: Dialogue) -> Any:
         counted = state.captions.setdefault(d.id, CountedCaptions(captions(d.split, d.name)))
@@ -592,7 +584,7 @@ def _open_manifest(store: RunStore, config: RunConfig, ds: Dataset) -> dict[str,
         "started_at": now_iso(),
         "resumes": 0,
         "invocations": [{"started_at": now_iso(), "command": command_line(), "retry_failed": config.retry_failed}],
-        "config": config.model_dump(mode="json"),
+        "config": config.recorded(),
         "identity": identity,
         "method": config.method,
         "model": config.model,
@@ -619,34 +611,36 @@ def _shared(factory):
 def _load_chat(config: RunConfig, spec: str) -> ChatModel:
     from ..llm import load_chat_model
 
+    ex = config.execution
     cache: Any = None
-    if config.use_cache:
+    if ex.use_cache:
         from ..llm import default_cache_path
 
-        cache = config.cache_path or default_cache_path()
+        cache = ex.cache_path or default_cache_path()
     return load_chat_model(
         spec,
-        base_url=config.base_url,
+        base_url=config.models.base_url,
         cache=cache,
-        concurrency=config.concurrency,
-        timeout_s=config.timeout_s,
-        max_retries=config.max_retries,
-        refresh=config.refresh_cache,
-        prices=config.prices or None,
+        concurrency=ex.concurrency,
+        timeout_s=ex.timeout_s,
+        max_retries=ex.max_retries,
+        refresh=ex.refresh_cache,
+        prices=ex.prices or None,
     )
 
 
 def _load_embedder(config: RunConfig) -> Any:
     from ..embed import default_embedding_cache_path, load_embedder
 
+    ex, models = config.execution, config.models
     # the embedding cache lives beside the request cache (--cache-path), and --no-cache skips both
-    cache = default_embedding_cache_path(config.cache_path) if config.use_cache else None
+    cache = default_embedding_cache_path(ex.cache_path) if ex.use_cache else None
     # an OpenAI-compatible embedder is served by the run's --base-url (first one), like the chat model
     return load_embedder(
-        config.embedder,
-        base_url=config.base_url[0] if config.base_url else None,
+        models.embedder,
+        base_url=models.base_url[0] if models.base_url else None,
         cache=cache,
-        refresh=config.refresh_cache,
+        refresh=ex.refresh_cache,
     )
 
 

@@ -48,6 +48,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from .. import defaults
 from ..presets import DEFAULT_PRESET, PRESETS
 
 
@@ -85,7 +86,7 @@ class ModelEntry(_Strict):
     """Column group name in the report (default: the spec)."""
     base_url: list[str] = Field(default_factory=list)
     """OpenAI-compatible server URL(s), served round-robin; empty = ``$OPENAI_BASE_URL``."""
-    concurrency: int = Field(8, ge=1)
+    concurrency: int = Field(defaults.CONCURRENCY, ge=1)
     """Requests in flight on these servers, summed over every run of the sweep that uses them."""
     build_model: str | None = None
     """Separate memory-construction model (A-Mem's note writer); served by the same servers."""
@@ -98,9 +99,9 @@ class ModelEntry(_Strict):
 class JudgeEntry(_Strict):
     """The LLM judge (used when ``metrics`` has ``"judge"``)."""
 
-    model: str = "openai:gpt-4o-mini"
+    model: str = defaults.JUDGE_MODEL
     base_url: list[str] = Field(default_factory=list)
-    concurrency: int = Field(8, ge=1)
+    concurrency: int = Field(defaults.CONCURRENCY, ge=1)
 
 
 class ExecutorEntry(_Strict):
@@ -111,7 +112,7 @@ class ExecutorEntry(_Strict):
     """Ray cluster address (``auto``, ``ray://host:10001``); None = start a local Ray instance."""
     max_parallel_runs: int = Field(4, ge=1)
     """Runs executing at once (besides the per-endpoint bound)."""
-    run_concurrency: int = Field(8, ge=1)
+    run_concurrency: int = Field(defaults.CONCURRENCY, ge=1)
     """Model requests in flight of one run; capped at its endpoint's ``concurrency``."""
 
 

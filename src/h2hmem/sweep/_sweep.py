@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .._aio import run_sync
 from ._execute import Executor, make_executor
 from ._grid import SweepRun, endpoint_capacities, expand_grid
 from ._report import build_sweep_report
@@ -39,13 +39,9 @@ def run_sweep(
     """Run a sweep to completion (sync entry point); see :func:`arun_sweep`.
 
     Raises:
-        RuntimeError: called inside a running event loop (use :func:`arun_sweep`).
+        InRunningLoopError: called inside a running event loop (use :func:`arun_sweep`).
     """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(arun_sweep(spec, executor=executor, on_event=on_event))
-    raise RuntimeError("run_sweep() cannot run inside a running event loop; use `await arun_sweep(...)`")
+    return run_sync(lambda: arun_sweep(spec, executor=executor, on_event=on_event), "arun_sweep")
 
 
 async def arun_sweep(
@@ -144,5 +140,5 @@ async def aestimate_sweep(spec: SweepSpec | str | Path) -> list[tuple[SweepRun, 
 
 
 def estimate_sweep(spec: SweepSpec | str | Path) -> list[tuple[SweepRun, Any]]:
-    """Sync form of :func:`aestimate_sweep`."""
-    return asyncio.run(aestimate_sweep(spec))
+    """Sync form of :func:`aestimate_sweep` (``InRunningLoopError`` inside a running event loop)."""
+    return run_sync(lambda: aestimate_sweep(spec), "aestimate_sweep")
