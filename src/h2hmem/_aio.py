@@ -53,6 +53,7 @@ def run_sync(make: Callable[[], Coroutine[Any, Any, T]], twin: str, *, args: str
     try:
         coro.send(None)
     except StopIteration as done:
-        return done.value
+        result: T = done.value  # the coroutine's return value
+        return result
     coro.close()
     raise InRunningLoopError(f"{name}() had to wait on the event loop, which is already running; {hint}")

@@ -17,7 +17,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
@@ -27,7 +27,7 @@ from .._aio import run_sync
 from .._version import __version__
 from ..data import ImageRef, IssueLog, load_dataset
 from ..llm import ChatModel, Usage, count_tokens, file_sha256
-from ..presets import DEFAULT_PRESET
+from ..presets import DEFAULT_PRESET, Preset
 from ._protocol import Captioner, CaptionError
 from ._settings import OCR_MODEL, OPTION_NAMES, TOKEN_ENCODING, CaptionSettings, cache_key, cut_caption
 from ._store import CaptionRecord, CaptionStore, ImageId, TokenStats
@@ -247,7 +247,7 @@ async def acaption_dataset(
     if unknown:
         raise ValueError(f"unknown caption option(s) {unknown}; choose from {list(OPTION_NAMES)}")
     settings = CaptionSettings(
-        preset=preset,
+        preset=cast(Preset, preset),  # any name: validation raises ValueError (documented above)
         max_tokens=max_tokens,
         temperature=temperature,
         max_new_tokens=max_new_tokens,

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -130,7 +130,7 @@ class CaptionSettings(BaseModel):
     @classmethod
     def for_preset(cls, preset: str = DEFAULT_PRESET, **overrides: Any) -> CaptionSettings:
         """Settings of ``preset`` with ``overrides`` (None values ignored) applied."""
-        return cls(preset=preset, **overrides)
+        return cls(preset=cast(Preset, preset), **overrides)  # any name: validation raises ValueError
 
     def options(self) -> dict[str, Any]:
         """The resolved value of every preset option (recorded with each caption and run)."""

@@ -15,6 +15,7 @@ import json
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 from ._loader import find_root
 from ._schema import SPLITS
@@ -103,9 +104,9 @@ def download_dataset(
     return dest
 
 
-def _same(marker: Path, wanted: dict) -> bool:
+def _same(marker: Path, wanted: dict[str, Any]) -> bool:
     try:
-        return json.loads(marker.read_text(encoding="utf-8")) == wanted
+        return bool(json.loads(marker.read_text(encoding="utf-8")) == wanted)
     except (OSError, ValueError):
         return False
 

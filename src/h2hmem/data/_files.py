@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from pydantic_core import ErrorDetails
 
 from ._issues import IssueLog
 
@@ -122,7 +125,7 @@ _UNION_TAG = re.compile(r"^(str|int|float|bool|none|list\[.*\]|dict\[.*\])$")
 no field of the raw models has such a name, so these parts are dropped from field paths."""
 
 
-def field_errors(prefix: str, errors: list[dict[str, Any]]) -> list[tuple[str | None, str]]:
+def field_errors(prefix: str, errors: Sequence[ErrorDetails]) -> list[tuple[str | None, str]]:
     """Pydantic errors as ``(JSON path or None, message)``, one per field: the errors of every member
     of a union (``answer_session: list[str] | str``) are merged into one message
     ("Input should be a valid list or a valid string")."""

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ValidationError
 from ._files import field_errors, read_json, rel
 from ._issues import DatasetError, IssueLog
 from ._raw import RawQuestion, RawQuestionsFile, RawSession
-from ._schema import SPLITS, Dataset, Dialogue, ImageRef, Question, Session, Turn
+from ._schema import SPLITS, Dataset, Dialogue, ImageRef, Question, Session, Split, Turn
 from ._taxonomy import TaskType, UnknownLabelError, parse_difficulty, parse_main_category
 
 _M = TypeVar("_M", bound=BaseModel)
@@ -110,7 +110,7 @@ def _numbered_dirs(
     return sorted(found.items())
 
 
-def _load_dialogue(root: Path, split: str, ddir: Path, number: int, log: IssueLog) -> Dialogue | None:
+def _load_dialogue(root: Path, split: Split, ddir: Path, number: int, log: IssueLog) -> Dialogue | None:
     scenes = ddir / "scenes"
     if not scenes.is_dir():
         log.error("missing-scenes", rel(ddir, root), "no scenes/ folder")
@@ -184,7 +184,7 @@ def _load_session(root: Path, sdir: Path, k: int, log: IssueLog) -> Session:
             f"timeline_date {raw.timeline_date!r} does not start with YYYY-MM-DD",
             field="timeline_date",
         )
-    elif raw.timeline_date != _DATE.match(raw.timeline_date).group(0):
+    elif (m := _DATE.match(raw.timeline_date)) is not None and raw.timeline_date != m.group(0):  # m: date parsed
         log.warning(
             "odd-date",
             fname,
@@ -282,7 +282,7 @@ def _unreadable_image(path: Path) -> str | None:
 
 def _load_questions(
     root: Path,
-    split: str,
+    split: Split,
     dialogue: str,
     scenes: Path,
     sname: str,

@@ -6,6 +6,8 @@ and reject wrong types with a field path, which the loader turns into an :class:
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict, Field
 
 
@@ -52,4 +54,4 @@ class RawQuestion(_Open):
 
 
 class RawQuestionsFile(_Open):
-    questions: list[dict]
+    questions: list[dict[str, Any]]

@@ -32,6 +32,7 @@ import json
 import random
 import re
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -198,7 +199,7 @@ def synthesize_dataset(out: Path, scale: str = "small", seed: int = 0, *, progre
     }
 
 
-def _claim(out: Path, params: dict) -> None:
+def _claim(out: Path, params: dict[str, Any]) -> None:
     if out.exists() and not out.is_dir():
         raise FileExistsError(f"{out} exists and is not a folder")
     for name in (META_FILE, _MARKER):
@@ -250,7 +251,7 @@ def _counts(drafts: list[DialogueDraft]) -> dict[str, Any]:
     return {"splits": splits, "task_types": types}
 
 
-def _write_dialogue(out: Path, d: DialogueDraft, meta: dict, advance) -> None:
+def _write_dialogue(out: Path, d: DialogueDraft, meta: dict[str, Any], advance: Callable[[int], object]) -> None:
     dname = f"dialogue{d.number}"
     scenes = out / d.split / dname / "scenes"
     group = d.split == "multi-party"
@@ -305,7 +306,9 @@ def _write_dialogue(out: Path, d: DialogueDraft, meta: dict, advance) -> None:
     _write(scenes / "session0" / "questions.json", _dumps(_questions_file(d, "session0", 0, d.pool, meta)))
 
 
-def _questions_file(d: DialogueDraft, sname: str, number: int, qs: list[QDraft], meta: dict) -> dict:
+def _questions_file(
+    d: DialogueDraft, sname: str, number: int, qs: list[QDraft], meta: dict[str, Any]
+) -> dict[str, Any]:
     info = {"session_name": sname, "session_number": number, "dialogue_name": f"Dialogue {d.number}"}
     metadata = {
         "generated_at": GENERATED_AT,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import random
 from dataclasses import dataclass, field
+from typing import Any
 
 from . import _synth_episodes as E
 from . import _synth_vocab as V
@@ -145,9 +146,9 @@ def _dates(rng: random.Random, n: int, group: bool) -> list[tuple[dt.date, str]]
     return out
 
 
-def _kr_schedule(rng: random.Random, people: list[str], n_sessions: int) -> dict[int, list[tuple]]:
+def _kr_schedule(rng: random.Random, people: list[str], n_sessions: int) -> dict[int, list[tuple[Any, ...]]]:
     """Session number → [("kr_intro"|"kr_update", chain, step)] for the dialogue's KR chains."""
-    out: dict[int, list[tuple]] = {}
+    out: dict[int, list[tuple[Any, ...]]] = {}
     if n_sessions < 2:
         return out
     n_chains = min(len(V.KR_ITEMS), max(1, n_sessions // 4 + (len(people) > 2)))
@@ -169,8 +170,10 @@ def _kr_schedule(rng: random.Random, people: list[str], n_sessions: int) -> dict
     return out
 
 
-def _episode_kinds(rng: random.Random, plan: SessionPlan, forced: list[tuple], world: World) -> list[tuple]:
-    kinds: list[tuple] = []
+def _episode_kinds(
+    rng: random.Random, plan: SessionPlan, forced: list[tuple[Any, ...]], world: World
+) -> list[tuple[Any, ...]]:
+    kinds: list[tuple[Any, ...]] = []
     counts: dict[str, int] = {}
     names, weights = zip(*IMAGE_WEIGHTS.items())
     for _ in range(plan.images):
@@ -232,7 +235,7 @@ def _compose_session(
     plan: SessionPlan,
     date: dt.date,
     raw: str,
-    forced: list[tuple],
+    forced: list[tuple[Any, ...]],
 ) -> SessionDraft:
     name = f"session{k}"
     counter = [0]
@@ -302,7 +305,7 @@ def _compose_session(
     return SessionDraft(name, k, date, raw, title, turns, questions, events)
 
 
-def _instantiate(ctx: Ctx, world: World, kind: tuple, a: str, b: str) -> Episode:
+def _instantiate(ctx: Ctx, world: World, kind: tuple[Any, ...], a: str, b: str) -> Episode:
     k = kind[0]
     if k in E.IMAGE_EPISODES:
         return E.IMAGE_EPISODES[k](ctx, a, b, world)
@@ -326,7 +329,7 @@ def _instantiate(ctx: Ctx, world: World, kind: tuple, a: str, b: str) -> Episode
     return ep
 
 
-def _kr_questions(rng: random.Random, chain: dict, sessions: list[SessionDraft]) -> None:
+def _kr_questions(rng: random.Random, chain: dict[str, Any], sessions: list[SessionDraft]) -> None:
     if len(chain["turns"]) < 2:
         return
     owner, subject, latest = chain["owner"], chain["item"][0], chain["values"][-1]
@@ -364,7 +367,7 @@ def _kr_questions(rng: random.Random, chain: dict, sessions: list[SessionDraft])
     ]
 
 
-def _pool_candidates(rng: random.Random, sessions: list[SessionDraft], chains: list[dict]) -> list[QDraft]:
+def _pool_candidates(rng: random.Random, sessions: list[SessionDraft], chains: list[dict[str, Any]]) -> list[QDraft]:
     out: list[QDraft] = [q for c in chains for q in c.get("pool", [])]
     events = [e for s in sessions for e in s.events]
     for _ in range(min(40, len(events))):
@@ -427,7 +430,7 @@ def _pool_candidates(rng: random.Random, sessions: list[SessionDraft], chains: l
         )
     for q in rng.sample(by_type.get("CRR", []), min(12, len(by_type.get("CRR", [])))):
         turn, source = q.evidence[0]
-        if source != "image":
+        if source != "image" or turn.card is None:  # image evidence always has a card
             continue
         out.append(
             QDraft(

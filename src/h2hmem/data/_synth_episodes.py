@@ -16,11 +16,27 @@ KR, TR and AR questions span sessions and are built in :mod:`._synth_dialogue`.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol, TypeVar
 
 from . import _synth_vocab as V
 from ._synth_images import Card
+
+T = TypeVar("T")
+KrItem = tuple[str, str, str, tuple[str, ...]]
+"""A Knowledge-Retention item of :data:`._synth_vocab.KR_ITEMS`: (subject, intro template, update template, values)."""
+
+
+class World(Protocol):
+    """What episode builders read of a dialogue's fixed facts (:class:`._synth_dialogue.World` has it)."""
+
+    asked: set[str]
+    """Question texts already asked in this dialogue."""
+
+    def pet(self, person: str) -> tuple[str, str, int]: ...
+
+    def habit(self, person: str, rng: random.Random) -> tuple[str, str, str]: ...
 
 
 @dataclass(eq=False)
@@ -83,7 +99,7 @@ class Ctx:
     group: bool
     """Multi-party: replies address the speaker with ``@Name``."""
 
-    def pick(self, pool, key: Callable = str):
+    def pick(self, pool: Sequence[T], key: Callable[[T], str] = str) -> T:
         """A random item of ``pool`` not yet used in this session (any item when all are used)."""
         free = [x for x in pool if key(x) not in self.used]
         item = self.rng.choice(free or list(pool))
@@ -146,7 +162,7 @@ def _mcr_why(ctx: Ctx, card: Card, sharer: str, reason: str, turn: TurnDraft, pa
     )
 
 
-def receipt(ctx: Ctx, a: str, b: str, world) -> Episode:
+def receipt(ctx: Ctx, a: str, b: str, world: World) -> Episode:
     product, lo, hi = ctx.pick(V.PRODUCTS, key=lambda p: p[0])
     store = ctx.pick(V.STORES)
     price = f"{ctx.rng.randint(lo * 100, hi * 100) / 100:.2f}"
@@ -194,7 +210,7 @@ def receipt(ctx: Ctx, a: str, b: str, world) -> Episode:
     return Episode([t1, t2], qs, [Event(f"{a} bought the {product} at {store}", t1)])
 
 
-def ticket(ctx: Ctx, a: str, b: str, world) -> Episode:
+def ticket(ctx: Ctx, a: str, b: str, world: World) -> Episode:
     event, venue = ctx.pick(V.EVENTS, key=lambda e: e[0])
     price = ctx.rng.randrange(40, 600, 5)
     seat = f"{ctx.rng.choice('ABCDEFGH')}{ctx.rng.randint(1, 30)}"
@@ -231,7 +247,7 @@ def ticket(ctx: Ctx, a: str, b: str, world) -> Episode:
     return Episode([t1, t2], qs, [Event(f"{a} went to the {event} at {venue}", t1)])
 
 
-def menu(ctx: Ctx, a: str, b: str, world) -> Episode:
+def menu(ctx: Ctx, a: str, b: str, world: World) -> Episode:
     restaurant = ctx.pick(V.RESTAURANTS)
     dishes = ctx.rng.sample(V.DISHES, 3)
     prices = ctx.rng.sample(range(18, 98), 3)
@@ -286,7 +302,7 @@ def menu(ctx: Ctx, a: str, b: str, world) -> Episode:
     return Episode([t1, t2], qs, [Event(f"{a} shared the menu of {restaurant}", t1)])
 
 
-def app(ctx: Ctx, a: str, b: str, world) -> Episode:
+def app(ctx: Ctx, a: str, b: str, world: World) -> Episode:
     name, tracks, label, fmt, ask, reminder, (lo, hi) = ctx.pick(V.APPS, key=lambda x: x[0])
     value = fmt.format(v=ctx.rng.randint(lo, hi))
     card = ctx.card(
@@ -338,7 +354,7 @@ def app(ctx: Ctx, a: str, b: str, world) -> Episode:
     return Episode([t1, t2, t3, t4], qs, [Event(f"{a} started using {name}", t1)])
 
 
-def parcel(ctx: Ctx, a: str, b: str, world) -> Episode:
+def parcel(ctx: Ctx, a: str, b: str, world: World) -> Episode:
     product, _, _ = ctx.pick(V.PRODUCTS, key=lambda p: p[0])
     carrier = ctx.rng.choice(V.CARRIERS)
     day = ctx.rng.choice(V.WEEKDAYS)
@@ -381,7 +397,7 @@ def parcel(ctx: Ctx, a: str, b: str, world) -> Episode:
     return Episode([t1, t2], qs, [Event(f"{a} ordered {_a(product)} online", t1)])
 
 
-def vet(ctx: Ctx, a: str, b: str, world) -> Episode:
+def vet(ctx: Ctx, a: str, b: str, world: World) -> Episode:
     kind, pet, _age = world.pet(a)
     weight = f"{ctx.rng.randint(8, 95) / 10:.1f} kg"
     days = ctx.rng.choice((7, 14, 21, 30, 60))
@@ -416,7 +432,7 @@ def vet(ctx: Ctx, a: str, b: str, world) -> Episode:
     return Episode([t1, t2], qs, [Event(f"{a} took {pet} to the vet", t1)])
 
 
-def poster(ctx: Ctx, a: str, b: str, world) -> Episode:
+def poster(ctx: Ctx, a: str, b: str, world: World) -> Episode:
     event, venue = ctx.pick(V.EVENTS, key=lambda e: e[0])
     day = ctx.rng.choice(V.WEEKDAYS)
     start = f"{ctx.rng.randint(9, 20)}:{ctx.rng.choice(('00', '15', '30', '45'))}"
@@ -478,7 +494,7 @@ EPISODE_TURNS = {
 """Turns per episode kind (the session planner fits episodes into the turn budget with these)."""
 
 
-def pet(ctx: Ctx, owner: str, other: str, world, owner_first: bool) -> Episode:
+def pet(ctx: Ctx, owner: str, other: str, world: World, owner_first: bool) -> Episode:
     kind, name, age = world.pet(owner)
     stated = TurnDraft(
         owner,
@@ -505,7 +521,7 @@ def pet(ctx: Ctx, owner: str, other: str, world, owner_first: bool) -> Episode:
     return Episode(turns, qs)
 
 
-def habit(ctx: Ctx, owner: str, other: str, world, owner_first: bool) -> Episode:
+def habit(ctx: Ctx, owner: str, other: str, world: World, owner_first: bool) -> Episode:
     said, situation, action = world.habit(owner, ctx.rng)
     sentence = f"{said[0].upper()}{said[1:]}."
     stated = TurnDraft(owner, sentence if owner_first else ctx.at(other, f"What works for me: {said}."))
@@ -524,7 +540,7 @@ def habit(ctx: Ctx, owner: str, other: str, world, owner_first: bool) -> Episode
     return Episode(turns, qs)
 
 
-def kr_intro(ctx: Ctx, owner: str, other: str, item: tuple, value: str, owner_first: bool) -> Episode:
+def kr_intro(ctx: Ctx, owner: str, other: str, item: KrItem, value: str, owner_first: bool) -> Episode:
     subject, intro, _update, _values = item
     line = intro.format(v=value)
     stated = TurnDraft(owner, f"By the way, {line}." if owner_first else ctx.at(other, f"Well, {line}."))
@@ -546,7 +562,7 @@ def kr_intro(ctx: Ctx, owner: str, other: str, item: tuple, value: str, owner_fi
     return Episode(turns, qs, [Event(f"{owner} mentioned their {subject} ({value})", stated)])
 
 
-def kr_update(ctx: Ctx, owner: str, other: str, item: tuple, old: str, new: str, owner_first: bool) -> Episode:
+def kr_update(ctx: Ctx, owner: str, other: str, item: KrItem, old: str, new: str, owner_first: bool) -> Episode:
     subject, _intro, update, _values = item
     line = f"Quick update: {update.format(v=new)} (it used to be {old})."
     stated = TurnDraft(owner, line if owner_first else ctx.at(other, line))

@@ -13,6 +13,7 @@ import io
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from PIL import Image, ImageDraw, ImageFont
 
@@ -53,7 +54,7 @@ class Card:
     session: str = ""
     caption: str = ""
     """One sentence saying what the picture is (for humans; never rendered)."""
-    extra: dict = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def text(self) -> str:

@@ -363,7 +363,7 @@ HABITS = (
 )
 
 KR_ITEMS = (
-    # (subject phrase, intro template, update template, values (first, later...), unit)
+    # (subject phrase, intro template, update template, values (first, later...)): see _synth_episodes.KrItem
     (
         "gym membership fee",
         "my gym membership costs {v} a month",

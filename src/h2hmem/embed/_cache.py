@@ -100,8 +100,8 @@ class EmbeddingCache:
         """Vectors stored (for ``model`` only, when given)."""
         with self._lock:
             if model is None:
-                return self._conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0]
-            return self._conn.execute("SELECT COUNT(*) FROM embeddings WHERE model = ?", (model,)).fetchone()[0]
+                return int(self._conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0])
+            return int(self._conn.execute("SELECT COUNT(*) FROM embeddings WHERE model = ?", (model,)).fetchone()[0])
 
     def __len__(self) -> int:
         return self.count()

@@ -71,7 +71,7 @@ class EmbeddingStats:
 class _Waiting:
     digests: list[bytes]
     texts: list[str]
-    future: asyncio.Future
+    future: asyncio.Future[dict[bytes, np.ndarray]]
 
 
 class CachingEmbedder:
@@ -99,7 +99,7 @@ class CachingEmbedder:
         self._lru: OrderedDict[bytes, np.ndarray] = OrderedDict()
         self._lru_size = lru_size
         self._waiting: list[_Waiting] = []
-        self._drainer: asyncio.Task | None = None
+        self._drainer: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
     async def _compute(self, texts: list[str]) -> np.ndarray:

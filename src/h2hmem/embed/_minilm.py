@@ -53,7 +53,7 @@ def _load() -> Any:
             try:  # the weight-loading progress bar is noise in CLI output
                 from transformers.utils import logging as hf_logging
 
-                hf_logging.disable_progress_bar()
+                hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # unannotated in transformers
             except ImportError:  # pragma: no cover
                 pass
 

@@ -101,7 +101,10 @@ class CLIPImageTextEncoder:
         self.name = f"clip:{self.source}"
         self.device = _device(device)
         self.batch_size = batch_size
-        self.model = CLIPModel.from_pretrained(self.source, local_files_only=local_files_only).to(self.device).eval()
+        # transformers wraps `PreTrainedModel.to` in functools.wraps, whose typeshed type (`_Wrapped`) does not bind
+        # `self` on attribute access, so mypy takes the device for the model argument
+        model = CLIPModel.from_pretrained(self.source, local_files_only=local_files_only)
+        self.model = model.to(self.device).eval()  # type: ignore[arg-type]
         self.processor = CLIPProcessor.from_pretrained(self.source, local_files_only=local_files_only)
         self.dim = int(self.model.config.projection_dim)
         self._max_len = int(self.model.config.text_config.max_position_embeddings)
@@ -234,7 +237,7 @@ class TextFallbackEncoder:
         return out
 
 
-_cache: dict[tuple[str, str, str | None], Any] = {}
+_cache: dict[tuple[str, str, str | None], ImageTextEncoder] = {}
 _cache_lock = threading.Lock()
 
 

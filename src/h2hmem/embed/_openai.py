@@ -3,6 +3,7 @@ retry policy and error classification; cache, LRU and batching: :class:`CachingE
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 from typing import Any
@@ -77,7 +78,7 @@ class OpenAIEmbedder(CachingEmbedder):
         parts = []
         for start in range(0, len(texts), BATCH_SIZE):
             batch = texts[start : start + BATCH_SIZE]
-            parts.append(await call_with_retries(lambda b=batch: self._request(b), self.retry))
+            parts.append(await call_with_retries(functools.partial(self._request, batch), self.retry))
         return np.concatenate(parts).astype(np.float32, copy=False)
 
     async def aclose(self) -> None:

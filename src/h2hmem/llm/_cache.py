@@ -165,7 +165,7 @@ class RequestCache:
 
     def __len__(self) -> int:
         with self._lock:
-            return self._conn.execute("SELECT COUNT(*) FROM requests").fetchone()[0]
+            return int(self._conn.execute("SELECT COUNT(*) FROM requests").fetchone()[0])
 
     def close(self) -> None:
         with self._lock:

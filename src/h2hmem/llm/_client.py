@@ -240,14 +240,14 @@ class ModelClient:
         text = _valid_unicode(reply.text)
         # the transcript before the cache: every reply the cache can serve later has its paid record
         self._transcript(stage, prepared, config, key, text, reply.finish_reason, usage, latency, substituted)
-        if key is not None:
+        if key is not None and self.cache is not None:  # key is None without a cache
             try:
                 self.cache.put(
                     key,
                     CacheEntry(
                         self.spec,
                         text,
-                        reply.finish_reason,  # type: ignore[union-attr]
+                        reply.finish_reason,
                         reply.prompt_tokens,
                         reply.completion_tokens,
                     ),

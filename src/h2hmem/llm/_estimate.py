@@ -6,6 +6,7 @@ request exactly the same way.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,17 +50,22 @@ def count_request(model: Any, messages: list[Message]) -> RequestCount:
     replaced by text for text-only models or missing files, tokens counted with the model's
     tokenizer (``model.count_tokens``; cl100k when it has none)."""
     prepared, _ = prepare_messages(messages, send_images=bool(getattr(model, "supports_images", False)))
-    count = getattr(model, "count_tokens", None)
-    if not callable(count):
-        from ._tokens import count_tokens as count
+    count: Callable[[str], int]
+    model_count = getattr(model, "count_tokens", None)
+    if callable(model_count):
+        count = model_count
+    else:
+        from ._tokens import count_tokens
+
+        count = count_tokens
     text_tokens = images = 0
     for m in prepared:
         flat = flatten_text(m.content)
-        if flat is None:  # holds images: text parts go on the wire one by one
-            text_tokens += sum(count(p.text) for p in m.content if isinstance(p, TextPart))  # type: ignore[union-attr]
-            images += sum(isinstance(p, ImagePart) for p in m.content)  # type: ignore[union-attr]
-        else:
+        if flat is not None:
             text_tokens += count(flat)
+        elif isinstance(m.content, list):  # holds images: text parts go on the wire one by one
+            text_tokens += sum(count(p.text) for p in m.content if isinstance(p, TextPart))
+            images += sum(isinstance(p, ImagePart) for p in m.content)
     return RequestCount(text_tokens=text_tokens, images=images, messages=len(prepared))
 
 
@@ -70,7 +76,8 @@ def cached_reply(model: Any, messages: list[Message], config: GenerationConfig) 
     if cache is None or getattr(model, "refresh", False) or not hasattr(model, "cache_key"):
         return None
     prepared, _ = prepare_messages(messages, send_images=bool(getattr(model, "supports_images", False)))
-    return cache.get(model.cache_key(prepared, config))
+    entry: CacheEntry | None = cache.get(model.cache_key(prepared, config))
+    return entry
 
 
 def model_name(model: Any) -> str:

@@ -132,7 +132,7 @@ def _stamp_ok(dest: Path, stamp: Path, sha256: str) -> bool:
     except (OSError, ValueError):
         return False
     st = dest.stat()
-    return data == {"sha256": sha256, "size": st.st_size, "mtime_ns": st.st_mtime_ns}
+    return bool(data == {"sha256": sha256, "size": st.st_size, "mtime_ns": st.st_mtime_ns})
 
 
 def _write_stamp(dest: Path, stamp: Path, sha256: str) -> None:

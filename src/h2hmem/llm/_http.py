@@ -14,7 +14,7 @@ import json
 import re
 import time
 import weakref
-from collections.abc import Mapping
+from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -86,7 +86,7 @@ class SessionPool:
 
 async def _close_at_shutdown(
     pool_ref: weakref.ref[SessionPool], loop: asyncio.AbstractEventLoop, session: aiohttp.ClientSession
-):
+) -> AsyncGenerator[None, None]:
     # Holds the pool weakly: a strong reference would form a cycle (pool → entry → this generator
     # → pool) that the garbage collector may break by finalising the open session first.
     try:

@@ -8,11 +8,12 @@ import functools
 import hashlib
 import io
 from pathlib import Path
+from typing import Any
 
 from PIL import Image, UnidentifiedImageError
 
 from ._errors import ImageFileError
-from ._types import ImagePart, Message, TextPart
+from ._types import ContentPart, ImagePart, Message, TextPart
 
 MAX_SIDE_PX = 1024
 """Longest image side sent to a VLM (official H2HMem code resized to 1024 px)."""
@@ -41,7 +42,7 @@ def prepare_messages(messages: list[Message], *, send_images: bool) -> tuple[lis
         if isinstance(msg.content, str):
             out.append(msg)
             continue
-        parts = []
+        parts: list[ContentPart] = []
         for part in msg.content:
             if isinstance(part, ImagePart) and not (send_images and image_available(part)):
                 parts.append(TextPart(text=image_text(part)))
@@ -52,13 +53,13 @@ def prepare_messages(messages: list[Message], *, send_images: bool) -> tuple[lis
     return out, substituted
 
 
-def flatten_text(content: str | list) -> str | None:
+def flatten_text(content: str | list[ContentPart]) -> str | None:
     """The content as one string (text parts joined by newlines) if it holds no image part, else None."""
     if isinstance(content, str):
         return content
     if any(isinstance(p, ImagePart) for p in content):
         return None
-    return "\n".join(p.text for p in content)
+    return "\n".join(p.text for p in content if isinstance(p, TextPart))  # all are: no image part
 
 
 def _stat_key(path: Path) -> tuple[str, int, int]:
@@ -80,8 +81,9 @@ def file_sha256(path: Path) -> str:
 def _data_url(key: tuple[str, int, int], max_side: int, quality: int) -> str:
     path = key[0]
     try:
-        with Image.open(path) as img:
-            img.load()
+        with Image.open(path) as src:
+            src.load()
+            img: Image.Image = src
             if img.mode in ("RGBA", "LA", "P"):
                 img = img.convert("RGBA")
                 background = Image.new("RGB", img.size, (255, 255, 255))
@@ -134,23 +136,23 @@ def part_data_url(part: ImagePart) -> str:
     return image_data_url(part.path)  # type: ignore[arg-type]
 
 
-def messages_fingerprint(messages: list[Message]) -> list[dict]:
+def messages_fingerprint(messages: list[Message]) -> list[dict[str, Any]]:
     """JSON-able form of prepared messages for cache keys: images by content hash, not path."""
-    out = []
+    out: list[dict[str, Any]] = []
     for msg in messages:
         if isinstance(msg.content, str):
             out.append({"role": msg.role, "content": msg.content})
             continue
-        parts = []
+        parts: list[dict[str, str]] = []
         for p in msg.content:
             if isinstance(p, ImagePart):
-                fp = {"type": "image", "sha256": file_sha256(p.path)}  # type: ignore[arg-type]
+                fp: dict[str, str] = {"type": "image", "sha256": file_sha256(p.path)}  # type: ignore[arg-type]
                 # non-default wire forms only, so keys of earlier requests stay valid
                 fp.update(
                     {
                         k: v
                         for k, v in (("encoding", p.encoding), ("detail", p.detail))
-                        if v != ImagePart.model_fields[k].default
+                        if v != ImagePart.model_fields[k].default and v is not None
                     }
                 )
                 parts.append(fp)

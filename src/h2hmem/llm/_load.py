@@ -8,6 +8,7 @@ from typing import Literal
 from urllib.parse import urlparse
 
 from .. import defaults
+from ._backend import Backend
 from ._cache import RequestCache
 from ._client import ModelClient
 from ._openai import DEFAULT_BASE_URL, OpenAIBackend
@@ -97,16 +98,19 @@ def load_chat_model(
             raise ValueError(
                 f"model {spec!r} uses api.openai.com but no API key was given (set OPENAI_API_KEY or pass api_key)"
             )
-        backend = OpenAIBackend(model, urls, key or None, concurrency=concurrency, context_tokens=context_tokens)
+        backend: Backend = OpenAIBackend(
+            model, urls, key or None, concurrency=concurrency, context_tokens=context_tokens
+        )
     elif backend_name == "local":
         if base_url is not None:
             raise ValueError(f"model {spec!r} runs in-process; base_url does not apply")
         from ._local import LocalLlamaBackend
 
-        backend = LocalLlamaBackend(model)
+        local = LocalLlamaBackend(model)
         if context_tokens is not None:
-            backend.context_tokens = min(context_tokens, backend.context_tokens)
-        concurrency = min(concurrency, backend.max_concurrency)
+            local.context_tokens = min(context_tokens, local.context_tokens)
+        concurrency = min(concurrency, local.max_concurrency)
+        backend = local
     else:
         raise ValueError(f"unknown model backend {backend_name!r} in spec {spec!r}; {SPEC_HELP}")
     return ModelClient(

@@ -71,14 +71,15 @@ class OpenAIBackend:
             return next(self._cycle)
 
     async def _wire_messages(self, messages: list[Message]) -> list[dict[str, Any]]:
-        wire = []
+        wire: list[dict[str, Any]] = []
         for msg in messages:
             text = flatten_text(msg.content)
             if text is not None:
                 wire.append({"role": msg.role, "content": text})
                 continue
+            assert isinstance(msg.content, list)  # flatten_text gives None only for parts with an image
             parts: list[dict[str, Any]] = []
-            for p in msg.content:  # type: ignore[union-attr]
+            for p in msg.content:
                 if isinstance(p, ImagePart):
                     url = await asyncio.to_thread(part_data_url, p)
                     image_url = {"url": url} if p.detail is None else {"url": url, "detail": p.detail}
@@ -136,13 +137,15 @@ def parse_completion(text: str, info: RequestInfo) -> BackendReply:
         raise BadResponseError("reply has empty 'choices'", info, body=text[:500])
     choice = choices[0] if isinstance(choices[0], dict) else {}
     finish = choice.get("finish_reason")
-    message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
+    raw_message = choice.get("message")
+    message = raw_message if isinstance(raw_message, dict) else {}
     content = message.get("content")
     if finish == "content_filter":
         raise ContentFilterError("the provider's content filter withheld the answer", info, body=text[:500])
     if not isinstance(content, str):
         raise BadResponseError(f"reply message has no text content (finish_reason={finish!r})", info, body=text[:500])
-    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    raw_usage = data.get("usage")
+    usage = raw_usage if isinstance(raw_usage, dict) else {}
     return BackendReply(
         text=content,
         finish_reason=finish,

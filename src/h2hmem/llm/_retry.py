@@ -49,7 +49,9 @@ class _Wait:
             return min(max(float(retry_after), 0.0), self.policy.max_retry_after_s)
         p = self.policy
         n = state.attempt_number
-        return min(p.initial_backoff_s * 2 ** min(n - 1, 60) + random.uniform(0, p.initial_backoff_s), p.max_backoff_s)
+        return min(
+            p.initial_backoff_s * 2.0 ** min(n - 1, 60) + random.uniform(0, p.initial_backoff_s), p.max_backoff_s
+        )
 
 
 def _log_retry(state: RetryCallState) -> None:

@@ -26,13 +26,14 @@ context, the question image as an image part, 2,000 answer tokens.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
 from ..data import Session
-from ..llm import GenerationConfig
+from ..llm import GenerationConfig, Message
 from ._amem_notes import (
     Note,
     NoteStore,
@@ -166,7 +167,9 @@ class AMemMemory:
                 "note_prompts": note_prompts,
             },
         )
-        self._doc = (lambda n: n.searchable()) if self.options["retrieval"] == "official" else (lambda n: n.document())
+        self._doc: Callable[[Note], str] = (
+            (lambda n: n.searchable()) if self.options["retrieval"] == "official" else (lambda n: n.document())
+        )
         if top_k < 1 or neighbours < 0 or not 0.0 <= alpha <= 1.0:
             raise ValueError("a-mem: top_k must be >= 1, neighbours >= 0 and alpha within [0, 1]")
         self.ctx = ctx
@@ -183,7 +186,7 @@ class AMemMemory:
         self.path: Path | None = ctx.state_dir / "amem_notes.json" if ctx.state_dir else None
         self.store = NoteStore.open(self.path, self._fingerprint())
         self._vectors: np.ndarray | None = None  # (len(notes), dim), rows follow store.notes
-        self._bm25: BM25Scorer | None = None
+        self._bm25: BM25Scorer | OkapiBM25 | None = None
 
     def _fingerprint(self) -> dict[str, Any]:
         return {
@@ -242,7 +245,7 @@ class AMemMemory:
                 self._vectors = None
         return self._vectors if self._vectors is not None else np.zeros((0, 0), np.float32)
 
-    async def _write(self, messages, config: GenerationConfig | None = None) -> str:
+    async def _write(self, messages: list[Message], config: GenerationConfig | None = None) -> str:
         self.store.stats.construction_calls += 1
         result = await self.writer.chat(messages, config or self.build_config, stage="memory_build")
         return result.text
@@ -315,7 +318,7 @@ class AMemMemory:
                 old = self.store.notes[i]
                 ctx_new = decision.neighbour_contexts[k] if k < len(decision.neighbour_contexts) else None
                 tags_new = decision.neighbour_tags[k] if k < len(decision.neighbour_tags) else None
-                update = {}
+                update: dict[str, Any] = {}
                 if ctx_new and ctx_new != old.context:
                     update["context"] = ctx_new
                 if tags_new and tags_new != old.tags:
@@ -344,7 +347,8 @@ class AMemMemory:
             return
         self.store.stats.evolutions += 1
         ids = {n.id for n in notes}
-        actions = obj.get("actions") if isinstance(obj.get("actions"), list) else []
+        raw_actions = obj.get("actions")
+        actions = raw_actions if isinstance(raw_actions, list) else []
         changed: list[int] = []
         for action in actions:
             if action == "strengthen":
@@ -417,7 +421,10 @@ class AMemMemory:
             self._bm25 = OkapiBM25(docs) if official else BM25Scorer(docs)
         qvec = np.asarray(await self.embedder.embed([query]), np.float32)[0]
         if official:
-            return self.alpha * official_minmax(self._bm25.scores(query)) + (1 - self.alpha) * (vectors @ qvec)
+            mixed: np.ndarray = self.alpha * official_minmax(self._bm25.scores(query)) + (1 - self.alpha) * (
+                vectors @ qvec
+            )
+            return mixed
         return hybrid_scores(self._bm25.scores(query), vectors @ qvec, self.alpha)
 
     def _query(self, question: QuestionView) -> str:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from typing import Any
 
 from ..llm import ContentPart, GenerationConfig, Message, TextPart
 from ._amem_notes import Note
@@ -33,12 +34,14 @@ def official_query(question: QuestionView, captions: CaptionLookup) -> str:
     caption = question_caption(question, captions)
     if not caption:
         return question.text
-    return load_prompt("amem")["query_with_caption"].format(question=question.text, caption=caption)
+    template: str = load_prompt("amem")["query_with_caption"]
+    return template.format(question=question.text, caption=caption)
 
 
 def official_context(notes: Sequence[Note]) -> str:
     if not notes:
-        return load_prompt("amem")["empty_context"]
+        empty: str = load_prompt("amem")["empty_context"]
+        return empty
     lines = []
     for k, n in enumerate(notes, 1):
         line = f"[{k}] "
@@ -88,7 +91,7 @@ def read_reply(text: str) -> str:
     return text.strip()
 
 
-def _construction_config(schema: dict) -> GenerationConfig:
+def _construction_config(schema: dict[str, Any]) -> GenerationConfig:
     gen = load_prompt("amem")["construction_generation"]
     return GenerationConfig(
         temperature=gen["temperature"],

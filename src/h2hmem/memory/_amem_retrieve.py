@@ -7,6 +7,7 @@ between unit vectors from the text embedder (all-MiniLM-L6-v2 in the paper).
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import numpy as np
 
@@ -71,12 +72,13 @@ def official_minmax(scores: np.ndarray) -> np.ndarray:
     raw scores (``retrievers.py`` @ b6070899, ``HybridRetriever.search``)."""
     s = np.asarray(scores, dtype=np.float64)
     if s.size and s.max() > s.min():
-        return (s - s.min()) / (s.max() - s.min() + 1e-6)
+        out: np.ndarray = (s - s.min()) / (s.max() - s.min() + 1e-6)
+        return out
     return s
 
 
 @functools.lru_cache(maxsize=1)
-def _nltk_tokenizers():
+def _nltk_tokenizers() -> tuple[Any, Any]:  # nltk ships no type information
     from nltk.tokenize import NLTKWordTokenizer
     from nltk.tokenize.punkt import PunktSentenceTokenizer
 

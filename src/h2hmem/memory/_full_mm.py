@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ..data import ImageRef, Session
-from ..llm import ContentPart, TextPart
+from ..llm import ContentPart, Message, TextPart
 from ..llm import image_text as substitute_text
 from ._budget import context_budget, keep_most_recent, token_counter
 from ._options import PresetOption, resolve_options
@@ -34,7 +34,7 @@ from ._paper_native import MAX_CONTEXT_TOKENS, full_mm_request
 from ._prompt import build_answer_messages
 from ._protocol import Answer, Evidence, MemoryContext
 from ._render import image_part, image_text, render_turn, session_header
-from ._view import QuestionView
+from ._view import QuestionImage, QuestionView
 
 MAX_IMAGES = 10
 """Published image budget per answer call."""
@@ -139,11 +139,11 @@ class FullMMMemory:
             ),
         }
 
-    def _image_cost(self, ref: ImageRef) -> int:
+    def _image_cost(self, ref: ImageRef | QuestionImage) -> int:
         """Context tokens an attached image takes: pixels, or the caption text that replaces them."""
         if self._sees_images and ref.path is not None:
             return self.image_tokens
-        return self._count(substitute_text(image_part(ref, self.ctx.captions))) + 1
+        return int(self._count(substitute_text(image_part(ref, self.ctx.captions)))) + 1
 
     async def observe(self, session: Session) -> None:
         if session.absent or not session.turns:
@@ -230,7 +230,7 @@ class FullMMMemory:
             },
         )
 
-    def _official_request(self, question: QuestionView) -> tuple[list, dict, list[Evidence]]:
+    def _official_request(self, question: QuestionView) -> tuple[list[Message], dict[str, Any], list[Evidence]]:
         """``(messages, details, evidence)`` of the official request; evidence = the sessions that survive the
         cut, most recent first (h2hmem's evidence order)."""
         max_tokens = self.options["max_context_tokens"] or MAX_CONTEXT_TOKENS

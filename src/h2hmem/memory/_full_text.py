@@ -15,10 +15,11 @@ Every session in time order, every turn with its date, speaker and caption inlin
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from ..data import Session
-from ..llm import Message
+from ..llm import ImagePart, Message
 from ._budget import context_budget, keep_most_recent, token_counter
 from ._options import PresetOption, resolve_options
 from ._paper_answer import official_messages, question_image_parts
@@ -128,6 +129,7 @@ class FullTextMemory:
                 "top_p": top_p,
             },
         )
+        self._count: Callable[[str], int]
         if self.options["tokenizer"] == "cl100k":
             from ..llm import count_tokens
 
@@ -206,7 +208,8 @@ class FullTextMemory:
 
     async def retrieve_evidence(self, question: QuestionView) -> list[Evidence]:
         """The sessions ``answer`` would show, most recent first (no model call)."""
-        return self._plan(question)["evidence"]
+        evidence: list[Evidence] = self._plan(question)["evidence"]
+        return evidence
 
     async def answer(self, question: QuestionView) -> Answer:
         plan = self._plan(question)
@@ -250,7 +253,13 @@ class FullTextMemory:
         return cut, original, kept_tokens, n_lines
 
     def _messages(
-        self, question: QuestionView, context: str, q_images: list, truncated: bool, original: int, kept_tokens: int
+        self,
+        question: QuestionView,
+        context: str,
+        q_images: list[ImagePart],
+        truncated: bool,
+        original: int,
+        kept_tokens: int,
     ) -> list[Message]:
         if self.options["prompt"] == "shared":
             return build_answer_messages(question, context, q_images or None)

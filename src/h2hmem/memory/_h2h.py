@@ -228,7 +228,9 @@ class H2HMemory:
     # ----- retrieval -------------------------------------------------------------------------
 
     async def _embed_query(self, text: str) -> np.ndarray:
-        return np.asarray(await self.embedder.embed([text]), np.float32)[0]
+        vectors = np.asarray(await self.embedder.embed([text]), np.float32)
+        row: np.ndarray = vectors[0]
+        return row
 
     async def _scores(
         self, query: str, named: list[str], refs: TimeRefs, matched: set[str], task: TaskType
@@ -283,7 +285,8 @@ class H2HMemory:
         order = list(np.lexsort((np.arange(len(scores)), -scores)))
         subs = self._sub_queries(raw, refs, question.task_type) if self.switches["decompose"] else []
         if subs:
-            first, rest = [], []
+            first: list[list[int]] = []
+            rest: list[list[int]] = []
             for sub, sub_refs, primary in subs:
                 sub_matched = matching_sessions(sub_refs, self._sessions)
                 s, _ = await self._scores(

@@ -32,14 +32,14 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..data import ImageRef, Session, Turn
-from ..llm import ContentPart, ImagePart, TextPart
+from ..llm import ContentPart, ImagePart, Message, TextPart
 from ._budget import token_counter
 from ._options import PresetOption, resolve_options
 from ._paper_native import MAX_CONTEXT_TOKENS, murag_request, murag_unit_text
 from ._prompt import build_answer_messages
 from ._protocol import Answer, CaptionLookup, Evidence, MemoryContext
 from ._render import image_part, image_text, render_turn
-from ._view import QuestionView
+from ._view import QuestionImage, QuestionView
 
 TOP_K = 5
 """Published top-k."""
@@ -64,7 +64,9 @@ def load_encoder(ctx: MemoryContext, spec: Any, device: str | None) -> Any:
     return load_image_text_encoder(spec, text_embedder_factory=ctx.embedder_factory, device=device)
 
 
-def encoder_item(text: str, image: ImageRef | None, encoder: Any, captions: CaptionLookup) -> tuple[str, Path | None]:
+def encoder_item(
+    text: str, image: ImageRef | QuestionImage | None, encoder: Any, captions: CaptionLookup
+) -> tuple[str, Path | None]:
     """What the encoder gets for one unit: the image file when the encoder reads images and the file
     exists; otherwise the image's caption (or name) appended to the text."""
     if image is None:
@@ -102,17 +104,19 @@ class SessionVectorCache:
 
     async def encode(self, session: str, items: list[tuple[str, Path | None]]) -> np.ndarray:
         if self.folder is None:
-            return await self.encoder.encode(items)
+            fresh: np.ndarray = await self.encoder.encode(items)
+            return fresh
         path = self.folder / f"{session}.npz"
         fp = self._fingerprint(items)
         if path.is_file():
             try:
                 with np.load(path) as data:
                     if str(data["fingerprint"]) == fp and data["vectors"].shape[0] == len(items):
-                        return data["vectors"].astype(np.float32)
+                        cached: np.ndarray = data["vectors"].astype(np.float32)
+                        return cached
             except (OSError, ValueError, KeyError):  # unreadable: encode again and overwrite
                 pass
-        vectors = await self.encoder.encode(items)
+        vectors: np.ndarray = await self.encoder.encode(items)
         self.folder.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(path.name + ".tmp.npz")
         np.savez(tmp, vectors=vectors, fingerprint=np.array(fp))
@@ -210,7 +214,7 @@ async def answer_from_hits(
 
 
 async def official_answer(
-    ctx: MemoryContext, messages: list, hits: list[tuple[Unit, float]], details: dict[str, Any]
+    ctx: MemoryContext, messages: list[Message], hits: list[tuple[Unit, float]], details: dict[str, Any]
 ) -> Answer:
     """Send an official request (MuRAG, NGM under ``paper``); evidence in rank order."""
     result = await ctx.chat.chat(messages, ctx.answer_config, stage="answer")
@@ -231,7 +235,9 @@ async def encode_query(encoder: Any, question: QuestionView, captions: CaptionLo
     for ref in question.images[1:]:
         text += " " + image_text(ref, captions)
     first = question.images[0] if question.images else None
-    return (await encoder.encode([encoder_item(text, first, encoder, captions)]))[0]
+    vectors: np.ndarray = await encoder.encode([encoder_item(text, first, encoder, captions)])
+    row: np.ndarray = vectors[0]
+    return row
 
 
 IMAGES_NOTE = (

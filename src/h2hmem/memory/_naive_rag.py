@@ -184,7 +184,8 @@ class NaiveRAGMemory:
             items = " ".join(
                 load_prompt("naive_rag")["query_caption_item"].format(n=i, caption=c) for i, c in enumerate(caps, 1)
             )
-            return load_prompt("naive_rag")["query_with_image_caption"].format(captions=items, question=question.text)
+            template: str = load_prompt("naive_rag")["query_with_image_caption"]
+            return template.format(captions=items, question=question.text)
         query = question.text.strip()
         q_caps = [image_text(ref, self.ctx.captions) for ref in question.images]
         return query + " " + " ".join(q_caps) if q_caps else query

@@ -30,10 +30,11 @@ def load_prompt(name: str) -> dict[str, Any]:
     Raises:
         FileNotFoundError: no such file in the package.
     """
-    path = resources.files("h2hmem.memory").joinpath("prompts", "paper", f"{name}.json")
+    path = resources.files("h2hmem.memory").joinpath("prompts").joinpath("paper").joinpath(f"{name}.json")
     if not path.is_file():
         raise FileNotFoundError(f"package data prompts/paper/{name}.json is missing (reinstall h2hmem)")
-    return json.loads(path.read_text(encoding="utf-8"))
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return data
 
 
 def official_instruction(prompt: dict[str, Any], task: TaskType) -> tuple[str, str]:
@@ -60,6 +61,6 @@ def prompt_file_hash(name: str) -> str:
 
 def paper_prompt_hashes() -> dict[str, str]:
     """``{"paper/<name>": hash}`` of every official prompt file shipped in the package."""
-    folder = resources.files("h2hmem.memory").joinpath("prompts", "paper")
+    folder = resources.files("h2hmem.memory").joinpath("prompts").joinpath("paper")
     names = sorted(p.name.removesuffix(".json") for p in folder.iterdir() if p.name.endswith(".json"))
     return {f"paper/{n}": prompt_file_hash(n) for n in names}

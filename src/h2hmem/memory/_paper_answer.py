@@ -20,15 +20,15 @@ QUESTION_IMAGE_NAME = QUESTION_IMAGE_LABEL
 """What a text-only model is told the substituted image is (never its file name or session)."""
 
 
-def question_caption(image: object, captions: CaptionLookup | None) -> str | None:
+def question_caption(image: ImageRef | QuestionImage, captions: CaptionLookup | None) -> str | None:
     """A question image's caption: the one its :class:`~h2hmem.memory.QuestionImage` was built with, else the
     caption lookup's (a dataset :class:`~h2hmem.data.ImageRef`, in tests)."""
     if isinstance(image, QuestionImage):
         return image.caption
-    return captions(image) if captions else None  # type: ignore[arg-type]
+    return captions(image) if captions else None
 
 
-def question_image_parts(images: Sequence[ImageRef], captions: CaptionLookup | None) -> list[ImagePart]:
+def question_image_parts(images: Sequence[ImageRef | QuestionImage], captions: CaptionLookup | None) -> list[ImagePart]:
     """The question's first image that exists on disk as an :class:`ImagePart` (none when no file exists).
 
     The part is named :data:`QUESTION_IMAGE_NAME`, so a text-only backend substitutes
@@ -62,7 +62,8 @@ def official_prompt(
         fields.update(context_section=data["context_heading"] + context, context_note=note if truncated else "")
     else:
         fields["context"] = context
-    return data["template"].format(**fields)
+    template: str = data["template"]
+    return template.format(**fields)
 
 
 def official_messages(

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Sequence
+from typing import Any
 
 from ..data import ImageRef, Session, Turn
 from ..llm import ContentPart, ImagePart, Message, TextPart
@@ -59,7 +60,7 @@ def full_mm_request(
     max_context_tokens: int,
     max_images: int,
     date_format: DateFormat = "raw",
-) -> tuple[list[Message], dict]:
+) -> tuple[list[Message], dict[str, Any]]:
     """The official Full (MM) request and its facts (``context_tokens``, ``truncated``, images attached).
 
     Images: the question's images that exist, then each distinct dialogue image (dialogue order)
@@ -116,7 +117,7 @@ def murag_request(
     max_context_tokens: int,
     max_images: int,
     date_format: DateFormat = "raw",
-) -> tuple[list[Message], dict]:
+) -> tuple[list[Message], dict[str, Any]]:
     """The official MuRAG request for retrieved turns (rank order) and its facts.
 
     Context: ``[Memory k] Session s Turn i - role: [Image: file] date:text`` lines cut to
@@ -178,7 +179,7 @@ def ngm_request(
     captions: CaptionLookup,
     *,
     date_format: DateFormat = "raw",
-) -> tuple[list[Message], dict]:
+) -> tuple[list[Message], dict[str, Any]]:
     """The official NGM request for recalled turns (score order) and its facts.
 
     Context grouped by session (sessions in order of their best-ranked turn, turns by index):

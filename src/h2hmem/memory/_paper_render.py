@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Literal
 
 from ..data import Session, Turn
+from ._protocol import CaptionLookup
 
 DateFormat = Literal["raw", "iso"]
 
@@ -35,7 +36,7 @@ def full_text_turn_line(session: Session, turn: Turn, caption: str | None, date_
     return f"  Turn {turn.index + 1} - {turn.speaker}: {text}"
 
 
-def full_text_context(sessions: Sequence[Session], captions, date_format: DateFormat = "raw") -> str:
+def full_text_context(sessions: Sequence[Session], captions: CaptionLookup, date_format: DateFormat = "raw") -> str:
     """The official Full (Text) memory context of ``sessions`` (present sessions, in order).
 
     Args:

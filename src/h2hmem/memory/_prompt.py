@@ -12,6 +12,7 @@ import hashlib
 from .. import defaults
 from ..data import Question, TaskType
 from ..llm import ContentPart, GenerationConfig, ImagePart, Message, TextPart
+from ._view import QuestionView
 
 SYSTEM_PROMPT = (
     "You are being tested on your memory of conversations you observed between other people. "
@@ -35,7 +36,7 @@ def task_instruction(task: TaskType) -> str:
 
 
 def build_answer_messages(
-    question: Question,
+    question: Question | QuestionView,
     memory: str | list[ContentPart],
     question_images: list[ImagePart] | None = None,
     *,
