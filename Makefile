@@ -24,7 +24,7 @@ lint: setup
 bench: setup
 	.venv/bin/python -m bench all --quick
 
-# mypy with the [tool.mypy] config in pyproject.toml: strict on the lower layers (data, llm, embed,
-# caption, memory, presets), default level above (errors there silenced until issue 14's merges).
-typecheck:
+# mypy with the [tool.mypy] config in pyproject.toml: strict on the lower layers (data, records, llm, embed,
+# caption, memory, presets, defaults), default level above (errors there still silenced: see README, Contributing).
+typecheck: setup
 	.venv/bin/mypy

@@ -13,7 +13,7 @@ from typing import Literal, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict
 
 from .. import defaults
-from ..records import Usage
+from ..records import Usage as Usage
 
 Stage = Literal["caption", "memory_build", "answer", "judge", "other"]
 """Accounting buckets for tokens, calls and cost (issue: usage per stage in the manifest)."""

@@ -19,7 +19,7 @@ from pydantic import BaseModel
 from ..data import ImageRef, Session
 from ..llm import ChatModel, GenerationConfig, Usage
 from ..presets import DEFAULT_PRESET, Preset
-from ..records import Evidence
+from ..records import Evidence as Evidence
 from ._prompt import ANSWER_CONFIG
 from ._view import QuestionImage, QuestionView
 

@@ -17,7 +17,7 @@ from pydantic import ConfigDict, Field
 from ._base import Record
 from ._jsonfile import read_record, write_record
 from ._usage import Usage
-from ._versioned import Versioned, schema_tag
+from ._versioned import Versioned
 
 MANIFEST = "manifest.json"
 
@@ -126,7 +126,7 @@ class Manifest(Versioned):
 
     model_config = ConfigDict(extra="allow")
     KIND = "manifest"
-    schema_: Literal["h2hmem.manifest/1"] = Field(schema_tag("manifest"), alias="schema")
+    schema_: Literal["h2hmem.manifest/1"] = Field("h2hmem.manifest/1", alias="schema")
     run_id: str | None = None
     package: str = "h2hmem"
     version: str | None = None

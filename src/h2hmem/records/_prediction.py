@@ -18,7 +18,7 @@ from pydantic import Field
 from ._base import Record
 from ._evidence import Evidence
 from ._usage import Usage
-from ._versioned import Versioned, describe_error, error_type, schema_tag
+from ._versioned import Versioned, describe_error, error_type
 
 
 class QuestionKey(Record):
@@ -39,7 +39,7 @@ class Prediction(Versioned, QuestionKey):
     """One question's answer (or failure) as the runner recorded it."""
 
     KIND = "prediction"
-    schema_: Literal["h2hmem.prediction/1"] = Field(schema_tag("prediction"), alias="schema")
+    schema_: Literal["h2hmem.prediction/1"] = Field("h2hmem.prediction/1", alias="schema")
     question: str
     question_images: list[str] = []
     """``"sessionK/<file>"`` keys of the question's images."""

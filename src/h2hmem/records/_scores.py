@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from .._atomic import atomic_write_text
 from ._base import Record
 from ._prediction import QuestionKey
-from ._versioned import Versioned, describe_error, error_type, schema_tag
+from ._versioned import Versioned, describe_error, error_type
 
 EVIDENCE_METRIC_NAMES: tuple[str, ...] = tuple(
     f"{m}@{k}" for k in ("1", "3", "5", "10", "all") for m in ("hit", "recall")
@@ -51,7 +51,7 @@ class LexicalScore(Versioned, ScoreKey):
     """One line of ``scores/lexical.jsonl`` (official definitions, spec/metrics.md §1; each in [0, 1])."""
 
     KIND = "lexical-score"
-    schema_: Literal["h2hmem.lexical-score/1"] = Field(schema_tag("lexical-score"), alias="schema")
+    schema_: Literal["h2hmem.lexical-score/1"] = Field("h2hmem.lexical-score/1", alias="schema")
     precision: float
     recall: float
     f1: float
@@ -64,7 +64,7 @@ class _EvidenceScoreBase(Versioned, ScoreKey):
 
     model_config = ConfigDict(extra="allow")  # other cut-offs (score_evidence(ks=…)) are kept as they are
     KIND = "evidence-score"
-    schema_: Literal["h2hmem.evidence-score/1"] = Field(schema_tag("evidence-score"), alias="schema")
+    schema_: Literal["h2hmem.evidence-score/1"] = Field("h2hmem.evidence-score/1", alias="schema")
     excluded: str | None = None
     """Why the question is not scored (``no_gold_session``, ``gold_unknown``, ``gold_session_absent``)."""
     gold_sessions: list[str] | None = None
@@ -78,7 +78,7 @@ class _TurnEvidenceScoreBase(Versioned, ScoreKey):
 
     model_config = ConfigDict(extra="allow")
     KIND = "turn-evidence-score"
-    schema_: Literal["h2hmem.turn-evidence-score/1"] = Field(schema_tag("turn-evidence-score"), alias="schema")
+    schema_: Literal["h2hmem.turn-evidence-score/1"] = Field("h2hmem.turn-evidence-score/1", alias="schema")
     excluded: str | None = None
     """``no_label``, ``no_label_turns`` or the label's status when it is not ``labelled``."""
     gold_turns: list[str] | None = None
@@ -92,11 +92,11 @@ def _metric_fields(names: Sequence[str]) -> dict[str, Any]:
     return {n.replace("@", "_at_"): (float | None, Field(None, alias=n)) for n in names}
 
 
-EvidenceScore = create_model(  # type: ignore[call-overload]
+EvidenceScore = create_model(
     "EvidenceScore", __base__=_EvidenceScoreBase, __module__=__name__, **_metric_fields(EVIDENCE_METRIC_NAMES)
 )
 EvidenceScore.__doc__ = _EvidenceScoreBase.__doc__
-TurnEvidenceScore = create_model(  # type: ignore[call-overload]
+TurnEvidenceScore = create_model(
     "TurnEvidenceScore", __base__=_TurnEvidenceScoreBase, __module__=__name__, **_metric_fields(TURN_METRIC_NAMES)
 )
 TurnEvidenceScore.__doc__ = _TurnEvidenceScoreBase.__doc__
@@ -106,7 +106,7 @@ class JudgeScore(Versioned, QuestionKey):
     """One question's judgment, one line of ``scores/judge.jsonl``."""
 
     KIND = "judge-score"
-    schema_: Literal["h2hmem.judge-score/1"] = Field(schema_tag("judge-score"), alias="schema")
+    schema_: Literal["h2hmem.judge-score/1"] = Field("h2hmem.judge-score/1", alias="schema")
     score: float | None
     """One of the judge levels (0 … 1), or None when the judge gave no valid score (see ``error``)."""
     reasoning: str = ""
@@ -139,7 +139,7 @@ class JudgeScore(Versioned, QuestionKey):
         return self.score is not None
 
 
-ScoreRecord = LexicalScore | EvidenceScore | TurnEvidenceScore | JudgeScore  # type: ignore[valid-type]
+ScoreRecord = LexicalScore | EvidenceScore | TurnEvidenceScore | JudgeScore
 """Any per-question score line."""
 SCORE_FILES: dict[str, type[BaseModel]] = {
     "lexical.jsonl": LexicalScore,

@@ -16,7 +16,7 @@ from ._aggregate import Aggregate
 from ._base import Record
 from ._jsonfile import read_record, write_record
 from ._usage import Usage
-from ._versioned import Versioned, schema_tag
+from ._versioned import Versioned
 
 SCORES_SUMMARY = Path("scores") / "summary.json"
 
@@ -128,7 +128,7 @@ class ScoresSummary(Versioned):
     """``scores/summary.json``."""
 
     KIND = "scores-summary"
-    schema_: Literal["h2hmem.scores-summary/1"] = Field(schema_tag("scores-summary"), alias="schema")
+    schema_: Literal["h2hmem.scores-summary/1"] = Field("h2hmem.scores-summary/1", alias="schema")
     created_at: str | None = None
     preset: str | None = None
     """The judge preset evaluated under (``paper`` / ``harmonized``)."""
