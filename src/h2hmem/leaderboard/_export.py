@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import cast
 
-from ..data import SPLITS, TaskType
+from ..data import SPLITS, Split, TaskType
 from ..run import Prediction, read_predictions
 from ._format import FILE_NAMES, image_field
 
@@ -69,7 +70,7 @@ def export_submission(run_dir: str | Path, out_dir: str | Path | None = None) ->
         except ValueError as e:
             raise ValueError(f"{run_dir}: {e}") from None
         out.mkdir(parents=True, exist_ok=True)
-        path = out / FILE_NAMES[split]
+        path = out / FILE_NAMES[cast(Split, split)]  # a key of SPLITS
         tmp = path.with_suffix(".json.tmp")
         tmp.write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
         tmp.replace(path)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from typing import cast
 
 from pydantic import BaseModel
 from sqlalchemy import select
@@ -18,6 +19,7 @@ from sqlalchemy.orm import sessionmaker
 
 from ..data import Dataset, Question
 from ..llm import ChatModel
+from ..presets import Preset
 from ..run import Prediction
 from ._db import Entry
 from ._store import refresh_summary
@@ -54,8 +56,9 @@ class MetricsJudge:
         from ..metrics import JudgeOptions, judge_predictions
 
         self.loop = self.loop or asyncio.new_event_loop()
+        preset = cast(Preset, self.preset)  # JudgeOptions validates it (ValueError on an unknown preset)
         records = self.loop.run_until_complete(
-            judge_predictions(preds, self.model, options=JudgeOptions(preset=self.preset))
+            judge_predictions(preds, self.model, options=JudgeOptions(preset=preset))
         )
         return [
             JudgeVerdict(question_id=r.question_id, score=r.score, reasoning=r.reasoning or (r.error or ""))

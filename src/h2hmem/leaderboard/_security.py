@@ -123,7 +123,7 @@ def csrf_token(session: dict) -> str:
 
 def csrf_ok(session: dict, submitted: object) -> bool:
     tok = session.get("csrf")
-    return bool(tok) and isinstance(submitted, str) and hmac.compare_digest(tok, submitted)
+    return isinstance(tok, str) and bool(tok) and isinstance(submitted, str) and hmac.compare_digest(tok, submitted)
 
 
 def client_key(secret: str, address: str) -> str:

@@ -88,7 +88,7 @@ def revoke_session(db: Session, session_id: int, why: str) -> bool:
         update(AdminSession)
         .where(AdminSession.id == session_id, AdminSession.revoked_at.is_(None))
         .values(revoked_at=utcnow(), revoked_why=why[:64])
-    ).rowcount
+    ).rowcount  # type: ignore[attr-defined]  # stubs type execute() as Result; an UPDATE gives a CursorResult
     db.commit()
     return bool(n)
 
@@ -99,7 +99,7 @@ def revoke_admin_sessions(db: Session, admin_id: int, why: str) -> int:
         update(AdminSession)
         .where(AdminSession.admin_id == admin_id, AdminSession.revoked_at.is_(None))
         .values(revoked_at=utcnow(), revoked_why=why[:64])
-    ).rowcount
+    ).rowcount  # type: ignore[attr-defined]  # stubs type execute() as Result; an UPDATE gives a CursorResult
     db.commit()
     return n
 

@@ -8,12 +8,13 @@ import re
 import secrets
 import unicodedata
 from collections.abc import Sequence
+from typing import cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
-from ..data import Dataset
+from ..data import Dataset, Split
 from ._db import (
     MAX_DESCRIPTION_CHARS,
     MAX_EMAIL_CHARS,
@@ -142,7 +143,7 @@ def submitter_state(entry: Entry) -> str:
 
 def stored_files(entry: Entry) -> list[UploadedFile]:
     """The entry's uploaded files as :class:`UploadedFile` (for re-validation and scoring)."""
-    return [UploadedFile(name=f.name, content=f.content, split=f.split) for f in entry.files]
+    return [UploadedFile(name=f.name, content=f.content, split=cast(Split, f.split)) for f in entry.files]
 
 
 def validation_summary(report: SubmissionReport) -> dict:

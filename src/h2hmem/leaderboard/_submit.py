@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
+from ..data import Split
 from ._db import Entry
 from ._format import FILE_NAMES
 from ._scoring import GROUP_ORDER, METRICS, group_label
@@ -22,7 +23,7 @@ from ._views import METRIC_LABELS
 from ._web import PageError, checked_form, form_text, get_db, render
 
 router = APIRouter()
-FIELDS = {"dyadic": "file_dyadic", "multi-party": "file_multiparty"}
+FIELDS: dict[Split, str] = {"dyadic": "file_dyadic", "multi-party": "file_multiparty"}
 """Form field of each split's file."""
 
 
@@ -61,7 +62,7 @@ def submit_page(request: Request):
     return _form_page(request)
 
 
-async def _read_file(upload: object, split: str, limit: int, errors: list[str]) -> UploadedFile | None:
+async def _read_file(upload: object, split: Split, limit: int, errors: list[str]) -> UploadedFile | None:
     if not isinstance(upload, UploadFile) or not upload.filename:
         errors.append(f"The {split} file ({FILE_NAMES[split]}) is required.")
         return None
@@ -96,10 +97,11 @@ async def submit(request: Request, db: Session = Depends(get_db)):
     except ValidationError as e:
         meta = None
         errors += meta_errors(e)
-    files = [await _read_file(form.get(FIELDS[sp]), sp, s.max_file_bytes, errors) for sp in FIELDS]
+    read = [await _read_file(form.get(FIELDS[sp]), sp, s.max_file_bytes, errors) for sp in FIELDS]
     if errors or meta is None:
         too_big = any("larger than the limit" in e for e in errors)
         return _form_page(request, 413 if too_big else 400, errors, values=values)
+    files = [f for f in read if f is not None]  # all of them: a missing file adds an error
     entry, report, token = await run_in_threadpool(
         create_entry, db, request.app.state.dataset, meta, files, max_rows=s.max_rows
     )

@@ -81,7 +81,7 @@ def ranking(
     keys = [k for k, _ in ranking_columns()]
     if sort not in keys and sort not in dict(INFO_COLUMNS):
         raise ValueError(f"unknown sort column {sort!r}")
-    rows = []
+    rows: list[dict[str, Any]] = []
     for e in entries:
         s = e.summary
         values: dict[str, float | None] = {"macro": s.get("all", {}).get(f"{metric}_macro")}

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 import jinja2
 from fastapi import HTTPException, Request
@@ -46,7 +46,7 @@ def current_admin(request: Request) -> AdminIdentity | None:
     active in the database (looked up once per request); None otherwise."""
     cached = getattr(request.state, "admin_identity", _UNSET)
     if cached is not _UNSET:
-        return cached
+        return cast("AdminIdentity | None", cached)  # set below, once per request
     token = request.session.get("sid")
     identity = None
     if isinstance(token, str) and token:

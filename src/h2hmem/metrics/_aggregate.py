@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Iterator, Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -180,7 +181,7 @@ def _cell(
             "mean": None if ns[j] == 0 else float(means[j]),
             "ci": cis[j] if ns[j] else None,
         }
-    if macro:
+    if codes is not None:  # = macro
         _add_macro(cell_metrics, codes, vals, metrics, boot_macro)
     return {"n_total": n_total, "failed": sum(r["failed"] for r in rows), "metrics": cell_metrics}
 
@@ -277,8 +278,7 @@ def aggregate(
             for r in sel:
                 by.setdefault(r[g], []).append(r)
             out[g] = {
-                k: _cell(by[k], metrics, n_boot, seed, f"{g}|{k}")
-                for k in sorted(by, key=lambda k, g=g: _group_order(g, k))
+                k: _cell(by[k], metrics, n_boot, seed, f"{g}|{k}") for k in sorted(by, key=partial(_group_order, g))
             }
         splits[split] = out
     return {

@@ -46,20 +46,22 @@ import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from .._aio import run_sync
 from .._atomic import atomic_write_text
 from ..data import load_dataset
 from ..llm import record_calls
-from ..presets import DEFAULT_PRESET
+from ..presets import DEFAULT_PRESET, Preset
 from ..records import (
+    Aggregate,
     EvidenceScore,
     EvidenceSection,
     JudgeSection,
     LexicalScore,
     LexicalSection,
     Manifest,
+    ScoreRecord,
     ScoresSummary,
     SummaryMetrics,
     SummaryRun,
@@ -160,7 +162,7 @@ def _lexical(preds: list[Prediction]) -> list[LexicalScore]:
     return out
 
 
-def _score_dicts(path: Path, record_type: type, ids: set[str]) -> list[dict[str, Any]]:
+def _score_dicts(path: Path, record_type: type[ScoreRecord], ids: set[str]) -> list[dict[str, Any]]:
     """The lines of a scores file (validated as ``record_type``) of the questions ``ids``, as
     :func:`aggregate` takes them (file spelling of the metric keys)."""
     return [r.model_dump() for r in read_score_lines(path, record_type) if r.question_id in ids]
@@ -408,7 +410,8 @@ async def aevaluate_run(
     if unknown_opts:
         raise ValueError(f"unknown judge option(s) {unknown_opts}; choose from {list(JUDGE_OPTION_NAMES)}")
     options = JudgeOptions(
-        preset=preset, **{**dict(judge_options or {}), **({"batching": judge_mode} if judge_mode else {})}
+        preset=cast(Preset, preset),  # validated by JudgeOptions (ValueError on an unknown preset)
+        **{**dict(judge_options or {}), **({"batching": judge_mode} if judge_mode else {})},
     )
     if "judge" in metrics and judge_model is None:
         raise ValueError("the judge metric needs a judge model (CLI: --judge-model, default openai:gpt-4o-mini)")
@@ -494,7 +497,8 @@ async def aevaluate_run(
     if (scores / "lexical.jsonl").is_file():
         recs = _score_dicts(scores / "lexical.jsonl", LexicalScore, ids)
         summary.metrics.lexical = LexicalSection(
-            fields=list(LEXICAL_FIELDS), aggregate=aggregate(recs, LEXICAL_FIELDS, n_boot=n_boot, seed=seed)
+            fields=list(LEXICAL_FIELDS),
+            aggregate=Aggregate.model_validate(aggregate(recs, LEXICAL_FIELDS, n_boot=n_boot, seed=seed)),
         )
     if (scores / "evidence.jsonl").is_file():
         recs = _score_dicts(scores / "evidence.jsonl", EvidenceScore, ids)
@@ -505,7 +509,7 @@ async def aevaluate_run(
         summary.metrics.evidence = EvidenceSection(
             **evidence_info,
             fields=fields,
-            aggregate=aggregate(included, fields, n_boot=n_boot, seed=seed)
+            aggregate=Aggregate.model_validate(aggregate(included, fields, n_boot=n_boot, seed=seed))
             if evidence_info["status"] == "ok"
             else None,
         )
@@ -519,7 +523,7 @@ async def aevaluate_run(
         summary.metrics.turn_evidence = TurnEvidenceSection(
             **turn_info,
             fields=fields,
-            aggregate=aggregate(included, fields, n_boot=n_boot, seed=seed)
+            aggregate=Aggregate.model_validate(aggregate(included, fields, n_boot=n_boot, seed=seed))
             if turn_info["status"] == "ok" and included
             else None,
         )

@@ -19,6 +19,7 @@ are in :mod:`._turn_evidence`.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 from ..memory import Evidence
@@ -162,7 +163,7 @@ def score_evidence(
             reports=reports,
             failed=p.failed,
             excluded=excluded,
-            scores=lambda ev=p.evidence, gold=gold_sessions or []: evidence_scores(ev, gold, ks),
+            scores=partial(evidence_scores, p.evidence, gold_sessions or [], ks),
         )
         records.append(rec)
     info = {

@@ -171,9 +171,9 @@ def parse_judgments(text: str, local_ids: Sequence[str], *, snap: bool = False) 
         return {lid: str(e) for lid in local_ids}
     wanted = set(local_ids)
     seen: dict[str, list[Any]] = {}
-    for e in entries:
-        if isinstance(e, dict) and str(e.get("question_id", "")).strip() in wanted:
-            seen.setdefault(str(e["question_id"]).strip(), []).append(e)
+    for entry in entries:
+        if isinstance(entry, dict) and str(entry.get("question_id", "")).strip() in wanted:
+            seen.setdefault(str(entry["question_id"]).strip(), []).append(entry)
     out: dict[str, tuple[float, str] | str] = {}
     for lid in local_ids:
         got = seen.get(lid, [])
@@ -271,6 +271,8 @@ class _Judge:
             text, hit, err = await self._ask(follow, 1)
             calls, cached, reasked = calls + 1, cached and hit, True
             result = self._parse(text, [lid])[lid] if text is not None else err
+        if result is None:  # _ask returns a text or an error message
+            raise RuntimeError(f"judge call for {p.question_id} returned neither a reply nor an error")
         if isinstance(result, str):
             self._emit(p, score=None, error=result, reasked=reasked, calls=calls, cached=cached)
         else:

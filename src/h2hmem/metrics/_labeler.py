@@ -34,7 +34,7 @@ from typing import Any
 from .._aio import run_sync
 from .._atomic import atomic_write_text
 from ..data import Dialogue, Question, TaskType, load_dataset
-from ._labels import EvidenceLabel, _read_file
+from ._labels import EvidenceLabel, LabelStatus, LabelTurn, _read_file
 from ._tokenize import content_tokens, tokenize
 
 OFFLINE = "offline"
@@ -65,7 +65,7 @@ def _candidates(d: Dialogue, q: Question) -> list[tuple[str, int, str, str | Non
     ]
 
 
-def _fixed_status(d: Dialogue, q: Question) -> str | None:
+def _fixed_status(d: Dialogue, q: Question) -> LabelStatus | None:
     if q.task_type is TaskType.AR:
         return "no_support_expected"
     present = {s.name for s in d.present_sessions}
@@ -89,7 +89,7 @@ def offline_label(
             return EvidenceLabel(
                 question_id=q.id,
                 status="labelled",
-                turns=[{"session": s, "turn": t} for s, t in hits[:max_turns]],
+                turns=[LabelTurn(session=s, turn=t) for s, t in hits[:max_turns]],
                 note="offline: image named in the gold answer",
             )
     gold = set(content_tokens(tokenize(q.gold)))
@@ -107,7 +107,7 @@ def offline_label(
     return EvidenceLabel(
         question_id=q.id,
         status="labelled",
-        turns=[{"session": s, "turn": t} for _, s, t in kept],
+        turns=[LabelTurn(session=s, turn=t) for _, s, t in kept],
         note=f"offline: answer overlap ≥ {min_overlap}",
     )
 
@@ -152,11 +152,11 @@ def parse_labeling(text: str, q: Question, valid: set[tuple[str, int]]) -> Evide
             turns.append(key)
         else:
             dropped += key not in valid
-    status = "labelled" if obj.get("status", "labelled") == "labelled" and turns else "unclear"
+    status: LabelStatus = "labelled" if obj.get("status", "labelled") == "labelled" and turns else "unclear"
     return EvidenceLabel(
         question_id=q.id,
         status=status,
-        turns=[{"session": s, "turn": t} for s, t in turns],
+        turns=[LabelTurn(session=s, turn=t) for s, t in turns],
         note=f"model; {dropped} invalid turn(s) dropped" if dropped else "model",
     )
 
@@ -276,8 +276,8 @@ async def alabel_evidence(
     try:
         await _label_all(ds, todo, None if spec == OFFLINE else model, captions, emit)
     finally:
-        for f in files.values():
-            f.close()
+        for fh in files.values():
+            fh.close()
     for s in ("dyadic", "multi-party"):
         path = out / f"{s}.jsonl"
         rows = sorted(

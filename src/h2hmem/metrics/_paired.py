@@ -20,6 +20,7 @@ import itertools
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -120,8 +121,8 @@ def paired_by_group(
     common = [q for q in a if q in b and a[q] is not None and b[q] is not None]
     out = {
         "overall": paired_difference(
-            [a[q] for q in common],
-            [b[q] for q in common],  # type: ignore[misc]
+            [cast(float, a[q]) for q in common],  # common: both scores not None
+            [cast(float, b[q]) for q in common],
             n_boot=n_boot,
             n_perm=n_perm,
             seed=seed,
@@ -134,9 +135,9 @@ def paired_by_group(
             by.setdefault(groups[q], []).append(q)
     for g, ids in by.items():
         out[g] = paired_difference(
-            [a[q] for q in ids],
-            [b[q] for q in ids],
-            n_boot=n_boot,  # type: ignore[misc]
+            [cast(float, a[q]) for q in ids],
+            [cast(float, b[q]) for q in ids],
+            n_boot=n_boot,
             n_perm=n_perm,
             seed=seed,
             key=g,

@@ -98,8 +98,8 @@ def summary_tables(summary: ScoresSummary | Mapping[str, Any], *, show_ci: bool 
     if metrics.lexical is not None and metrics.lexical.aggregate is not None:
         for field, title in LEXICAL_TITLES.items():
             tables.append(metric_table(metrics.lexical.aggregate, field, f"{title}{suffix}", show_ci=show_ci))
-    if metrics.judge is not None and metrics.judge.aggregate is not None:
-        j = metrics.judge
+    j = metrics.judge
+    if j is not None and j.aggregate is not None:
         tables.append(
             metric_table(
                 j.aggregate,

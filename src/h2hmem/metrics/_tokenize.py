@@ -23,6 +23,7 @@ import sys
 import unicodedata
 from functools import lru_cache
 from importlib import resources
+from typing import Any
 
 _WS = re.compile(r"\s+")
 _ASCII_PUNCT = frozenset(string.punctuation)
@@ -55,11 +56,11 @@ def _tokenizers():
     return PunktSentenceTokenizer(), _unguarded(NLTKWordTokenizer)()
 
 
-def _unguarded(cls: type) -> type:
+def _unguarded(cls: type[Any]) -> type:
     def raw(pattern):
         return getattr(pattern, "_rx", pattern)
 
-    attrs = {}
+    attrs: dict[str, Any] = {}
     for name in ("STARTING_QUOTES", "ENDING_QUOTES", "PUNCTUATION"):
         attrs[name] = [(raw(p), sub) for p, sub in getattr(cls, name)]
     for name in ("PARENS_BRACKETS", "DOUBLE_DASHES"):

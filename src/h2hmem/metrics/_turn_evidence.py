@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 from ..memory import Evidence
@@ -125,7 +126,8 @@ def score_turn_evidence(
             reports=reports,
             failed=p.failed,
             excluded=excluded,
-            scores=lambda ranked=ranked, label=label: turn_scores(ranked, label.turn_keys, ks),  # type: ignore[union-attr]
+            # called only when not excluded, i.e. with a label
+            scores=partial(turn_scores, ranked, label.turn_keys if label is not None else [], ks),
         )
         records.append(rec)
     info = {

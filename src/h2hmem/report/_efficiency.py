@@ -83,7 +83,9 @@ def efficiency(run: RunResult) -> dict[str, Any]:
         "build_calls": int(build["calls"]),
         "build_tokens": per_s(build["prompt_tokens"] + build["completion_tokens"]),
         "build_time": (
-            timing.memory_build_s / sessions if timing and timing.sessions_observed else per_s(build["latency_s"])
+            timing.memory_build_s / timing.sessions_observed
+            if timing and timing.sessions_observed
+            else per_s(build["latency_s"])
         ),
         "build_cost": per_s(build["cost_usd"]),
         "retrieval_time": fmean(retrieval) if retrieval else None,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import matplotlib
 
@@ -23,10 +23,13 @@ from matplotlib.patches import Patch
 from ..data import MainCategory, TaskType
 from ._table import ReportTable
 
+if TYPE_CHECKING:
+    from matplotlib.typing import RcKeyType
+
 OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
 """Okabe & Ito (2008), "Color Universal Design": distinguishable under the common colour-vision deficiencies."""
 HATCHES = ("", "//", "..", "xx")
-STYLE = {
+STYLE: dict[RcKeyType, Any] = {
     "font.size": 9,
     "axes.titlesize": 10.5,
     "axes.titleweight": "bold",
@@ -46,7 +49,7 @@ STYLE = {
     "font.family": "DejaVu Sans",
     "axes.edgecolor": "#555555",
 }
-ERR = {"ecolor": "#333333", "elinewidth": 0.8, "capsize": 2}
+ERR: dict[str, Any] = {"ecolor": "#333333", "elinewidth": 0.8, "capsize": 2}
 
 
 def _bar_style(i: int) -> dict[str, Any]:

@@ -87,8 +87,8 @@ def render_markdown(report: Report, out_dir: Path) -> str:
         parts += [f"## {_md_escape(s.title)}", ""]
         for t in s.text:
             parts += [_md_escape(t), ""]
-        for t in s.tables:
-            parts += [table_markdown(t), ""]
+        for tbl in s.tables:
+            parts += [table_markdown(tbl), ""]
         if s.worst is not None:
             parts += [table_markdown(s.worst), ""]
         for path, alt in s.figures:

@@ -23,7 +23,7 @@ import contextlib
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel
 
@@ -204,12 +204,13 @@ def counting_model(
     never called; no API key is needed."""
     from ..llm import RequestCache, default_cache_path, load_chat_model
 
-    cache = None
+    cache: _ReadOnlyCache | None = None
     if use_cache:
         path = Path(cache_path or default_cache_path())
         cache = _ReadOnlyCache(RequestCache(path)) if path.is_file() else None
     client = load_chat_model(spec, base_url=base_url, api_key="dry-run (never sent)", prices=prices, refresh=refresh)
-    client.cache = cache
+    # duck-typed stand-in: the client only calls `get`/`put`, which _ReadOnlyCache provides
+    client.cache = cast("RequestCache | None", cache)
     return CountingChat(client, prices)
 
 
@@ -265,7 +266,7 @@ async def aestimate_run(
     from ._runner import arun_benchmark
 
     prices = config.prices or None
-    opts = dict(
+    opts: dict[str, Any] = dict(
         base_url=config.base_url,
         cache_path=config.cache_path,
         use_cache=config.use_cache,

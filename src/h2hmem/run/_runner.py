@@ -305,7 +305,9 @@ async def _run_locked(
             embedding = embedding_record(embed_factory(), embed_since, old_embedding)
             manifest.embedding = EmbeddingRecord.model_validate(embedding) if embedding is not None else None
         final = {**recorded, **state.latest}  # = predictions.jsonl (last record per id), without re-reading it
-        failed_questions = {q.id: final[q.id].error for q in questions if q.id in final and final[q.id].failed}
+        failed_questions = {
+            q.id: err for q in questions if q.id in final and (err := final[q.id].error) is not None
+        }  # error is not None = Prediction.failed
         failed = len(failed_questions)
         state.method_facts(manifest, [d.id for d in ds.dialogues])
         manifest.finished_at = now_iso()
@@ -563,7 +565,7 @@ def _identity_diff(recorded: Any, wanted: dict[str, Any]) -> str:
 
 
 def _open_manifest(store: RunStore, config: RunConfig, ds: Dataset) -> Manifest:
-    splits = ["dyadic", "multi-party"] if config.split == "all" else [config.split]
+    splits: list[str] = ["dyadic", "multi-party"] if config.split == "all" else [config.split]
     fingerprint = dataset_fingerprint(ds.root, splits)
     identity = config.identity()
     old = store.read_manifest()

@@ -82,6 +82,11 @@ class BudgetGuard:
         if cached_reply(self.inner, messages, config) is not None:
             return await self.inner.chat(messages, config, stage=stage)
         n = count_request(self.inner, messages)
+        if config.max_tokens is None:
+            raise ValueError(
+                f"--max-cost cannot bound a call of model {model_name(self.inner)!r} without max_tokens "
+                "(the generation config sets no completion limit)"
+            )
         worst = call_cost(self.inner, n.prompt_tokens + n.format_tokens, config.max_tokens, self.prices) or 0.0
         if b.spent_usd + b.reserved_usd + worst > b.limit_usd:
             b.refused = (
@@ -109,7 +114,7 @@ def guard_models(limit_usd: float | None, prices: Prices | None, *models: Any) -
         return None, list(models)
     budget = Budget(limit_usd)
     guards: dict[int, Any] = {}
-    out = []
+    out: list[Any] = []
     for m in models:
         if m is None:
             out.append(None)
