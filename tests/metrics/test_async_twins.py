@@ -12,7 +12,7 @@ import h2hmem
 from h2hmem import InRunningLoopError
 from h2hmem._aio import run_sync
 from h2hmem.metrics import aevaluate_run, evaluate_run, label_evidence
-from tests.metrics.test_evaluate import _LocalJudge, run  # noqa: F401 — the run-directory fixture
+from tests.metrics.test_evaluate import judge_model, run  # noqa: F401 — the run-directory fixture
 
 JUDGED = dict(judge_mode="question", n_boot=50, preset="harmonized")
 
@@ -25,9 +25,11 @@ async def test_aevaluate_run_in_a_running_loop_equals_the_sync_evaluate_run(run,
     d, qs = run
     twin = tmp_path / "twin"
     shutil.copytree(d, twin)
-    awaited = await aevaluate_run(d, ["lexical", "judge"], judge_model=_LocalJudge(), **JUDGED)
+    awaited = await aevaluate_run(d, ["lexical", "judge"], judge_model=judge_model("local:smollm2"), **JUDGED)
     # the sync one, where no loop runs (a worker thread), on an identical copy of the run directory
-    synced = await asyncio.to_thread(evaluate_run, twin, ["lexical", "judge"], judge_model=_LocalJudge(), **JUDGED)
+    synced = await asyncio.to_thread(
+        evaluate_run, twin, ["lexical", "judge"], judge_model=judge_model("local:smollm2"), **JUDGED
+    )
     assert _comparable(awaited) == _comparable(synced)
     assert awaited["metrics"]["judge"]["coverage"]["judged"] == len(qs)
     for name in ("lexical.jsonl", "judge.jsonl"):
@@ -39,7 +41,7 @@ async def test_sync_entry_points_refuse_a_running_loop_and_name_their_twin(run, 
     with pytest.raises(
         InRunningLoopError, match=r"evaluate_run\(\) .*use `await aevaluate_run\(\.\.\.\)` in a notebook"
     ):
-        evaluate_run(d, ["judge"], judge_model=_LocalJudge(), **JUDGED)
+        evaluate_run(d, ["judge"], judge_model=judge_model("local:smollm2"), **JUDGED)
     with pytest.raises(InRunningLoopError, match=r"use `await alabel_evidence\(\.\.\.\)`"):
         label_evidence(tmp_path / "nowhere")
     # scoring without the judge waits on nothing, so the sync call still works inside a loop
