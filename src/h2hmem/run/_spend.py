@@ -82,12 +82,16 @@ class BudgetGuard:
         if cached_reply(self.inner, messages, config) is not None:
             return await self.inner.chat(messages, config, stage=stage)
         n = count_request(self.inner, messages)
+        prompt = n.prompt_tokens + n.format_tokens
         if config.max_tokens is None:
-            raise ValueError(
-                f"--max-cost cannot bound a call of model {model_name(self.inner)!r} without max_tokens "
-                "(the generation config sets no completion limit)"
-            )
-        worst = call_cost(self.inner, n.prompt_tokens + n.format_tokens, config.max_tokens, self.prices) or 0.0
+            if call_cost(self.inner, prompt, 0, self.prices):  # a priced model: no worst case without a limit
+                raise ValueError(
+                    f"--max-cost cannot bound a call of model {model_name(self.inner)!r} without max_tokens "
+                    "(the generation config sets no completion limit)"
+                )
+            worst = 0.0  # a free (or unpriced) model costs nothing whatever it writes
+        else:
+            worst = call_cost(self.inner, prompt, config.max_tokens, self.prices) or 0.0
         if b.spent_usd + b.reserved_usd + worst > b.limit_usd:
             b.refused = (
                 f"budget of ${b.limit_usd:.4f} reached: ${b.spent_usd:.4f} spent, ${b.reserved_usd:.4f} in "
