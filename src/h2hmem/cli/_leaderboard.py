@@ -270,6 +270,7 @@ def revoke_sessions_cmd(
                 raise fail(f"no open session #{session_id}")
             console.print(f"session #{session_id} revoked")
             return
+        assert username is not None  # exactly one of the two was given (checked above)
         try:
             n = revoke_sessions_of(s, username, why)
         except LookupError as e:
