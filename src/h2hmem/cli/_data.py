@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.table import Table
@@ -11,6 +12,9 @@ from rich.table import Table
 from .. import defaults
 from ..data import SPLITS, TaskType, validate_dataset
 from ._app import app, console, fail
+
+if TYPE_CHECKING:
+    from ..llm import ModelClient
 
 data_app = typer.Typer(help="Validate, describe, download and synthesise H2HMem datasets.", no_args_is_help=True)
 app.add_typer(data_app, name="data")
@@ -187,7 +191,7 @@ def label_evidence_cmd(
     """Label the turns that support each gold answer (cached, resumable); prints counts and agreement."""
     from ..metrics import OFFLINE, label_evidence
 
-    chat = OFFLINE
+    chat: str | ModelClient = OFFLINE
     if model != OFFLINE:
         from ..llm import default_cache_path, load_chat_model
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 import typer
 from rich.markup import escape
@@ -11,6 +12,9 @@ from .. import defaults
 from ..records import ScoresSummary, read_manifest
 from . import _select as sel
 from ._app import app, console, err_console, fail
+
+if TYPE_CHECKING:
+    from ..metrics import JudgeMode
 
 
 @app.command("evaluate")
@@ -106,6 +110,7 @@ def evaluate_cmd(
     ):
         if value is not None and value not in allowed:
             raise fail(f"{flag} must be one of {', '.join(allowed)}, not {value!r}")
+    mode = cast("JudgeMode | None", judge_mode)  # checked just above
     options = {k: v for k, v in (("judge_format", judge_format), ("score_levels", score_levels)) if v is not None}
     if not (run_dir / "predictions.jsonl").is_file():
         raise fail(f"{run_dir}: no predictions.jsonl (is this a run directory?)")
@@ -122,14 +127,14 @@ def evaluate_cmd(
         _judge_dry_run(
             run_dir,
             judge_model,
-            judge_mode,
+            mode,
             judge_base_url,
             data,
             selection,
             no_cache,
             refresh_judge,
             prices,
-            JudgeOptions(preset=preset, **options),
+            JudgeOptions.model_validate({"preset": preset, **options}),
         )
         return
     model = None
@@ -147,12 +152,12 @@ def evaluate_cmd(
         except (ValueError, RuntimeError) as e:
             raise fail(f"--judge-model {judge_model}: {e}")
     try:
-        summary = evaluate_run(
+        raw_summary = evaluate_run(
             run_dir,
             names,
             data_root=data,
             judge_model=model,
-            judge_mode=judge_mode,  # type: ignore[arg-type]
+            judge_mode=mode,
             n_boot=bootstrap,
             seed=seed,
             refresh=refresh_judge,
@@ -173,7 +178,7 @@ def evaluate_cmd(
             soft_wrap=True,
         )
         raise typer.Exit(130)
-    summary = ScoresSummary.model_validate(summary)
+    summary = ScoresSummary.model_validate(raw_summary)
     for table in summary_tables(summary, show_ci=not no_ci):
         console.print(table)
     if summary.label:
@@ -205,7 +210,7 @@ def evaluate_cmd(
 def _judge_dry_run(
     run_dir: Path,
     judge_model: str,
-    mode: str | None,
+    mode: JudgeMode | None,
     base_url: str | None,
     data: Path | None,
     selection,
@@ -224,7 +229,7 @@ def _judge_dry_run(
             judge_model,
             mode=mode,
             data_root=data,
-            selection=selection,  # type: ignore[arg-type]
+            selection=selection,
             base_url=base_url,
             use_cache=not no_cache,
             refresh=refresh,

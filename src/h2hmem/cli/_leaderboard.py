@@ -90,7 +90,7 @@ def validate_cmd(
     if split is not None and split not in SPLITS:
         raise fail(f"unknown split {split!r}; expected dyadic or multi-party")
     try:
-        report = validate_submission(files, data, split=split)  # type: ignore[arg-type]
+        report = validate_submission(files, data, split=split)
     except (FileNotFoundError, ValueError, DatasetError) as e:
         raise fail(str(e))
     if as_json:
@@ -270,6 +270,7 @@ def revoke_sessions_cmd(
                 raise fail(f"no open session #{session_id}")
             console.print(f"session #{session_id} revoked")
             return
+        assert username is not None  # exactly one of the two was given (checked above)
         try:
             n = revoke_sessions_of(s, username, why)
         except LookupError as e:

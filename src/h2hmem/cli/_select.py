@@ -58,10 +58,10 @@ def selection_from_options(
         raise ValueError(f"--question-id: {e}") from None
     try:
         return Selection(
-            task_types=task_type or (),
-            dialogues=dialogue or (),
-            question_ids=ids,
-            difficulties=difficulty or (),
+            task_types=tuple(task_type or ()),
+            dialogues=tuple(dialogue or ()),
+            question_ids=tuple(ids),
+            difficulties=tuple(difficulty or ()),
             sample=sample,
             seed=seed,
         )

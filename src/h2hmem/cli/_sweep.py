@@ -135,9 +135,9 @@ def _print_estimates(spec, as_json: bool) -> None:
     for col in ("run", "calls", "prompt tokens", "est. cost $", "max cost $", "cached calls"):
         t.add_column(col, justify="left" if col == "run" else "right")
     total_cost, total_max, unpriced = 0.0, 0.0, set()
-    for c, e in estimates:
-        s = e.total
-        unpriced.update(e.unpriced)
+    for c, est in estimates:
+        s = est.total
+        unpriced.update(est.unpriced)
         total_cost += s.cost_usd or 0.0
         total_max += s.cost_usd_max or 0.0
         t.add_row(

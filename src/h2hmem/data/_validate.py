@@ -10,7 +10,7 @@ from ._loader import load_dataset
 from ._stats import dataset_stats
 
 
-def validate_dataset(root: str | Path, split: str = "all") -> tuple[IssueLog, dict[str, Any] | None]:
+def validate_dataset(root: str | Path, split: str = "all") -> tuple[IssueLog, dict[str, Any]]:
     """Load ``root`` without stopping at errors; return the issue log and the dataset stats.
 
     Errors (invalid JSON, wrong field types, unknown task types, unsafe image paths…) make the

@@ -43,6 +43,7 @@ The JSON Schema of this format is :func:`sweep_json_schema` (published as ``docs
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any, Literal
 
@@ -50,6 +51,27 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .. import defaults
 from ..presets import DEFAULT_PRESET, PRESETS
+
+_Split = Literal["dyadic", "multi-party", "all"]
+_Protocol = Literal["full", "online"]
+_Metric = Literal["lexical", "evidence", "judge"]
+
+
+# Typed default factories (a lambda's list literal would be inferred as ``list[str]``).
+def _default_splits() -> list[_Split]:
+    return ["all"]
+
+
+def _default_presets() -> list[str]:
+    return [DEFAULT_PRESET]
+
+
+def _default_protocols() -> list[_Protocol]:
+    return ["full"]
+
+
+def _default_metrics() -> list[_Metric]:
+    return ["lexical", "evidence"]
 
 
 class SweepSpecError(ValueError):
@@ -124,14 +146,14 @@ class SweepSpec(_Strict):
     """Dataset root (relative paths are taken from the spec file's folder)."""
     out: Path = Path("sweeps/sweep")
     """Sweep folder: ``runs/<run-id>/`` per run, ``report/`` for the sweep report (relative to the spec file)."""
-    splits: list[Literal["dyadic", "multi-party", "all"]] = Field(default_factory=lambda: ["all"])
-    presets: list[str] = Field(default_factory=lambda: [DEFAULT_PRESET])
-    protocols: list[Literal["full", "online"]] = Field(default_factory=lambda: ["full"])
+    splits: list[_Split] = Field(default_factory=_default_splits)
+    presets: list[str] = Field(default_factory=_default_presets)
+    protocols: list[_Protocol] = Field(default_factory=_default_protocols)
     methods: list[MethodEntry]
     models: list[ModelEntry]
     run: dict[str, Any] = Field(default_factory=dict)
     """Other :class:`~h2hmem.run.RunConfig` fields applied to every run (``limit``, ``embedder``, selection…)."""
-    metrics: list[Literal["lexical", "evidence", "judge"]] = Field(default_factory=lambda: ["lexical", "evidence"])
+    metrics: list[_Metric] = Field(default_factory=_default_metrics)
     judge: JudgeEntry = Field(default_factory=JudgeEntry)
     retries: int = Field(1, ge=0)
     """Rounds of ``retry_failed`` for a run whose questions failed (transient errors); 0 = none."""
@@ -221,10 +243,10 @@ def _parse(path: Path) -> Any:
     suffix = path.suffix.lower()
     text = path.read_text(encoding="utf-8")
     if suffix == ".toml":
-        try:
+        if sys.version_info >= (3, 11):
             import tomllib
-        except ModuleNotFoundError:  # Python 3.10
-            import tomli as tomllib  # type: ignore[no-redef]
+        else:  # Python 3.10
+            import tomli as tomllib
         return tomllib.loads(text)
     if suffix in (".yaml", ".yml"):
         import yaml

@@ -85,6 +85,7 @@ async def arun_sweep(
                     errors[o.job.run_id] = f"{step}: {type(o.error).__name__}: {o.error}"
                     say(f"{step} {o.job.run_id}: FAILED ({type(o.error).__name__}: {o.error})")
                 else:
+                    assert o.result is not None  # an Outcome holds its result or its error
                     say(
                         f"{step} {o.job.run_id}: "
                         + ", ".join(f"{k} {v}" for k, v in o.result.items() if k != "run_dir")

@@ -81,7 +81,7 @@ def hashed_embedding(text: str, dim: int) -> list[float]:
     for word in _WORD.findall(text.lower()):
         h = hashlib.sha256(word.encode("utf-8")).digest()
         vec[int.from_bytes(h[:4], "little") % dim] += 1.0 if h[4] & 1 else -1.0
-    norm = np.linalg.norm(vec)
+    norm = float(np.linalg.norm(vec))
     if norm == 0:
         vec[0] = 1.0
         norm = 1.0

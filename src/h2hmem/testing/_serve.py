@@ -7,7 +7,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Literal
 
 CHROMIUM = "/usr/bin/chromium"
 """Debian's Chromium (``playwright install`` cannot download its own browser on our machines)."""
@@ -32,7 +32,7 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def serve_app(app: Any, *, timeout_s: float = 30.0, lifespan: str = "auto") -> Iterator[str]:
+def serve_app(app: Any, *, timeout_s: float = 30.0, lifespan: Literal["auto", "on", "off"] = "auto") -> Iterator[str]:
     """Run ``app`` with uvicorn in a daemon thread on a free port of 127.0.0.1; yields its base URL.
 
     Raises:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -92,7 +93,7 @@ def _pretty(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, indent=1)
 
 
-def create_viewer_app(run_dirs: list[str | Path], *, data_root: str | Path | None = None) -> FastAPI:
+def create_viewer_app(run_dirs: Sequence[str | Path], *, data_root: str | Path | None = None) -> FastAPI:
     """Build the viewer over ``run_dirs`` (each holds ``predictions.jsonl``).
 
     Args:

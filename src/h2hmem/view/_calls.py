@@ -47,7 +47,7 @@ class CallIndex:
         with self._lock:
             self._refresh()
             spans = list(self._by_question.get(question_id, []))
-        out = []
+        out: list[dict[str, Any]] = []
         if not spans:
             return out
         with self.path.open("rb") as f:
