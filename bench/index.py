@@ -99,7 +99,7 @@ def index_step(spec: dict[str, Any]) -> dict[str, Any]:
         return embed_ms, search_ms
 
     stats0 = getattr(embedder, "stats", None)
-    stats0 = stats0.copy() if stats0 is not None else None
+    stats0 = stats0.model_copy() if stats0 is not None else None
     cpu0 = time.process_time()
     indexes, embed_s, add_s = asyncio.run(build())
     build_cpu = time.process_time() - cpu0

@@ -22,47 +22,32 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import OrderedDict
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ..records import EmbeddingCounts
 from ._cache import EmbeddingCache, text_digest
 
 LRU_SIZE = 50_000
 """Vectors kept in memory per embedder (384 float32 = 1.5 KB each → ~75 MB at most)."""
 
 
-@dataclass
-class EmbeddingStats:
-    """Counts of one embedder (or, subtracted, of one run). Every requested text is exactly one
-    of ``memory_hits``, ``cache_hits`` or ``computed`` (so the three add up to ``texts``)."""
+class EmbeddingStats(EmbeddingCounts):
+    """Live counts of one embedder (or, subtracted, of one run): the counters of
+    :class:`~h2hmem.records.EmbeddingCounts` (``model_calls`` = ``_compute`` calls, ``compute_s`` =
+    wall seconds inside ``_compute``), with arithmetic."""
 
-    texts: int = 0
-    """Texts asked for, repeats included."""
-    memory_hits: int = 0
-    """Served from this process's memory (an earlier call, or a repeat within the same call)."""
-    cache_hits: int = 0
-    """Read from the persistent cache file."""
-    computed: int = 0
-    """Computed by the model (each distinct text once per model call)."""
-    model_calls: int = 0
-    """``_compute`` calls (batches handed to the model)."""
-    compute_s: float = 0.0
-    """Wall seconds inside ``_compute``."""
+    def __sub__(self, other: EmbeddingCounts) -> EmbeddingStats:
+        return EmbeddingStats(**{k: getattr(self, k) - getattr(other, k) for k in EmbeddingCounts.model_fields})
 
-    def __sub__(self, other: EmbeddingStats) -> EmbeddingStats:
-        return EmbeddingStats(**{f.name: getattr(self, f.name) - getattr(other, f.name) for f in fields(self)})
-
-    def __add__(self, other: EmbeddingStats) -> EmbeddingStats:
-        return EmbeddingStats(**{f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(self)})
-
-    def copy(self) -> EmbeddingStats:
-        return EmbeddingStats(**asdict(self))
+    def __add__(self, other: EmbeddingCounts) -> EmbeddingStats:
+        return EmbeddingStats(**{k: getattr(self, k) + getattr(other, k) for k in EmbeddingCounts.model_fields})
 
     def as_dict(self) -> dict[str, Any]:
-        d = asdict(self)
+        d = self.model_dump()
         d["compute_s"] = round(d["compute_s"], 4)
         return d
 
@@ -202,9 +187,8 @@ def embedding_record(
     stats = getattr(embedder, "stats", None)
     if not isinstance(stats, EmbeddingStats):
         return old
-    delta = stats - since if since is not None else stats.copy()
+    delta = stats - since if since is not None else stats.model_copy()
     if old:
-        known = {f.name for f in fields(EmbeddingStats)}
-        delta = delta + EmbeddingStats(**{k: v for k, v in old.items() if k in known})
+        delta = delta + EmbeddingCounts.model_validate(old)  # its other keys (model, cache, …) are ignored
     describe = getattr(embedder, "describe_cache", None)
     return {**(describe() if callable(describe) else {}), **delta.as_dict()}

@@ -60,12 +60,9 @@ async def aestimate_judge(
     todo = [p for p in preds if p.question_id not in keep]
     judge = _Judge(chat, options, None)  # its request builders: the very messages a scoring pass sends
 
-    async def count() -> None:
-        for batch in judge_batches(todo, options.batching):
-            items = list(zip(judge._local_ids(batch), batch))
-            await chat.chat(judge._messages(items), judge._config(len(items)), stage="judge", items=len(items))
-
-    await count()
+    for batch in judge_batches(todo, options.batching):
+        items = list(zip(judge._local_ids(batch), batch))
+        await chat.chat(judge._messages(items), judge._config(len(items)), stage="judge", items=len(items))
     estimate = CostEstimate(questions=len(preds), already_recorded=len(keep))
     collect(estimate, chat)
     failed = sum(p.failed for p in todo)

@@ -92,7 +92,27 @@ class Timing(Record):
     memory_build_s_per_session: float | None = None
 
 
-class EmbeddingRecord(Record):
+class EmbeddingCounts(Record):
+    """What an embedder did with the texts asked of it. Every requested text is exactly one of
+    ``memory_hits``, ``cache_hits`` or ``computed`` (so the three add up to ``texts``). The one
+    owner of these counter names: the embedders' live :class:`~h2hmem.embed.EmbeddingStats`
+    extends it, and the manifest's :class:`EmbeddingRecord` records it."""
+
+    texts: int = 0
+    """Texts asked for, repeats included (= memory_hits + cache_hits + computed)."""
+    memory_hits: int = 0
+    """Served from the process's memory (an earlier call, or a repeat within the same call)."""
+    cache_hits: int = 0
+    """Read from the persistent embedding cache file."""
+    computed: int = 0
+    """Computed by the model (each distinct text once per model call)."""
+    model_calls: int = 0
+    """Batches handed to the model."""
+    compute_s: float = 0.0
+    """Wall seconds the model spent computing."""
+
+
+class EmbeddingRecord(EmbeddingCounts):
     """The embedder's cache description and its counts during the run (all invocations)."""
 
     model_config = ConfigDict(extra="allow")
@@ -100,13 +120,6 @@ class EmbeddingRecord(Record):
     cache: str | None = None
     """Cache file (None = in memory only)."""
     refresh: bool | None = None
-    texts: int = 0
-    """Texts asked for, repeats included (= memory_hits + cache_hits + computed)."""
-    memory_hits: int = 0
-    cache_hits: int = 0
-    computed: int = 0
-    model_calls: int = 0
-    compute_s: float = 0.0
 
 
 class MethodDescription(Record):
