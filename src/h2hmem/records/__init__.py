@@ -64,10 +64,26 @@ from ._summary import (
     read_scores_summary,
     write_scores_summary,
 )
+from ._provenance import (
+    TRACKED_DISTRIBUTIONS,
+    ComponentSpec,
+    Environment,
+    GitRevision,
+    capture_environment,
+    component_spec,
+    distribution_of,
+)
 from ._usage import Usage
 from ._versioned import RecordVersionError, describe_error, schema_tag
 
 __all__ = [
+    "TRACKED_DISTRIBUTIONS",
+    "ComponentSpec",
+    "Environment",
+    "GitRevision",
+    "capture_environment",
+    "component_spec",
+    "distribution_of",
     "EVIDENCE_METRIC_NAMES",
     "MANIFEST",
     "SCORES_SUMMARY",
