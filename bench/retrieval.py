@@ -14,7 +14,9 @@ What it does (``docs/h2h-memory.md`` reports its output on the shared sample):
    offline text fallback encoder (MiniLM over turn text + caption); every method uses MiniLM;
 3. scores with the turn-level labels (``evaluate --evidence-labels``) and prints per sub-type
    turn recall@5, nDCG@5 and session hit@5, writing ``retrieval.json`` and ``retrieval.md`` to ``--out``;
-4. ``--heldout``: the held-out check of the switches in :data:`HELDOUT_GRID` (:func:`heldout`);
+4. ``--heldout``: the leave-one-dialogue-out protocol (:mod:`bench._heldout`): every setting of
+   ``h2h`` in :data:`HELDOUT_GRID` chosen on the other labelled dialogues, scored on the held-out
+   one, per task type, against the baselines run in the same call (``heldout.md``);
 5. ``--abstain``: an answer run of ``h2h`` with a fixed-answer fake model, and the discrimination of
    its abstention signal, refusal (AR) vs answerable questions (:func:`abstention`).
 
@@ -32,6 +34,9 @@ from typing import Any
 
 from h2hmem.data import TaskType
 from h2hmem.llm import ChatResult, Usage
+
+from ._heldout import heldout
+from ._heldout import table as heldout_table
 
 BASELINES = ("full-text", "naive-rag", "a-mem", "full-mm", "murag", "ngm")
 ABLATION: tuple[tuple[str, dict[str, Any]], ...] = (
@@ -54,10 +59,9 @@ ABLATION: tuple[tuple[str, dict[str, Any]], ...] = (
     ("h2h +session_cap=3", {"session_cap": 3}),
 )
 FIELDS = ("turn_recall@5", "turn_ndcg@5", "hit@5")
-HELDOUT_GRID: tuple[dict[str, bool], ...] = tuple(
-    {"both_sides": b, "revisions": r} for b in (False, True) for r in (False, True)
-)
-"""Settings the held-out check chooses among (first = the switches off: preferred on ties)."""
+HELDOUT_GRID: tuple[tuple[str, dict[str, Any]], ...] = (("h2h", {}), *ABLATION)
+"""The settings of ``h2h`` the held-out protocol chooses among (first = the default, kept on ties)."""
+HELDOUT_ROWS: tuple[tuple[str, str], ...] = (("overall", "overall"), *((t.abbr, t.abbr) for t in TaskType))
 
 
 class FallbackNoteChat:
@@ -163,67 +167,23 @@ def table(results: dict[str, dict]) -> tuple[str, dict]:
     return "\n".join(lines), data
 
 
-def per_question(run_dir: Path, field: str = "turn_recall@5") -> dict[str, tuple[str, str, float]]:
-    """``question_id → (split/dialogue, task type, value)`` of the labelled, scored questions of a run."""
+def per_question(
+    run_dir: Path, scores: str = "turn_evidence", field: str = "turn_recall@5"
+) -> dict[str, tuple[str, str, float]]:
+    """``question_id → (split/dialogue, task type, value)`` of the scored (not excluded, not failed)
+    questions of a run, from ``scores/<scores>.jsonl`` (``evidence`` for session ``hit@5``)."""
     out = {}
-    with (run_dir / "scores" / "turn_evidence.jsonl").open(encoding="utf-8") as f:
+    with (run_dir / "scores" / f"{scores}.jsonl").open(encoding="utf-8") as f:
         for line in f:
             r = json.loads(line)
-            if not r.get("excluded") and not r.get("failed"):
-                out[r["question_id"]] = (f"{r['split']}/{r['dialogue']}", r["task_type"], r[field])
+            if not r.get("excluded") and not r.get("failed") and r.get(field) is not None:
+                out[r["question_id"]] = (f"{r['split']}/{r['dialogue']}", r["task_type"], float(r[field]))
     return out
 
 
-def _means(rows: list[tuple[str, str, float]]) -> dict[str, float]:
-    """Mean value overall and per task type of ``(dialogue, task type, value)`` rows."""
-    by: dict[str, list[float]] = {"overall": []}
-    for _, t, v in rows:
-        by["overall"].append(v)
-        by.setdefault(t, []).append(v)
-    return {k: round(sum(v) / len(v), 4) for k, v in by.items() if v}
-
-
-def heldout(scores: list[dict[str, tuple[str, str, float]]], *, ties_to_last: bool = False) -> dict[str, Any]:
-    """Held-out check of a choice among settings (``scores[i]`` = :func:`per_question` of setting i).
-
-    Leave-one-dialogue-out: for each dialogue, the setting with the best mean turn recall@5 over the
-    *other* dialogues' questions (ties → the lower index, i.e. the switches off; with
-    ``ties_to_last`` the higher index, i.e. the design default, all on) scores that
-    dialogue's questions; split-half: dialogues alternately in halves A and B (sorted by id), the
-    setting chosen on one half scores the other. Returns the held-out means (overall and per task
-    type), the choices, and every setting's full-sample means.
-
-    Example: two settings, dialogues d1 (setting 1 better) and d2 (setting 0 better): LODO scores d1
-    with the choice made on d2 (setting 0) and d2 with setting 1.
-    """
-    dialogues = sorted({d for s in scores for d, _, _ in s.values()})
-
-    def best(on: set[str]) -> int:
-        means = [
-            sum(v for d, _, v in s.values() if d in on) / max(1, sum(d in on for d, _, _ in s.values())) for s in scores
-        ]
-        return max(range(len(scores)), key=lambda i: (round(means[i], 9), i if ties_to_last else -i))
-
-    lodo_rows, lodo_choice = [], {}
-    for d in dialogues:
-        i = best(set(dialogues) - {d})
-        lodo_choice[d] = i
-        lodo_rows += [row for row in scores[i].values() if row[0] == d]
-    halves = {"A": set(dialogues[0::2]), "B": set(dialogues[1::2])}
-    half_rows, half_choice = [], {}
-    for name, other in (("A", "B"), ("B", "A")):
-        i = best(halves[other])
-        half_choice[f"{name} (chosen on {other})"] = i
-        half_rows += [row for s_i, s in enumerate(scores) if s_i == i for row in s.values() if row[0] in halves[name]]
-    return {
-        "dialogues": dialogues,
-        "halves": {k: sorted(v) for k, v in halves.items()},
-        "lodo": _means(lodo_rows),
-        "lodo_choice": lodo_choice,
-        "split_half": _means(half_rows),
-        "split_half_choice": half_choice,
-        "full_sample": [_means(list(s.values())) for s in scores],
-    }
+def run_rows(run_dir: Path) -> dict[str, dict[str, tuple[str, str, float]]]:
+    """A scored run's rows of the two held-out metrics: turn recall@5 and session hit@5."""
+    return {"turn_recall@5": per_question(run_dir), "hit@5": per_question(run_dir, "evidence", "hit@5")}
 
 
 def abstention(run_dir: Path, threshold: float) -> dict[str, Any]:
@@ -263,6 +223,50 @@ def abstention(run_dir: Path, threshold: float) -> dict[str, Any]:
     }
 
 
+def heldout_protocol(
+    out: Path, data: Path, labels: Path, embedder: Any, preset: str, done: dict[str, dict]
+) -> dict[str, Any]:
+    """Run every setting of :data:`HELDOUT_GRID` (a run already in ``done`` is reused) and apply
+    the leave-one-dialogue-out protocol (:func:`bench._heldout.heldout`) against the baselines in
+    ``done`` that report turns. Returns its result, the settings, and the tables (``markdown``)."""
+    grid: dict[str, list] = {"turn_recall@5": [], "hit@5": []}
+    for label, params in HELDOUT_GRID:
+        run_dir = out / "runs" / run_id_of(label)
+        if label not in done:
+            shutil.rmtree(run_dir, ignore_errors=True)
+            done[label] = run_method(
+                data, out / "runs", labels, "h2h", dict(params), run_id_of(label), embedder, preset
+            )
+            print(f"done {label}", flush=True)
+        for metric, rows in run_rows(run_dir).items():
+            grid[metric].append(rows)
+    h2h_labels = {label for label, _ in HELDOUT_GRID}
+    baselines = {
+        name: by_metric
+        for name in done
+        if name not in h2h_labels and not name.startswith("h2h")
+        for by_metric in [run_rows(out / "runs" / run_id_of(name))]
+        if by_metric["turn_recall@5"]
+    }
+    result = heldout(grid, baselines)
+    settings = [label for label, _ in HELDOUT_GRID]
+    result["settings"] = settings
+    result["choices"] = {d: settings[i] for d, i in result["choices"].items()}
+    result["in_sample_choice"] = settings[result["in_sample_choice"]]
+    result["markdown"] = "\n\n".join(
+        [
+            "Turn recall@5, mean (min–max over the held-out dialogues):",
+            heldout_table(result, "turn_recall@5", HELDOUT_ROWS),
+            "Session hit@5, mean (min–max over the held-out dialogues):",
+            heldout_table(result, "hit@5", HELDOUT_ROWS),
+            "Chosen per held-out dialogue: "
+            + ", ".join(f"{d} → {c}" for d, c in result["choices"].items())
+            + f"; on all labelled dialogues (in-sample): {result['in_sample_choice']}",
+        ]
+    )
+    return result
+
+
 def run_id_of(label: str) -> str:
     """Run folder name of a table label (``"h2h −bm25"`` → ``"h2h-no-bm25"``)."""
     return label.replace(" −", "-no-").replace(" +", "-with-").replace("=", "")
@@ -277,7 +281,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--methods", default=",".join((*BASELINES, "h2h")))
     p.add_argument("--preset", default="paper", choices=("paper", "harmonized"), help="the runs' preset")
     p.add_argument("--ablation", action="store_true", help="also run h2h with each component switched off")
-    p.add_argument("--heldout", action="store_true", help="held-out check of the switches in HELDOUT_GRID")
+    p.add_argument(
+        "--heldout", action="store_true", help="leave-one-dialogue-out choice among the h2h settings in HELDOUT_GRID"
+    )
     p.add_argument("--abstain", action="store_true", help="answer run of h2h; discrimination of its abstention signal")
     p.add_argument(
         "--reuse",
@@ -308,15 +314,9 @@ def main(argv: list[str] | None = None) -> None:
         print(f"done {label}", flush=True)
     md, rows = table(results)
     if args.heldout:
-        grid = []
-        for i, params in enumerate(HELDOUT_GRID):
-            run_id = f"heldout-{i}"
-            shutil.rmtree(args.out / "runs" / run_id, ignore_errors=True)
-            run_method(data, args.out / "runs", labels, "h2h", dict(params), run_id, embedder, args.preset)
-            grid.append(per_question(args.out / "runs" / run_id))
-        rows["heldout"] = {"grid": list(HELDOUT_GRID), **heldout(grid)}
-        rows["heldout_ties_to_default"] = heldout(grid, ties_to_last=True)
-        print(json.dumps({k: rows[k] for k in ("heldout", "heldout_ties_to_default")}, indent=1))
+        rows["heldout"] = heldout_protocol(args.out, data, labels, embedder, args.preset, results)
+        (args.out / "heldout.md").write_text(rows["heldout"]["markdown"] + "\n", encoding="utf-8")
+        print(rows["heldout"]["markdown"])
     if args.abstain:
         shutil.rmtree(args.out / "runs" / "h2h-answers", ignore_errors=True)
         run_method(

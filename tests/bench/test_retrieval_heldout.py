@@ -1,4 +1,4 @@
-"""bench.retrieval: the held-out choice of settings and the abstention discrimination (hand-computed)."""
+"""bench.retrieval: the leave-one-dialogue-out protocol and the abstention discrimination (hand-computed)."""
 
 from __future__ import annotations
 
@@ -6,27 +6,60 @@ import json
 
 import pytest
 
-from bench.retrieval import abstention, heldout
+from bench._heldout import choose, heldout, lodo_choices, table
+from bench.retrieval import abstention, per_question
 
 
-def test_leave_one_dialogue_out_and_split_half():
-    # setting 0 is better on d1 and d3, setting 1 on d2 (one question each, type T)
-    s0 = {"q1": ("d1", "T", 1.0), "q2": ("d2", "T", 0.0), "q3": ("d3", "T", 1.0)}
-    s1 = {"q1": ("d1", "T", 0.5), "q2": ("d2", "T", 1.0), "q3": ("d3", "T", 0.5)}
-    out = heldout([s0, s1])
-    # d1 held out: on d2+d3 s0 = 0.5, s1 = 0.75 → s1 scores d1 (0.5); d2: s0 (1.0 vs 0.5) → 0.0; d3: like d1 → 0.5
-    assert out["lodo_choice"] == {"d1": 1, "d2": 0, "d3": 1}
-    assert out["lodo"]["overall"] == pytest.approx(1 / 3, abs=1e-4)
-    # halves A = {d1, d3}, B = {d2}: chosen on B → s1 scores A (0.5, 0.5); chosen on A → s0 scores B (0.0)
-    assert out["halves"] == {"A": ["d1", "d3"], "B": ["d2"]}
-    assert out["split_half"]["T"] == pytest.approx(1 / 3, abs=1e-4)
-    assert out["full_sample"] == [{"overall": 0.6667, "T": 0.6667}, {"overall": 0.6667, "T": 0.6667}]
+def test_leave_one_dialogue_out_choice_and_figures():
+    # setting 0 (default) is better on d1 and d3, setting 1 on d2 (one question each; d1 twice)
+    s0 = {"q1": ("d1", "T", 1.0), "q1b": ("d1", "U", 1.0), "q2": ("d2", "T", 0.0), "q3": ("d3", "T", 1.0)}
+    s1 = {"q1": ("d1", "T", 0.5), "q1b": ("d1", "U", 0.5), "q2": ("d2", "T", 1.0), "q3": ("d3", "T", 0.5)}
+    # d1 held out: on d2+d3 s0 = 0.5, s1 = 0.75 → s1; d2: on d1+d3 s0 = 1.0, s1 = 0.5 → s0; d3: on d1+d2
+    # s0 = 2/3, s1 = 2/3 → tie → s0 (the default)
+    assert lodo_choices([s0, s1]) == {"d1": 1, "d2": 0, "d3": 0}
+    # session hit rows: scored with the same choices, never chosen on
+    h0 = {"q1": ("d1", "T", 0.0), "q2": ("d2", "T", 1.0), "q3": ("d3", "T", 1.0), "q4": ("d4", "T", 0.0)}
+    h1 = {"q1": ("d1", "T", 1.0), "q2": ("d2", "T", 0.0), "q3": ("d3", "T", 0.0), "q4": ("d4", "T", 1.0)}
+    base = {"q1": ("d1", "T", 0.0), "q1b": ("d1", "U", 1.0), "q2": ("d2", "T", 1.0), "q3": ("d3", "T", 0.0)}
+    out = heldout({"turn_recall@5": [s0, s1], "hit@5": [h0, h1]}, {"b": {"turn_recall@5": base}})
+    ho = out["metrics"]["turn_recall@5"]["heldout"]
+    # held out: d1 by s1 (0.5, 0.5), d2 by s0 (0.0), d3 by s0 (1.0) → overall 2/4; T: (0.5 + 0 + 1) / 3
+    assert ho["overall"]["mean"] == 0.5 and ho["overall"]["n"] == 4
+    assert ho["T"]["mean"] == 0.5 and ho["U"]["mean"] == 0.5
+    assert ho["overall"]["folds"] == {"d1": 0.5, "d2": 0.0, "d3": 1.0}
+    assert (ho["overall"]["min"], ho["overall"]["max"]) == (0.0, 1.0)
+    # in-sample: on all of d1..d3 s0 = 3/4 > s1 = 2.5/4 → s0 everywhere
+    assert out["in_sample_choice"] == 0
+    assert out["metrics"]["turn_recall@5"]["in_sample"]["overall"]["mean"] == 0.75
+    # hit@5 with the turn-recall choices; d4 (no labelled question) gets the in-sample choice s0
+    hit = out["metrics"]["hit@5"]["heldout"]["overall"]
+    assert hit["folds"] == {"d1": 1.0, "d2": 1.0, "d3": 1.0, "d4": 0.0} and hit["mean"] == 0.75
+    assert out["baselines"]["b"]["turn_recall@5"]["overall"]["mean"] == 0.5
+    md = table(out, "turn_recall@5", [("all", "overall"), ("T", "T"), ("X", "X")])
+    assert "| all | 4 | 0.500 (0.00–1.00) | 0.750 (0.00–1.00) | 0.500 (0.00–1.00) |" in md
+    assert "| X |" not in md  # a task type with no question has no row
 
 
-def test_ties_go_to_the_first_setting_unless_asked():
+def test_ties_go_to_the_default_and_errors():
     same = {"q1": ("d1", "T", 1.0), "q2": ("d2", "T", 0.0)}
-    assert set(heldout([same, dict(same)])["lodo_choice"].values()) == {0}
-    assert set(heldout([same, dict(same)], ties_to_last=True)["lodo_choice"].values()) == {1}
+    assert choose([same, dict(same)], {"d1", "d2"}) == 0
+    better = {"q1": ("d1", "T", 1.0), "q2": ("d2", "T", 0.5)}
+    assert choose([same, better], {"d1", "d2"}) == 1
+    with pytest.raises(ValueError, match="turn_recall@5"):
+        heldout({"hit@5": [same]})
+    with pytest.raises(ValueError, match="hit@5 has 1 settings"):
+        heldout({"turn_recall@5": [same, better], "hit@5": [same]})
+
+
+def test_per_question_reads_scored_rows_only(tmp_path):
+    (tmp_path / "scores").mkdir()
+    recs = [
+        {"question_id": "a", "split": "dyadic", "dialogue": "dialogue5", "task_type": "UPR", "hit@5": 1.0},
+        {"question_id": "b", "split": "dyadic", "dialogue": "dialogue5", "task_type": "AR", "excluded": "no gold"},
+        {"question_id": "c", "split": "dyadic", "dialogue": "dialogue5", "task_type": "CD", "failed": True},
+    ]
+    (tmp_path / "scores" / "evidence.jsonl").write_text("\n".join(json.dumps(r) for r in recs) + "\n")
+    assert per_question(tmp_path, "evidence", "hit@5") == {"a": ("dyadic/dialogue5", "UPR", 1.0)}
 
 
 def _pred(qid, task, signal):

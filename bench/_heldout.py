@@ -1,0 +1,163 @@
+"""Held-out protocol for ``h2h``'s settings: leave-one-dialogue-out (LODO) over labelled dialogues.
+
+A *setting* is one full configuration of ``h2h`` (its ``--param`` values). Every setting is run on
+the whole sample once; its per-question scores are rows ``question_id → (dialogue, task type,
+value)`` (:func:`bench.retrieval.per_question`). Then, for each labelled dialogue *d* (a fold):
+
+1. the setting with the best mean turn recall@5 over the labelled questions of the **other**
+   dialogues is chosen (ties → the lower index: setting 0 is the default, so the default wins
+   unless the other dialogues show a gain);
+2. that setting's scores of *d*'s questions are its held-out scores.
+
+A dialogue with no labelled question (it could not be chosen on, nor held out) gets the setting
+chosen on all labelled dialogues, which never saw it either. The held-out figure of a metric is
+the mean over all questions, each scored by its own fold's choice; the *spread* is the range of
+the per-fold means (folds holding at least one question of the row's task type). The
+**in-sample** figure is the setting chosen on all labelled dialogues, scored on them too: the
+optimistic reading that the held-out figure corrects. A baseline has no setting to choose: its
+in-sample and held-out figures are the same, and its spread is over the same folds.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+Rows = Mapping[str, tuple[str, str, float]]
+"""``question_id → (split/dialogue, task type, value)`` of the scored questions of one run."""
+
+
+def mean_of(rows: Rows, dialogues: set[str]) -> float:
+    """Mean value of the rows of ``dialogues`` (0.0 when there is none)."""
+    vals = [v for d, _, v in rows.values() if d in dialogues]
+    return sum(vals) / len(vals) if vals else 0.0
+
+
+def choose(grid: Sequence[Rows], dialogues: set[str]) -> int:
+    """Index of the setting with the best mean over ``dialogues`` (ties → the lowest index).
+
+    Means are rounded to 9 decimals first, so float noise between equal sums is a tie.
+    """
+    means = [round(mean_of(rows, dialogues), 9) for rows in grid]
+    return max(range(len(grid)), key=lambda i: (means[i], -i))
+
+
+def lodo_choices(grid: Sequence[Rows]) -> dict[str, int]:
+    """For each dialogue with a row in ``grid``, the setting chosen on the other dialogues."""
+    dialogues = sorted({d for rows in grid for d, _, _ in rows.values()})
+    return {d: choose(grid, set(dialogues) - {d}) for d in dialogues}
+
+
+def _summary(rows: list[tuple[str, str, float]]) -> dict[str, Any]:
+    """``{key: {"mean", "n", "folds": {dialogue: mean}, "min", "max"}}`` for overall and every task type."""
+    groups: dict[str, list[tuple[str, float]]] = {"overall": []}
+    for d, t, v in rows:
+        groups["overall"].append((d, v))
+        groups.setdefault(t, []).append((d, v))
+    out: dict[str, Any] = {}
+    for key, items in groups.items():
+        by_fold: dict[str, list[float]] = {}
+        for d, v in items:
+            by_fold.setdefault(d, []).append(v)
+        folds = {d: round(statistics.fmean(vs), 4) for d, vs in sorted(by_fold.items())}
+        out[key] = {
+            "mean": round(statistics.fmean(v for _, v in items), 4),
+            "n": len(items),
+            "folds": folds,
+            "min": min(folds.values()),
+            "max": max(folds.values()),
+        }
+    return out
+
+
+def scored_by(choices: Mapping[str, int], grid: Sequence[Rows], default: int) -> list[tuple[str, str, float]]:
+    """Every question's row from the setting its dialogue's fold chose (``default`` for a dialogue
+    without a choice). ``grid`` here may hold another metric than the one the choice was made on,
+    with the same settings in the same order."""
+    questions: dict[str, tuple[str, str, float]] = {}
+    for rows in grid:
+        for q, row in rows.items():
+            questions.setdefault(q, row)
+    out = []
+    for q, (d, _, _) in sorted(questions.items()):
+        rows = grid[choices.get(d, default)]
+        if q in rows:
+            out.append(rows[q])
+    return out
+
+
+CHOICE_METRIC = "turn_recall@5"
+"""The metric every choice is made on; any other metric is only scored with the choices made."""
+
+
+def heldout(
+    grid: Mapping[str, Sequence[Rows]], baselines: Mapping[str, Mapping[str, Rows]] | None = None
+) -> dict[str, Any]:
+    """Held-out and in-sample figures of ``h2h``'s settings, and the baselines' on the same folds.
+
+    Args:
+        grid: metric → per setting (setting 0 = the default) its rows; must hold
+            :data:`CHOICE_METRIC`, on which every choice is made; other metrics (e.g. ``hit@5``,
+            session hit) are scored with the same choices.
+        baselines: method → metric → its rows (no choice: its in-sample figure is its held-out one).
+
+    Returns:
+        ``{"choices": {dialogue: setting}, "in_sample_choice": setting, "metrics": {metric:
+        {"heldout": summary, "in_sample": summary, "default": summary}}, "baselines": {method:
+        {metric: summary}}}``, each summary as :func:`_summary` (mean, n, per-fold means and
+        their min and max; overall and per task type).
+
+    Raises:
+        ValueError: no setting, no :data:`CHOICE_METRIC` rows, or a metric with another number
+            of settings.
+
+    Example: settings s0, s1 over dialogues d1 (s1 better) and d2 (s0 better): d1 is scored with s0
+    (chosen on d2) and d2 with s1 (chosen on d1) — held out, each loses what it gained in-sample.
+    """
+    choice_rows = grid.get(CHOICE_METRIC)
+    if not choice_rows:
+        raise ValueError(f"heldout: no setting with {CHOICE_METRIC} rows to choose among")
+    choices = lodo_choices(choice_rows)
+    full = choose(choice_rows, set(choices))
+    metrics: dict[str, Any] = {}
+    for metric, rows in grid.items():
+        if len(rows) != len(choice_rows):
+            raise ValueError(f"heldout: {metric} has {len(rows)} settings, {CHOICE_METRIC} {len(choice_rows)}")
+        metrics[metric] = {
+            "heldout": _summary(scored_by(choices, rows, full)),
+            "in_sample": _summary(scored_by({}, rows, full)),
+            "default": _summary(list(rows[0].values())),
+        }
+    return {
+        "choices": choices,
+        "in_sample_choice": full,
+        "metrics": metrics,
+        "baselines": {
+            name: {metric: _summary(list(rows.values())) for metric, rows in by_metric.items()}
+            for name, by_metric in (baselines or {}).items()
+        },
+    }
+
+
+def _cell(summary: Mapping[str, Any] | None) -> str:
+    if not summary:
+        return "–"
+    return f"{summary['mean']:.3f} ({summary['min']:.2f}–{summary['max']:.2f})"
+
+
+def table(result: Mapping[str, Any], metric: str, keys: Sequence[tuple[str, str]]) -> str:
+    """Markdown table of one metric: rows ``keys`` (``(label, summary key)``: overall, task types),
+    columns n, every baseline, ``h2h`` in-sample and held-out; a cell is ``mean (min–max over folds)``."""
+    names = list(result["baselines"])
+    head = ["row", "n", *names, "h2h in-sample", "**h2h held-out**"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    m = result["metrics"][metric]
+    for label, key in keys:
+        ho = m["heldout"].get(key)
+        if ho is None:
+            continue
+        cells = [_cell(result["baselines"][b].get(metric, {}).get(key)) for b in names]
+        cells += [_cell(m["in_sample"].get(key)), _cell(ho)]
+        lines.append(f"| {label} | {ho['n']} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
