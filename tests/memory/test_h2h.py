@@ -124,6 +124,19 @@ def test_ablation_switches_change_the_ranking():
     assert off.weights.time == 0 and off.weights.bm25 == 0 and off.weights.dense == pytest.approx(0.45)
 
 
+def test_chain_adds_the_neighbour_for_reasoning_questions():
+    q = "Why did Ajie buy a new pan?"
+    plain, _ = _memory(top_k=3, chain=0)
+    chained, _ = _memory(top_k=3)  # chain=1 by default
+    assert chained.describe()["chain"] == 1
+    assert _top(plain, q, TaskType.MCR) == [("session2", 0), ("session1", 0), ("session1", 1)]
+    # the best hit's only neighbour (Dr. Wu's reply, the next turn) follows it; the last hit drops out
+    assert _top(chained, q, TaskType.MCR) == [("session2", 0), ("session2", 1), ("session1", 0)]
+    assert _top(chained, q, TaskType.UPR) == _top(plain, q, TaskType.UPR)  # only MCR and RET
+    with pytest.raises(ValueError, match="chain"):
+        H2HMemory(MemoryContext(dialogue_id="x", chat=recording_chat(), embedder_factory=HashEmbedder), chain=-1)
+
+
 def _not_mentioned() -> ScriptedChatModel:
     return ScriptedChatModel(default="Not mentioned.", spec="fake:chat", usage=Usage(calls=1))
 

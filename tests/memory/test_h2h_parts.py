@@ -104,3 +104,23 @@ def test_continuations_join_the_sentence_before():
     assert [s for s, _ in joined] == ["In Session 4, X broke how was it fixed later?", "In Session 3?"]
     assert joined[0][1].sessions == {4} and joined[1][1].sessions == {3}
     assert _join_continuations([("first, no anchor", none)]) == [("first, no anchor", none)]
+
+
+def test_chain_expansion_adds_the_best_neighbour_of_the_first_hits():
+    from h2hmem.memory.h2h._chain import best_neighbour, expand_chain
+
+    scores = np.array([0.2, 0.9, 0.4, 0.7])
+    sessions = ["a", "a", "a", "b"]
+    assert best_neighbour(1, scores, sessions) == 2  # 0.4 (next) beats 0.2 (previous)
+    assert best_neighbour(2, scores, sessions) == 1 and best_neighbour(0, scores, sessions) == 1
+    assert best_neighbour(3, scores, sessions) is None  # alone in its session
+    assert best_neighbour(1, np.array([0.5, 0.9, 0.5, 0.0]), sessions) == 0  # a tie: the earlier turn
+    # turns 3, 4 in session b; turn 4 scores 0.8 beside the top hit 3 (whose other side, 2, is in a)
+    sessions = ["a", "a", "a", "b", "b", "c"]
+    scores = np.array([0.6, 0.1, 0.2, 0.9, 0.8, 0.5])
+    assert expand_chain([3, 0, 5, 1], scores, sessions, first=1, k=3) == [3, 4, 0]
+    # first 2: hit 0's neighbour is 1 (the only one in a); k caps the list
+    assert expand_chain([3, 0, 5, 1], scores, sessions, first=2, k=5) == [3, 4, 0, 1, 5]
+    # a neighbour already ranked is not repeated; first 0 is the plain top-k
+    assert expand_chain([3, 4, 0], scores, sessions, first=1, k=3) == [3, 4, 0]
+    assert expand_chain([3, 0, 5, 1], scores, sessions, first=0, k=3) == [3, 0, 5]

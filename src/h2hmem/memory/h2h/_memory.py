@@ -39,6 +39,7 @@ from .._protocol import Answer, Evidence, MemoryContext
 from .._render import render_turn, session_header
 from .._retrieval import minmax
 from .._view import QuestionView
+from ._chain import CHAIN_TYPES, expand_chain
 from ._index import ScoreWeights, TurnIndex, TurnRecord, neighbour_max, session_prior
 from ._people import SpeakerDirectory
 from ._query import claim_sides, search_text, sentence_queries, sub_queries
@@ -54,6 +55,8 @@ IMAGE_FOLLOWERS = 2
 SESSION_CAP = 0
 """Most turns of one session among the ``top_k`` when the question names no time anchor (0 = no cap;
 3 keeps a second session in play but costs turn recall on the sample: off by default)."""
+CHAIN = 1
+"""Reasoning (MCR, RET) questions: first hits whose best adjacent turn joins the top-k (0 = off)."""
 ABSTAIN_THRESHOLD = 0.35
 """Best question–turn cosine (MiniLM) below which memory is taken to hold nothing relevant."""
 
@@ -74,6 +77,8 @@ class H2HMemory:
         revisions: KR questions: a sentence without its own time anchor joins the one before it.
         session_prior: add the session prior (off by default: it lowered both turn recall and
             session hit@5 on the sample, see the ablation).
+        chain: reasoning (MCR, RET) questions: the best adjacent turn of each of the first
+            ``chain`` hits joins the top-k right after it (:func:`~._chain.expand_chain`; 0 = off).
     """
 
     name: ClassVar[str] = "h2h"
@@ -98,12 +103,14 @@ class H2HMemory:
         both_sides: bool = True,
         revisions: bool = True,
         session_cap: int = SESSION_CAP,
+        chain: int = CHAIN,
     ):
         if ctx.embedder_factory is None:
             raise ValueError("h2h needs a text embedder (MemoryContext.embedder_factory)")
-        if top_k < 1 or window < 0 or image_followers < 0 or session_cap < 0:
-            raise ValueError("h2h: top_k must be >= 1, window, image_followers and session_cap >= 0")
+        if top_k < 1 or window < 0 or image_followers < 0 or session_cap < 0 or chain < 0:
+            raise ValueError("h2h: top_k must be >= 1, window, image_followers, session_cap and chain >= 0")
         self.session_cap = session_cap
+        self.chain = chain
         self.ctx = ctx
         self.top_k, self.window, self.image_followers = top_k, window, image_followers
         self.abstain_threshold = abstain_threshold
@@ -150,6 +157,7 @@ class H2HMemory:
             "window": self.window,
             "image_followers": self.image_followers,
             "session_cap": self.session_cap,
+            "chain": self.chain,
             "abstain_threshold": self.abstain_threshold,
             "weights": self.weights.__dict__,
             "components": self.switches,
@@ -296,6 +304,8 @@ class H2HMemory:
             order = _round_robin(first + [order] + rest)
         if self.session_cap and not matched:
             order = _cap_per_session(order, [t.session for t in self.index.turns], self.session_cap, self.top_k)
+        if self.chain and question.task_type in CHAIN_TYPES:
+            order = expand_chain(order, scores, [t.session for t in self.index.turns], self.chain, self.top_k)
         hits = [(int(i), float(scores[i])) for i in order[: self.top_k]]
         facts = {
             "abstain_signal": round(signal, 6),
