@@ -161,3 +161,24 @@ def table(result: Mapping[str, Any], metric: str, keys: Sequence[tuple[str, str]
         cells += [_cell(m["in_sample"].get(key)), _cell(ho)]
         lines.append(f"| {label} | {ho['n']} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def switch_check(without: Rows, with_: Rows) -> dict[str, Any]:
+    """Does one component transfer? LODO choice between the setting without it (index 0: kept on
+    ties, the conservative reading) and with it, on :data:`CHOICE_METRIC` rows.
+
+    Returns ``{"without", "with", "heldout"}`` (overall means: always without, always with, each
+    dialogue by the choice made on the others) and ``"folds_with"`` (folds whose choice was *with*).
+    The component helps held out when ``heldout > without``; it helps only in-sample when
+    ``with > without`` but ``heldout <= without``.
+
+    Example: with it, d1 gains 1.0 and d2 loses 0.5: held out d1 is scored without it (chosen on d2,
+    where it lost) and d2 with it (chosen on d1) — the gain does not transfer, the loss does.
+    """
+    choices = lodo_choices([without, with_])
+    return {
+        "without": _summary(list(without.values()))["overall"]["mean"],
+        "with": _summary(list(with_.values()))["overall"]["mean"],
+        "heldout": _summary(scored_by(choices, [without, with_], 0))["overall"]["mean"],
+        "folds_with": sum(choices.values()),
+    }

@@ -35,7 +35,7 @@ from typing import Any
 from h2hmem.data import TaskType
 from h2hmem.llm import ChatResult, Usage
 
-from ._heldout import heldout
+from ._heldout import heldout, switch_check
 from ._heldout import table as heldout_table
 
 BASELINES = ("full-text", "naive-rag", "a-mem", "full-mm", "murag", "ngm")
@@ -55,6 +55,7 @@ ABLATION: tuple[tuple[str, dict[str, Any]], ...] = (
             "revisions",
         )
     ),
+    ("h2h −chain", {"chain": 0}),
     ("h2h +session_prior", {"session_prior": True}),
     ("h2h +session_cap=3", {"session_cap": 3}),
 )
@@ -249,6 +250,12 @@ def heldout_protocol(
         if by_metric["turn_recall@5"]
     }
     result = heldout(grid, baselines)
+    recall = grid["turn_recall@5"]
+    checks = {}
+    for i, (label, _) in enumerate(HELDOUT_GRID[1:], start=1):  # "h2h −x": x is on in the default
+        off_first = " −" in label
+        checks[label] = switch_check(recall[i], recall[0]) if off_first else switch_check(recall[0], recall[i])
+    result["switches"] = checks
     settings = [label for label, _ in HELDOUT_GRID]
     result["settings"] = settings
     result["choices"] = {d: settings[i] for d, i in result["choices"].items()}
@@ -259,6 +266,16 @@ def heldout_protocol(
             heldout_table(result, "turn_recall@5", HELDOUT_ROWS),
             "Session hit@5, mean (min–max over the held-out dialogues):",
             heldout_table(result, "hit@5", HELDOUT_ROWS),
+            "Each component on its own (turn recall@5 overall; *held out*: with or without it, as chosen on "
+            "the other dialogues, ties → without):",
+            "\n".join(
+                ["| component | without | with | held out | folds choosing it |", "|---|---|---|---|---|"]
+                + [
+                    f"| {label.removeprefix('h2h ')[1:]} | {c['without']:.3f} | {c['with']:.3f} | {c['heldout']:.3f} "
+                    f"| {c['folds_with']} / {len(result['choices'])} |"
+                    for label, c in checks.items()
+                ]
+            ),
             "Chosen per held-out dialogue: "
             + ", ".join(f"{d} → {c}" for d, c in result["choices"].items())
             + f"; on all labelled dialogues (in-sample): {result['in_sample_choice']}",

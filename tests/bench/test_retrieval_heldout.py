@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from bench._heldout import choose, heldout, lodo_choices, table
+from bench._heldout import choose, heldout, lodo_choices, switch_check, table
 from bench.retrieval import abstention, per_question
 
 
@@ -91,3 +91,16 @@ def test_abstention_auroc_and_threshold(tmp_path):
     with pytest.raises(ValueError, match="abstain_signal"):
         (tmp_path / "predictions.jsonl").write_text(json.dumps(_pred("q1", "AR", 0.2)) + "\n")
         abstention(tmp_path, 0.35)
+
+
+def test_switch_check_separates_transfer_from_in_sample_gain():
+    without = {"q1": ("d1", "T", 0.0), "q2": ("d2", "T", 1.0), "q3": ("d3", "T", 0.0)}
+    # a gain on d1 only, a loss on d2: d1 held out chooses on d2+d3 (loss) → without; d2 on d1+d3 (gain) → with
+    only_d1 = {"q1": ("d1", "T", 1.0), "q2": ("d2", "T", 0.5), "q3": ("d3", "T", 0.0)}
+    out = switch_check(without, only_d1)
+    assert (out["without"], out["with"]) == (0.3333, 0.5)
+    # held out: d1 without (0.0), d2 with (0.5), d3 chosen on d1+d2 (gain 1 − 0.5 > 0) → with (0.0)
+    assert out["heldout"] == pytest.approx(0.1667) and out["folds_with"] == 2
+    # a gain on two dialogues transfers to each: every fold sees the other's gain
+    both = {"q1": ("d1", "T", 1.0), "q2": ("d2", "T", 1.0), "q3": ("d3", "T", 1.0)}
+    assert switch_check(without, both)["heldout"] == 1.0

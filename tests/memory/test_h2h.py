@@ -137,6 +137,30 @@ def test_chain_adds_the_neighbour_for_reasoning_questions():
         H2HMemory(MemoryContext(dialogue_id="x", chat=recording_chat(), embedder_factory=HashEmbedder), chain=-1)
 
 
+def test_rerank_moves_the_model_choice_to_the_front_and_counts_its_call():
+    q = make_question("Why did Ajie buy a new pan?", task=TaskType.UPR)
+    plain, _ = _memory(top_k=3)
+    before = [(e.session, e.turn) for e in asyncio.run(plain.retrieve_evidence(q))]
+    chat = recording_chat(lambda req: "3, 1, 99" if req.stage == "other" else "a new pan")
+    mem = H2HMemory(
+        MemoryContext(dialogue_id="multi-party/dialogue1", chat=chat, embedder_factory=HashEmbedder),
+        top_k=3,
+        rerank=True,
+    )
+    for s in (S1, S2):
+        asyncio.run(mem.observe(s))
+    ans = asyncio.run(mem.answer(q))
+    # candidates 3 and 1 (the retriever's third and first) lead; 99 names no candidate
+    assert [(e.session, e.turn) for e in ans.evidence[:3]] == [before[2], before[0], before[1]]
+    rerank_req = chat.requests[0]
+    assert rerank_req.stage == "other" and "[1] [2024-03-09] Ajie: I bought a new pan at last" in str(
+        rerank_req.messages[1].content
+    )
+    assert [r.stage for r in chat.requests] == ["other", "answer"]
+    assert ans.usage.calls == 2 and ans.details["rerank_calls"] == 1
+    assert plain.describe()["rerank"] is False
+
+
 def _not_mentioned() -> ScriptedChatModel:
     return ScriptedChatModel(default="Not mentioned.", spec="fake:chat", usage=Usage(calls=1))
 

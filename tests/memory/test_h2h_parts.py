@@ -124,3 +124,14 @@ def test_chain_expansion_adds_the_best_neighbour_of_the_first_hits():
     # a neighbour already ranked is not repeated; first 0 is the plain top-k
     assert expand_chain([3, 4, 0], scores, sessions, first=1, k=3) == [3, 4, 0]
     assert expand_chain([3, 0, 5, 1], scores, sessions, first=0, k=3) == [3, 0, 5]
+
+
+def test_rerank_reply_parsing_and_reordering():
+    from h2hmem.memory.h2h._rerank import apply_ranking, parse_ranking, rerank_messages
+
+    assert parse_ranking("3, 1, 3 and 17", 15) == [2, 0]  # out of range and repeats dropped
+    assert parse_ranking("none of them", 15) == [] and parse_ranking("0", 15) == []
+    assert apply_ranking([7, 3, 9, 1], [2, 0]) == [9, 7, 3, 1]
+    assert apply_ranking([7, 3, 9, 1], []) == [7, 3, 9, 1]
+    user = rerank_messages("Why?", ["a: x", "b: y"])[1].content
+    assert user == "Question: Why?\n\nTurns:\n[1] a: x\n[2] b: y\n\nNumbers of the needed turns:"

@@ -34,6 +34,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ...data import MainCategory, Session, TaskType
+from ...llm import Usage
 from .._prompt import build_answer_messages
 from .._protocol import Answer, Evidence, MemoryContext
 from .._render import render_turn, session_header
@@ -43,6 +44,7 @@ from ._chain import CHAIN_TYPES, expand_chain
 from ._index import ScoreWeights, TurnIndex, TurnRecord, neighbour_max, session_prior
 from ._people import SpeakerDirectory
 from ._query import claim_sides, search_text, sentence_queries, sub_queries
+from ._rerank import RERANK_CANDIDATES, RERANK_CONFIG, apply_ranking, parse_ranking, rerank_messages
 from ._time import TimeRefs, matching_sessions, time_refs
 
 _PICTURE = re.compile(r"\b(?:picture|image|photo|pic|screenshot)s?\b", re.I)
@@ -79,6 +81,9 @@ class H2HMemory:
             session hit@5 on the sample, see the ablation).
         chain: reasoning (MCR, RET) questions: the best adjacent turn of each of the first
             ``chain`` hits joins the top-k right after it (:func:`~._chain.expand_chain`; 0 = off).
+        rerank: the answer model re-ranks the retriever's best candidates (:mod:`._rerank`): one
+            more model call per question (in the answer's usage and ``details.rerank_calls``;
+            with ``--retrieval-only`` too); off by default.
     """
 
     name: ClassVar[str] = "h2h"
@@ -104,6 +109,7 @@ class H2HMemory:
         revisions: bool = True,
         session_cap: int = SESSION_CAP,
         chain: int = CHAIN,
+        rerank: bool = False,
     ):
         if ctx.embedder_factory is None:
             raise ValueError("h2h needs a text embedder (MemoryContext.embedder_factory)")
@@ -111,6 +117,7 @@ class H2HMemory:
             raise ValueError("h2h: top_k must be >= 1, window, image_followers, session_cap and chain >= 0")
         self.session_cap = session_cap
         self.chain = chain
+        self.rerank = rerank
         self.ctx = ctx
         self.top_k, self.window, self.image_followers = top_k, window, image_followers
         self.abstain_threshold = abstain_threshold
@@ -158,6 +165,7 @@ class H2HMemory:
             "image_followers": self.image_followers,
             "session_cap": self.session_cap,
             "chain": self.chain,
+            "rerank": self.rerank,
             "abstain_threshold": self.abstain_threshold,
             "weights": self.weights.__dict__,
             "components": self.switches,
@@ -277,10 +285,11 @@ class H2HMemory:
             final = final + w.recency * np.array([t.session_pos for t in turns], np.float64) / (len(self._sessions) - 1)
         return final, float(dense.max())
 
-    async def _ranked(self, question: QuestionView) -> tuple[list[tuple[int, float]], dict[str, Any]]:
-        """``[(turn position in the index, score)]`` best first (``top_k`` of them) and facts."""
+    async def _ranked(self, question: QuestionView) -> tuple[list[tuple[int, float]], dict[str, Any], Usage | None]:
+        """``[(turn position in the index, score)]`` best first (``top_k`` of them), facts, and the
+        usage of the re-ranking call (None without ``rerank``)."""
         if not len(self.index):
-            return [], {"abstain_signal": None, "abstain": True}
+            return [], {"abstain_signal": None, "abstain": True}, None
         raw = question.text.strip()
         query = search_text(raw) if self.switches["clean_query"] else raw
         caps = [c for c in (self.ctx.captions(ref) for ref in question.images) if c]
@@ -304,6 +313,9 @@ class H2HMemory:
             order = _round_robin(first + [order] + rest)
         if self.session_cap and not matched:
             order = _cap_per_session(order, [t.session for t in self.index.turns], self.session_cap, self.top_k)
+        usage = None
+        if self.rerank:
+            order, usage = await self._rerank(raw, order)
         if self.chain and question.task_type in CHAIN_TYPES:
             order = expand_chain(order, scores, [t.session for t in self.index.turns], self.chain, self.top_k)
         hits = [(int(i), float(scores[i])) for i in order[: self.top_k]]
@@ -313,8 +325,18 @@ class H2HMemory:
             "speakers_named": named,
             "sessions_anchored": sorted(matched),
             "sub_queries": len(subs),
+            "rerank_calls": int(usage is not None),
         }
-        return hits, facts
+        return hits, facts, usage
+
+    async def _rerank(self, question: str, order: list[int]) -> tuple[list[int], Usage]:
+        """The answer model's re-ranking of the first :data:`~._rerank.RERANK_CANDIDATES` of ``order``
+        (one call, stage ``other``) and its usage."""
+        head = order[:RERANK_CANDIDATES]
+        messages = rerank_messages(question, [self.index.turns[i].line for i in head])
+        result = await self.ctx.chat.chat(messages, RERANK_CONFIG, stage="other")
+        picked = parse_ranking(result.text, len(head))
+        return apply_ranking(head, picked) + order[len(head) :], result.usage
 
     def _sub_queries(self, raw: str, refs: TimeRefs, task: TaskType) -> list[tuple[str, TimeRefs, bool]]:
         """``(text, anchors, primary)``: listed events (each primary, with the question's anchors);
@@ -370,7 +392,7 @@ class H2HMemory:
 
     async def answer(self, question: QuestionView) -> Answer:
         t0 = time.perf_counter()
-        hits, facts = await self._ranked(question)
+        hits, facts, rerank_usage = await self._ranked(question)
         retrieval_s = time.perf_counter() - t0
         memory, neighbours = self._context(hits) if hits else ("(nothing was observed)", [])
         if question.task_type is TaskType.AR and facts["abstain"]:
@@ -386,7 +408,7 @@ class H2HMemory:
         return Answer(
             text=result.text.strip(),
             evidence=evidence,
-            usage=result.usage,
+            usage=result.usage if rerank_usage is None else result.usage + rerank_usage,
             cached=result.cached,
             details={
                 **facts,
