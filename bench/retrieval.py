@@ -52,7 +52,6 @@ ABLATION: tuple[tuple[str, dict[str, Any]], ...] = (
             "clean_query",
             "recency",
             "both_sides",
-            "revisions",
         )
     ),
     ("h2h −chain", {"chain": 0}),
@@ -250,11 +249,11 @@ def heldout_protocol(
         if by_metric["turn_recall@5"]
     }
     result = heldout(grid, baselines)
-    recall = grid["turn_recall@5"]
+    recall, hit = grid["turn_recall@5"], grid["hit@5"]
     checks = {}
     for i, (label, _) in enumerate(HELDOUT_GRID[1:], start=1):  # "h2h −x": x is on in the default
-        off_first = " −" in label
-        checks[label] = switch_check(recall[i], recall[0]) if off_first else switch_check(recall[0], recall[i])
+        pair = (i, 0) if " −" in label else (0, i)
+        checks[label] = switch_check(recall[pair[0]], recall[pair[1]], (hit[pair[0]], hit[pair[1]]))
     result["switches"] = checks
     settings = [label for label, _ in HELDOUT_GRID]
     result["settings"] = settings
@@ -267,7 +266,7 @@ def heldout_protocol(
             "Session hit@5, mean (min–max over the held-out dialogues):",
             heldout_table(result, "hit@5", HELDOUT_ROWS),
             "Each component on its own (turn recall@5 overall; *held out*: with or without it, as chosen on "
-            "the other dialogues, ties → without):",
+            "the other dialogues — ties, and a loss of session hit@5 there, → without):",
             "\n".join(
                 ["| component | without | with | held out | folds choosing it |", "|---|---|---|---|---|"]
                 + [

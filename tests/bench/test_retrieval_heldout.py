@@ -17,9 +17,9 @@ def test_leave_one_dialogue_out_choice_and_figures():
     # d1 held out: on d2+d3 s0 = 0.5, s1 = 0.75 → s1; d2: on d1+d3 s0 = 1.0, s1 = 0.5 → s0; d3: on d1+d2
     # s0 = 2/3, s1 = 2/3 → tie → s0 (the default)
     assert lodo_choices([s0, s1]) == {"d1": 1, "d2": 0, "d3": 0}
-    # session hit rows: scored with the same choices, never chosen on
+    # session hit rows: scored with the same choices (s1 never lowers them: the guard excludes nothing)
     h0 = {"q1": ("d1", "T", 0.0), "q2": ("d2", "T", 1.0), "q3": ("d3", "T", 1.0), "q4": ("d4", "T", 0.0)}
-    h1 = {"q1": ("d1", "T", 1.0), "q2": ("d2", "T", 0.0), "q3": ("d3", "T", 0.0), "q4": ("d4", "T", 1.0)}
+    h1 = {"q1": ("d1", "T", 1.0), "q2": ("d2", "T", 1.0), "q3": ("d3", "T", 1.0), "q4": ("d4", "T", 1.0)}
     base = {"q1": ("d1", "T", 0.0), "q1b": ("d1", "U", 1.0), "q2": ("d2", "T", 1.0), "q3": ("d3", "T", 0.0)}
     out = heldout({"turn_recall@5": [s0, s1], "hit@5": [h0, h1]}, {"b": {"turn_recall@5": base}})
     ho = out["metrics"]["turn_recall@5"]["heldout"]
@@ -38,6 +38,19 @@ def test_leave_one_dialogue_out_choice_and_figures():
     md = table(out, "turn_recall@5", [("all", "overall"), ("T", "T"), ("X", "X")])
     assert "| all | 4 | 0.500 (0.00–1.00) | 0.750 (0.00–1.00) | 0.500 (0.00–1.00) |" in md
     assert "| X |" not in md  # a task type with no question has no row
+
+
+def test_a_setting_that_lowers_session_hit_is_not_chosen():
+    s0 = {"q1": ("d1", "T", 0.5), "q2": ("d2", "T", 0.5)}
+    s1 = {"q1": ("d1", "T", 1.0), "q2": ("d2", "T", 1.0)}  # better turn recall …
+    h0 = {"q1": ("d1", "T", 1.0), "q2": ("d2", "T", 1.0)}
+    h1 = {"q1": ("d1", "T", 1.0), "q2": ("d2", "T", 0.0)}  # … bought with a session miss on d2
+    assert choose([s0, s1], {"d1", "d2"}) == 1
+    assert choose([s0, s1], {"d1", "d2"}, guard=[h0, h1]) == 0
+    assert choose([s0, s1], {"d1"}, guard=[h0, h1]) == 1  # on d1 alone it costs nothing
+    out = heldout({"turn_recall@5": [s0, s1], "hit@5": [h0, h1]})
+    assert out["choices"] == {"d1": 0, "d2": 1}  # d1 is chosen on d2 (guard fails), d2 on d1
+    assert out["metrics"]["hit@5"]["heldout"]["overall"]["mean"] == 0.5
 
 
 def test_ties_go_to_the_default_and_errors():

@@ -7,7 +7,7 @@ import datetime as dt
 import numpy as np
 
 from h2hmem.memory.h2h._index import session_prior
-from h2hmem.memory.h2h._memory import _cap_per_session, _join_continuations, _round_robin
+from h2hmem.memory.h2h._memory import _cap_per_session, _round_robin
 from h2hmem.memory.h2h._people import SpeakerDirectory, name_key
 from h2hmem.memory.h2h._query import claim_sides, search_text, sub_queries
 from h2hmem.memory.h2h._time import matching_sessions, time_refs
@@ -94,16 +94,6 @@ def test_claim_sides():
     # one side only (the frame "Xia said that" leaves a single claim), or no frame at all: nothing to split
     assert claim_sides("Xia said that the top note is lemon. Does this contradict the conversation?") == []
     assert claim_sides("Lin never organizes old books. Does this contradict the conversation? Answer yes or no.") == []
-
-
-def test_continuations_join_the_sentence_before():
-    r4, r3, none = time_refs("in Session 4"), time_refs("in Session 3"), time_refs("later")
-    joined = _join_continuations(
-        [("In Session 4, X broke", r4), ("how was it fixed later?", none), ("In Session 3?", r3)]
-    )
-    assert [s for s, _ in joined] == ["In Session 4, X broke how was it fixed later?", "In Session 3?"]
-    assert joined[0][1].sessions == {4} and joined[1][1].sessions == {3}
-    assert _join_continuations([("first, no anchor", none)]) == [("first, no anchor", none)]
 
 
 def test_chain_expansion_adds_the_best_neighbour_of_the_first_hits():

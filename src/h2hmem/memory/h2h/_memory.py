@@ -11,13 +11,16 @@ model call):
    that session;
 3. **which image** — an image turn is indexed with the turns after it that discuss it, and they
    with its caption (:mod:`._index`);
-4. **what changed** — Knowledge Resolution (KR) questions favour later sessions (latest value),
-   and a sentence of theirs without its own time anchor continues the one before it; a conflict
+4. **what changed** — Knowledge Resolution (KR) questions favour later sessions (latest value); a conflict
    (CD) claim is searched without its instruction words and side by side (the sides it joins
    with "but", "while", "X mentioned that" …), and events or anchored sentences listed in a
    question are searched one by one, so each side is retrieved (:mod:`._query`);
-5. **when memory holds nothing** — the best cosine between the question and any turn is an
+5. **reasoning chains** — for a causal (MCR) or reference (RET) question the best adjacent turn of
+   the first hit joins the top-k (:mod:`._chain`);
+6. **when memory holds nothing** — the best cosine between the question and any turn is an
    abstention signal; below ``abstain_threshold`` an Answer Refusal question is told so.
+
+Optional (off by default): the answer model re-ranks the best candidates (:mod:`._rerank`).
 
 Retrieval: hybrid dense (turn text and its window) + BM25, fused with the boosts above (an
 optional session prior), task-aware query cleaning, per-event sub-queries merged round-robin. The answer
@@ -76,7 +79,6 @@ class H2HMemory:
         bm25, context, speakers, time_anchors, decompose, clean_query, recency, pictures: switch
             one component off (the ablation in ``docs/h2h-memory.md``).
         both_sides: CD questions: search each side of the claim (:func:`~._query.claim_sides`).
-        revisions: KR questions: a sentence without its own time anchor joins the one before it.
         session_prior: add the session prior (off by default: it lowered both turn recall and
             session hit@5 on the sample, see the ablation).
         chain: reasoning (MCR, RET) questions: the best adjacent turn of each of the first
@@ -106,7 +108,6 @@ class H2HMemory:
         recency: bool = True,
         pictures: bool = True,
         both_sides: bool = True,
-        revisions: bool = True,
         session_cap: int = SESSION_CAP,
         chain: int = CHAIN,
         rerank: bool = False,
@@ -132,7 +133,6 @@ class H2HMemory:
             "recency": recency,
             "pictures": pictures,
             "both_sides": both_sides,
-            "revisions": revisions,
         }
         w = ScoreWeights()
         self.weights = ScoreWeights(
@@ -343,11 +343,7 @@ class H2HMemory:
         for a conflict (CD) question the sides of its claim (each primary, with the question's
         anchors: ``both_sides``); else sentences that carry anchors of their own (each with its own;
         an unanchored sentence gets none, so it is not pulled to the others'). Of the sentences,
-        only the one that asks (ends with "?") is primary: the others set the scene — except for a
-        Knowledge Resolution (KR) question (``revisions``), whose scene is the earlier statement
-        that the asked-about turn revises, so every sentence is primary, and a sentence without
-        anchors of its own ("but how was it resolved later?") continues the one before it.
-        Rankings merge as primaries, the whole question, then the rest."""
+        only the one that asks (ends with "?") is primary: the others set the scene. Rankings merge as primaries, the whole question, then the rest."""
         items = sub_queries(raw)
         if items:
             return [(i, refs, True) for i in items]
@@ -357,8 +353,6 @@ class H2HMemory:
                 return [(s, refs, True) for s in sides]
         sentences = [(s, time_refs(s)) for s in sentence_queries(raw)]
         if sum(r.any for _, r in sentences) >= 1 and len({frozenset(r.sessions) for _, r in sentences}) > 1:
-            if task is TaskType.KR and self.switches["revisions"]:
-                sentences = _join_continuations(sentences)
             return [(s, r, s.rstrip().endswith("?")) for s, r in sentences]
         return []
 
@@ -435,21 +429,6 @@ def _cap_per_session(order: list[int], sessions: list[str], cap: int, k: int) ->
         else:
             rest.append(i)
     return head + rest
-
-
-def _join_continuations(sentences: list[tuple[str, TimeRefs]]) -> list[tuple[str, TimeRefs]]:
-    """Sentences with no time anchor of their own appended to the one before (the first kept as is).
-
-    Example: [("In Session 4, X broke", {4}), ("how was it fixed later?", {})] →
-    [("In Session 4, X broke how was it fixed later?", {4})].
-    """
-    out: list[tuple[str, TimeRefs]] = []
-    for s, r in sentences:
-        if out and not r.any:
-            out[-1] = (f"{out[-1][0]} {s}", out[-1][1])
-        else:
-            out.append((s, r))
-    return out
 
 
 def _round_robin(lists: list[list[int]]) -> list[int]:
