@@ -108,9 +108,11 @@ def test_chain_expansion_adds_the_best_neighbour_of_the_first_hits():
     # turns 3, 4 in session b; turn 4 scores 0.8 beside the top hit 3 (whose other side, 2, is in a)
     sessions = ["a", "a", "a", "b", "b", "c"]
     scores = np.array([0.6, 0.1, 0.2, 0.9, 0.8, 0.5])
-    assert expand_chain([3, 0, 5, 1], scores, sessions, first=1, k=3) == [3, 4, 0]
-    # first 2: hit 0's neighbour is 1 (the only one in a); k caps the list
-    assert expand_chain([3, 0, 5, 1], scores, sessions, first=2, k=5) == [3, 4, 0, 1, 5]
+    assert expand_chain([3, 0, 1, 5], scores, sessions, first=1, k=3) == [3, 4, 0]  # a keeps turn 0
+    # every session of the plain top-k is kept: turn 4 would push out c (or a), so it makes no room
+    assert expand_chain([3, 0, 5, 1], scores, sessions, first=1, k=3) == [3, 0, 5]
+    # first 2: hit 0's neighbour is 1 (the only one in a); plain top 5 [3, 0, 1, 5, 2] keeps a, b, c
+    assert expand_chain([3, 0, 1, 5, 2], scores, sessions, first=2, k=5) == [3, 4, 0, 1, 5]
     # a neighbour already ranked is not repeated; first 0 is the plain top-k
     assert expand_chain([3, 4, 0], scores, sessions, first=1, k=3) == [3, 4, 0]
     assert expand_chain([3, 0, 5, 1], scores, sessions, first=0, k=3) == [3, 0, 5]

@@ -35,11 +35,16 @@ def best_neighbour(i: int, scores: np.ndarray, sessions: Sequence[str]) -> int |
 
 def expand_chain(order: Sequence[int], scores: np.ndarray, sessions: Sequence[str], first: int, k: int) -> list[int]:
     """The top ``k`` of ``order`` with the best neighbour (:func:`best_neighbour`) of each of its
-    first ``first`` turns placed right after that turn (unless already placed), then the rest of
-    ``order``. ``scores`` and ``sessions`` are indexed by turn position (shape ``(n_turns,)``).
+    first ``first`` turns placed right after that turn (unless already placed). ``scores`` and
+    ``sessions`` are indexed by turn position (shape ``(n_turns,)``).
 
-    Example: order [3, 0, 5, 1], sessions [a, a, a, b, b, c], scores favouring turn 4 next to 3,
-    first 1, k 3 → [3, 4, 0].
+    The expansion keeps every session of the plain top ``k``: a neighbour shares its hit's session,
+    so where it would push the last turn of a session out, the lowest-ranked turn of a session that
+    is still represented makes room instead (the sessions retrieved, and session hit@k, never change).
+
+    Example: sessions [a, a, a, b, b, c], scores favouring turn 4 next to 3, first 1, k 3: order
+    [3, 0, 1, 5] → [3, 4, 0] (turn 1 leaves, session a keeps turn 0); order [3, 0, 5, 1] →
+    [3, 0, 5] (turn 4 would push out session a or c: no room).
     """
     out: list[int] = []
     seen: set[int] = set()
@@ -53,4 +58,14 @@ def expand_chain(order: Sequence[int], scores: np.ndarray, sessions: Sequence[st
         if j is not None and j not in seen and len(out) < k:
             out.append(j)
             seen.add(j)
+    plain = list(order[:k])
+    kept = {sessions[i] for i in out}
+    for i in plain:  # best turn of each session the expansion pushed out, in rank order
+        if sessions[i] in kept:
+            continue
+        counts = {s: sum(sessions[x] == s for x in out) for s in kept}
+        drop = next(x for x in reversed(out) if counts[sessions[x]] > 1 and x not in plain[:1])
+        out.remove(drop)
+        out.append(i)
+        kept.add(sessions[i])
     return out
