@@ -34,26 +34,34 @@ def mean_of(rows: Rows, dialogues: set[str]) -> float:
     return sum(vals) / len(vals) if vals else 0.0
 
 
-def choose(grid: Sequence[Rows], dialogues: set[str], guard: Sequence[Rows] | None = None) -> int:
+def choose(
+    grid: Sequence[Rows],
+    dialogues: set[str],
+    guard: Sequence[Rows] | None = None,
+    floor: Sequence[Rows] = (),
+) -> int:
     """Index of the setting with the best mean over ``dialogues`` (ties → the lowest index).
 
     With ``guard`` (per setting, rows of a second metric), a setting whose guard mean over
-    ``dialogues`` is below setting 0's is not eligible: a gain in one metric may not be bought
-    with a loss in the other. Means are rounded to 9 decimals first, so float noise is a tie.
+    ``dialogues`` is below the floor is not eligible (setting 0 always is): the floor is the best
+    guard mean of the ``floor`` rows (the baselines') over ``dialogues``, or setting 0's when none
+    are given. Means are rounded to 9 decimals first, so float noise is a tie.
     """
     means = [round(mean_of(rows, dialogues), 9) for rows in grid]
     eligible = list(range(len(grid)))
     if guard is not None:
-        floor = round(mean_of(guard[0], dialogues), 9)
-        eligible = [i for i in eligible if round(mean_of(guard[i], dialogues), 9) >= floor]
+        bar = max((mean_of(rows, dialogues) for rows in floor), default=mean_of(guard[0], dialogues))
+        eligible = [0] + [i for i in eligible[1:] if round(mean_of(guard[i], dialogues), 9) >= round(bar, 9)]
     return max(eligible, key=lambda i: (means[i], -i))
 
 
-def lodo_choices(grid: Sequence[Rows], guard: Sequence[Rows] | None = None) -> dict[str, int]:
+def lodo_choices(
+    grid: Sequence[Rows], guard: Sequence[Rows] | None = None, floor: Sequence[Rows] = ()
+) -> dict[str, int]:
     """For each dialogue with a row in ``grid``, the setting chosen on the other dialogues
-    (``guard``: see :func:`choose`)."""
+    (``guard``, ``floor``: see :func:`choose`)."""
     dialogues = sorted({d for rows in grid for d, _, _ in rows.values()})
-    return {d: choose(grid, set(dialogues) - {d}, guard) for d in dialogues}
+    return {d: choose(grid, set(dialogues) - {d}, guard, floor) for d in dialogues}
 
 
 def _summary(rows: list[tuple[str, str, float]]) -> dict[str, Any]:
@@ -97,7 +105,8 @@ def scored_by(choices: Mapping[str, int], grid: Sequence[Rows], default: int) ->
 CHOICE_METRIC = "turn_recall@5"
 """The metric every choice is made on; any other metric is only scored with the choices made."""
 GUARD_METRIC = "hit@5"
-"""Session hit@5: a setting that lowers it on the choosing dialogues (below the default) is not chosen."""
+"""Session hit@5: a setting whose session hit on the choosing dialogues is below the best baseline's
+there (the default's when no baseline is given) is not chosen."""
 
 
 def heldout(
@@ -107,9 +116,10 @@ def heldout(
 
     Args:
         grid: metric → per setting (setting 0 = the default) its rows; must hold
-            :data:`CHOICE_METRIC`, on which every choice is made, among the settings that do not
-            lower :data:`GUARD_METRIC` below the default's on the choosing dialogues (when ``grid``
-            holds it); every metric is scored with the same choices.
+            :data:`CHOICE_METRIC`, on which every choice is made, among the settings whose
+            :data:`GUARD_METRIC` on the choosing dialogues is not below the best baseline's (the
+            default's without baselines; when ``grid`` holds it); every metric is scored with the
+            same choices.
         baselines: method → metric → its rows (no choice: its in-sample figure is its held-out one).
 
     Returns:
@@ -131,8 +141,9 @@ def heldout(
     guard = grid.get(GUARD_METRIC)
     if guard is not None and len(guard) != len(choice_rows):
         raise ValueError(f"heldout: {GUARD_METRIC} has {len(guard)} settings, {CHOICE_METRIC} {len(choice_rows)}")
-    choices = lodo_choices(choice_rows, guard)
-    full = choose(choice_rows, set(choices), guard)
+    floor = [m[GUARD_METRIC] for m in (baselines or {}).values() if GUARD_METRIC in m]
+    choices = lodo_choices(choice_rows, guard, floor)
+    full = choose(choice_rows, set(choices), guard, floor)
     metrics: dict[str, Any] = {}
     for metric, rows in grid.items():
         if len(rows) != len(choice_rows):
@@ -176,20 +187,22 @@ def table(result: Mapping[str, Any], metric: str, keys: Sequence[tuple[str, str]
     return "\n".join(lines)
 
 
-def switch_check(without: Rows, with_: Rows, guard: tuple[Rows, Rows] | None = None) -> dict[str, Any]:
+def switch_check(
+    without: Rows, with_: Rows, guard: tuple[Rows, Rows] | None = None, floor: Sequence[Rows] = ()
+) -> dict[str, Any]:
     """Does one component transfer? LODO choice between the setting without it (index 0: kept on
     ties, the conservative reading) and with it, on :data:`CHOICE_METRIC` rows.
 
     Returns ``{"without", "with", "heldout"}`` (overall means: always without, always with, each
     dialogue by the choice made on the others) and ``"folds_with"`` (folds whose choice was *with*).
     The component helps held out when ``heldout > without``; it helps only in-sample when
-    ``with > without`` but ``heldout <= without``. ``guard``: session hit@5 rows (without, with);
-    *with* is not chosen where it lowers them (:func:`choose`).
+    ``with > without`` but ``heldout <= without``. ``guard``: session hit@5 rows (without, with),
+    ``floor``: the baselines' (:func:`choose`).
 
     Example: with it, d1 gains 1.0 and d2 loses 0.5: held out d1 is scored without it (chosen on d2,
     where it lost) and d2 with it (chosen on d1) — the gain does not transfer, the loss does.
     """
-    choices = lodo_choices([without, with_], list(guard) if guard else None)
+    choices = lodo_choices([without, with_], list(guard) if guard else None, floor)
     return {
         "without": _summary(list(without.values()))["overall"]["mean"],
         "with": _summary(list(with_.values()))["overall"]["mean"],

@@ -51,6 +51,12 @@ def test_a_setting_that_lowers_session_hit_is_not_chosen():
     out = heldout({"turn_recall@5": [s0, s1], "hit@5": [h0, h1]})
     assert out["choices"] == {"d1": 0, "d2": 1}  # d1 is chosen on d2 (guard fails), d2 on d1
     assert out["metrics"]["hit@5"]["heldout"]["overall"]["mean"] == 0.5
+    # with a baseline, the bar is the best baseline's session hit, not the default's
+    weak = {"q1": ("d1", "T", 0.0), "q2": ("d2", "T", 0.0)}
+    assert choose([s0, s1], {"d1", "d2"}, guard=[h0, h1], floor=[weak]) == 1  # 0.5 ≥ 0.0
+    assert choose([s0, s1], {"d1", "d2"}, guard=[h0, h1], floor=[weak, h0]) == 0  # 0.5 < 1.0
+    out = heldout({"turn_recall@5": [s0, s1], "hit@5": [h0, h1]}, {"b": {"turn_recall@5": s0, "hit@5": weak}})
+    assert out["choices"] == {"d1": 1, "d2": 1}
 
 
 def test_ties_go_to_the_default_and_errors():
