@@ -1,6 +1,6 @@
 """Load an H2HMem dataset folder into :class:`Dataset`, collecting every problem as an :class:`Issue`.
 
-Rules (``shared/spec/dataset.md``):
+Rules (``docs/dataset-format.md``):
 - sessions sort numerically (``session10`` after ``session9``);
 - ``session0`` has no ``session.json``: it is the pool of cross-session questions;
 - a missing ``session.json`` elsewhere makes the session *absent* (a warning, not fatal);

@@ -2,9 +2,9 @@
 
 The submitted ``original_answer`` and ``category`` are never read here: a question's gold and
 sub-type come from the dataset, so editing them in a file cannot change a score
-(``shared/spec/submission.md``). Every dataset question of a submitted split is scored; a question
+(``docs/leaderboard.md``). Every dataset question of a submitted split is scored; a question
 without a row, or with an empty ``system_answer`` (a failed answer), scores 0 and counts in the
-denominator (``shared/spec/metrics.md`` §3).
+denominator (``docs/metric-definitions.md`` §3).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from ..records import Aggregate, Cell
 from ._validate import SubmissionReport
 
 METRICS = ("precision", "recall", "f1", "bleu1", "exact_match")
-"""Lexical columns, in display order (spec/metrics.md §1)."""
+"""Lexical columns, in display order (docs/metric-definitions.md §1)."""
 
 
 class QuestionResult(BaseModel):
@@ -146,7 +146,7 @@ def summarise(results: list[QuestionResult], *, n_boot: int = 1000, seed: int = 
 
     Each group: ``n`` (questions), ``answered`` and ``coverage`` (= share with a non-empty answer;
     the others score 0 and stay in the denominator), for every lexical metric and ``judge`` the
-    micro average (the paper's "weighted average", spec/metrics.md §3) and ``<metric>_ci`` (95%
+    micro average (the paper's "weighted average", docs/metric-definitions.md §3) and ``<metric>_ci`` (95%
     bootstrap interval, ``n_boot`` resamples, seeded), ``judged`` and ``judge_coverage``
     (= judged / n). ``all`` and split groups also carry ``<metric>_macro`` (mean of sub-type means).
     ``judge`` is None until the entry has been judged.

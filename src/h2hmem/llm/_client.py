@@ -133,6 +133,8 @@ class ModelClient:
         for newer in ("top_p", "json_schema"):  # unset, they leave the keys of requests cached before they existed
             if settings.get(newer) is None:
                 settings.pop(newer, None)
+        if not settings.get("attempt"):  # the first try keeps the key it always had
+            settings.pop("attempt", None)
         return cache_key(
             {"identity": self.backend.identity(), "messages": messages_fingerprint(messages), "config": settings}
         )

@@ -2,7 +2,7 @@
 
 Protocols (a setting, recorded in the manifest):
 - ``full`` (default, the official protocol): observe every session of a dialogue, then ask all
-  its questions — including questions about earlier sessions (official pitfall 5 made explicit);
+  its questions — including questions about earlier sessions (docs/official-pitfalls.md #5 made explicit);
 - ``online``: answer each session's questions right after observing it; ``session0`` (the
   cross-session pool) at the end.
 
