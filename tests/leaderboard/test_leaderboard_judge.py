@@ -55,7 +55,9 @@ def test_judge_scores_after_approval(tmp_path, sample_root, sample_dataset):
             api_key="test",
             retry=RetryPolicy(max_retries=1, initial_backoff_s=0.01, max_backoff_s=0.01),
         )
-        settings = LeaderboardSettings(data_root=sample_root, db_url=db_url, judge_chat=judge, judge_preset="harmonized")
+        settings = LeaderboardSettings(
+            data_root=sample_root, db_url=db_url, judge_chat=judge, judge_preset="harmonized"
+        )
         with TestClient(create_app(settings)) as client:
             upload(client, files)
             assert srv.calls == 0  # nothing is judged before approval
@@ -96,7 +98,9 @@ def test_interrupted_judging_resumes_at_start(tmp_path, sample_root, sample_data
         db.commit()
     with MockOpenAIServer(responder=grader) as srv:
         judge = load_chat_model("openai:mock-judge", base_url=srv.base_url, api_key="test")
-        settings = LeaderboardSettings(data_root=sample_root, db_url=db_url, judge_chat=judge, judge_preset="harmonized")
+        settings = LeaderboardSettings(
+            data_root=sample_root, db_url=db_url, judge_chat=judge, judge_preset="harmonized"
+        )
         with TestClient(create_app(settings)):
             deadline = time.monotonic() + 120
             while True:
@@ -132,9 +136,16 @@ def _official_batch_prompt(preds: list) -> str:
     the official rubric as recorded from the official script, the header (method and answer model
     withheld: ``unknown``), then each question."""
     recorded = json.loads(OFFICIAL_BATCH.read_text(encoding="utf-8"))["request"]["messages"][0]["content"]
-    rubric = recorded[: recorded.index("\nDialogue: ")]
+    rubric = recorded[: recorded.index("\nDialogue: ") - 1]  # the rubric, then "\n" (the join), then "\nDialogue: …"
     p0 = preds[0]
-    lines = [rubric, f"\nDialogue: {p0.dialogue}", f"Session: {p0.session}", "Memory System: unknown", "VLM Model: unknown", ""]
+    lines = [
+        rubric,
+        f"\nDialogue: {p0.dialogue}",
+        f"Session: {p0.session}",
+        "Memory System: unknown",
+        "VLM Model: unknown",
+        "",
+    ]
     for i, p in enumerate(preds, 1):
         qid = p.question_id.rsplit("/", 1)[-1]
         lines += [f"--- Question {i} ---", f"Question ID: {qid}", f"Question: {p.question}"]
@@ -157,7 +168,9 @@ def test_default_server_judges_with_the_paper_judge_and_says_so(tmp_path, sample
         create_admin(db, "admin", "correct horse battery")
     with MockOpenAIServer(responder=paper_grader) as srv:
         judge = load_chat_model("openai:mock-judge", base_url=srv.base_url, api_key="test", cache=None)
-        with TestClient(create_app(LeaderboardSettings(data_root=sample_root, db_url=db_url, judge_chat=judge))) as client:
+        with TestClient(
+            create_app(LeaderboardSettings(data_root=sample_root, db_url=db_url, judge_chat=judge))
+        ) as client:
             upload(client, files)
             login(client)
             client.post("/admin/entries/1/approve", data={"csrf_token": csrf_of(client, "/")})
@@ -193,6 +206,9 @@ def test_default_server_judges_with_the_paper_judge_and_says_so(tmp_path, sample
     assert "the <strong>paper</strong> judge preset (the official judge prompt, verbatim" in ranking_html
     assert "preset-mark" not in ranking_html
     assert "paper judge preset" in entry_html
-    assert '<span class="preset-mark" title="Judged under the harmonized judge preset; this server judges with paper">' in marked_html
+    assert (
+        '<span class="preset-mark" title="Judged under the harmonized judge preset; this server judges with paper">'
+        in marked_html
+    )
     header, row = csv_rows[0].split(","), csv_rows[1].split(",")
     assert row[header.index("judge_preset")] == "harmonized"

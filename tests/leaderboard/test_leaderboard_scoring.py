@@ -165,6 +165,7 @@ class _E:
         import datetime as dt
 
         self.id, self.method, self.organisation, self.duplicate_of = id, method, "", None
+        self.judge_status, self.judge_preset = "none", "paper"
         self.created_at = dt.datetime(2026, 1, id)
         self.summary = {"all": {"f1": f1, "f1_macro": f1, "coverage": 1.0}} if f1 is not None else {}
 

@@ -173,7 +173,12 @@ def test_evaluate_records_preset_and_options(tmp_path):
         assert srv.calls == 1
         judge = summary["metrics"]["judge"]
         assert summary["preset"] == "paper" and judge["preset"] == "paper"
-        assert judge["options"] == {"judge_format": "user_array", "score_levels": "snap", "batching": "session"}
+        assert judge["options"] == {
+            "judge_format": "user_array",
+            "score_levels": "snap",
+            "batching": "session",
+            "session_header": "official",
+        }
         assert judge["coverage"]["judged"] == len(preds)
         again = evaluate_run(d, ["judge"], judge_model=model, n_boot=0)["metrics"]["judge"]
         assert srv.calls == 1 and again["aggregate"] == judge["aggregate"]  # same options: reused
@@ -189,6 +194,7 @@ def test_evaluate_records_preset_and_options(tmp_path):
             "judge_format": "system_object",
             "score_levels": "snap",
             "batching": "session",
+            "session_header": "folder",
         }
     with pytest.raises(ValueError, match="unknown judge option"):
         evaluate_run(d, ["judge"], judge_model=model, judge_options={"levels": "snap"})
@@ -225,6 +231,7 @@ def test_cli_preset_and_option_flags(tmp_path, monkeypatch):
             "judge_format": "user_array",
             "score_levels": "strict",
             "batching": "session",
+            "session_header": "official",
         }
         bad = runner.invoke(app, base + ["--preset", "published"])
         assert bad.exit_code == 2 and "--preset must be one of paper, harmonized" in bad.output

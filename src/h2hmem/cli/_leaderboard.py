@@ -177,9 +177,7 @@ def serve_cmd(
     except (FileNotFoundError, ValueError, RuntimeError, DatasetError, SQLAlchemyError, ImportError) as e:
         raise fail(f"cannot start the leaderboard: {e}")
     judge = f"{judge_model}, {judge_preset} preset" if judge_model else "off"
-    console.print(
-        f"leaderboard on http://{host}:{port}/ (database {_redact(db)}; judge {judge})", highlight=False
-    )
+    console.print(f"leaderboard on http://{host}:{port}/ (database {_redact(db)}; judge {judge})", highlight=False)
     uvicorn.run(application, host=host, port=port, log_level="info")
 
 

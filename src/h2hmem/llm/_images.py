@@ -140,7 +140,8 @@ def messages_fingerprint(messages: list[Message]) -> list[dict[str, Any]]:
     """JSON-able form of prepared messages for cache keys: images by content hash, not path."""
     out: list[dict[str, Any]] = []
     for msg in messages:
-        wire_form = {"as_parts": True} if msg.as_parts else {}  # set only, so earlier keys stay valid
+        # only where it changes the wire (text-only content), so earlier keys stay valid
+        wire_form = {"as_parts": True} if msg.as_parts and flatten_text(msg.content) is not None else {}
         if isinstance(msg.content, str):
             out.append({"role": msg.role, "content": msg.content, **wire_form})
             continue

@@ -53,7 +53,7 @@ class Message(BaseModel):
     as_parts: bool = False
     """Send ``content`` to an OpenAI-compatible server as a list of parts even when it holds text
     only (the official native scripts' wire format, preset ``paper``); by default text-only content
-    goes as one string. Part of the cache key when set."""
+    goes as one string. Part of the cache key where it changes the wire (content without an image)."""
 
 
 class GenerationConfig(BaseModel):

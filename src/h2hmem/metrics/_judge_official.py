@@ -111,9 +111,7 @@ def official_judge_prompt(items: Sequence[tuple[str, Prediction]], session_heade
     return "\n".join(lines)
 
 
-def official_judge_messages(
-    items: Sequence[tuple[str, Prediction]], session_header: str = "official"
-) -> list[Message]:
+def official_judge_messages(items: Sequence[tuple[str, Prediction]], session_header: str = "official") -> list[Message]:
     """The official request's messages: one user message holding :func:`official_judge_prompt`."""
     return [Message(role="user", content=official_judge_prompt(items, session_header))]
 

@@ -38,7 +38,12 @@ SessionHeader = Literal["official", "folder"]
 JUDGE_OPTION_NAMES: tuple[str, ...] = ("judge_format", "score_levels", "batching", "session_header")
 
 JUDGE_PRESETS: dict[str, dict[str, Any]] = {
-    "paper": {"judge_format": "user_array", "score_levels": "snap", "batching": "session", "session_header": "official"},
+    "paper": {
+        "judge_format": "user_array",
+        "score_levels": "snap",
+        "batching": "session",
+        "session_header": "official",
+    },
     "harmonized": {
         "judge_format": "system_object",
         "score_levels": "strict",
