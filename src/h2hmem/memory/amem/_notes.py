@@ -90,6 +90,9 @@ class Note(BaseModel):
     """True when the analysis reply could not be parsed (keywords and tags left empty)."""
     time: str = ""
     """The official note time ``<timeline_date>_<turn, 1-based, 3 digits>`` (preset ``paper``)."""
+    indexed: str | None = None
+    """The retrieval text the index still holds for this note when an evolution rewrote its context
+    or tags since the last re-indexing (option ``reindex_every``); None = the index holds the current text."""
 
     def document(self) -> str:
         """Text indexed for retrieval: content, context, keywords and tags."""
@@ -255,6 +258,10 @@ class StoreStats(BaseModel):
     neighbour_updates: int = 0
     construction_calls: int = 0
     """Model calls made while building (both prompts; cache hits included)."""
+    analysis_retries: int = 0
+    """Note-writer requests asked again after an unreadable reply (option ``analysis_tries``)."""
+    reindexes: int = 0
+    """Times the whole index was rebuilt (every ``reindex_every``-th evolution)."""
 
 
 class NoteStore(BaseModel):
