@@ -1,4 +1,4 @@
-"""A-Mem: agentic Zettelkasten notes, caption-based (spec/baselines.md, "A-Mem").
+"""A-Mem: agentic Zettelkasten notes, caption-based (docs/baselines.md, "A-Mem").
 
 Construction, turn by turn in time order (``observe``):
 

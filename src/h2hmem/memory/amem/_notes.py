@@ -1,11 +1,13 @@
 """A-Mem notes: what a note holds, the two construction prompts, tolerant parsing of the model's
 JSON, and the per-dialogue note store saved in ``state_dir``.
 
-Source: spec/baselines.md ("A-Mem"), restating the official A-Mem construction: an LLM writes
+Source: docs/baselines.md ("A-Mem"), restating the official A-Mem construction: an LLM writes
 keywords, tags and a one-line context for each turn; then, against the 5 nearest notes, decides
 whether to link the new note ("strengthen") and/or rewrite the neighbours' context and tags
-("update_neighbor"). The official construction crashed on image turns and on bad JSON; here a
-reply that cannot be parsed gives a fallback note (empty keywords and tags) and is counted.
+("update_neighbor"). The official construction script crashed on image turns; here a turn whose
+note-writer replies stay unreadable (``analysis_tries`` tries) gets a fallback note — the script's
+(keywords and tags ``["对话"]``, context ``"General"``) under the official prompts, else empty
+keywords and tags — and is counted.
 """
 
 from __future__ import annotations
