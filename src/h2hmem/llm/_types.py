@@ -77,7 +77,7 @@ class GenerationConfig(BaseModel):
     """Which try of a request this is, when the caller asks again because the reply was unusable (A-Mem's
     note writer under ``paper``: up to 3 tries). Never sent; part of the cache key (from 1 on), so a
     retry reaches the model instead of the cached unusable reply, and a rerun replays every try from the
-    cache. Recorded in transcripts with the rest of the config."""
+    cache. Recorded in transcripts (``params.attempt``, from the 2nd try on)."""
 
 
 class ChatResult(BaseModel):
