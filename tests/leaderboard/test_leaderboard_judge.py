@@ -32,6 +32,15 @@ def grader(body: dict) -> str:
     return json.dumps({"judgments": out})
 
 
+def approve_and_wait_for_the_judge(client) -> None:
+    """Approve entry 1 (logged in) and wait until its judging is done or failed (at most 120 s)."""
+    client.post("/admin/entries/1/approve", data={"csrf_token": csrf_of(client, "/")})
+    deadline = time.monotonic() + 120
+    while (status := client.get("/api/entries/1").json()["judge_status"]) not in ("done", "failed"):
+        assert time.monotonic() < deadline, f"judge still {status}"
+        time.sleep(0.2)
+
+
 def test_judge_scores_after_approval(tmp_path, sample_root, sample_dataset):
     preds = mixed_predictions(sample_dataset)
     qs = sample_dataset.questions
@@ -62,11 +71,7 @@ def test_judge_scores_after_approval(tmp_path, sample_root, sample_dataset):
             upload(client, files)
             assert srv.calls == 0  # nothing is judged before approval
             login(client)
-            client.post("/admin/entries/1/approve", data={"csrf_token": csrf_of(client, "/")})
-            deadline = time.monotonic() + 120
-            while (status := client.get("/api/entries/1").json()["judge_status"]) not in ("done", "failed"):
-                assert time.monotonic() < deadline, f"judge still {status}"
-                time.sleep(0.2)
+            approve_and_wait_for_the_judge(client)
             entry = client.get("/api/entries/1").json()
             q = {r["question_id"]: r for r in client.get("/api/entries/1/questions").json()["questions"]}
         # the judge saw question, gold and answer only — never the method's name
@@ -173,11 +178,7 @@ def test_default_server_judges_with_the_paper_judge_and_says_so(tmp_path, sample
         ) as client:
             upload(client, files)
             login(client)
-            client.post("/admin/entries/1/approve", data={"csrf_token": csrf_of(client, "/")})
-            deadline = time.monotonic() + 120
-            while (status := client.get("/api/entries/1").json()["judge_status"]) not in ("done", "failed"):
-                assert time.monotonic() < deadline, f"judge still {status}"
-                time.sleep(0.2)
+            approve_and_wait_for_the_judge(client)
             entry = client.get("/api/entries/1").json()
             client.post("/admin/logout", data={"csrf_token": csrf_of(client, "/")})
             ranking_html, entry_html = client.get("/").text, client.get("/entries/1").text

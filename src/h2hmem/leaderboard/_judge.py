@@ -3,7 +3,7 @@
 An entry is queued when an administrator approves it (judging costs money: spam never reaches
 the judge) and the service has a judge. The worker scores every answered question through a
 :data:`JudgeFn`; a question with no answer scores 0 without a call (the rubric's "no answer",
-docs/metrics.md). Items the judge could not score stay unjudged and lower ``judge_coverage``.
+docs/metric-definitions.md §2). Items the judge could not score stay unjudged and lower ``judge_coverage``.
 Entries still ``queued``/``running`` when the server stopped are queued again at start-up.
 """
 
