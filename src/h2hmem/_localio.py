@@ -10,6 +10,7 @@ resumes once space is freed. Bottom-layer module (standard library only).
 
 from __future__ import annotations
 
+import errno
 import os
 import sqlite3
 from collections.abc import Iterator
@@ -49,6 +50,27 @@ def _describe(reason: BaseException | str) -> str:
     if isinstance(reason, OSError) and reason.strerror:
         return f"[Errno {reason.errno}] {reason.strerror}" if reason.errno else reason.strerror
     return f"{type(reason).__name__}: {reason}" if isinstance(reason, sqlite3.Error) else str(reason)
+
+
+DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EFBIG, errno.EDQUOT, errno.EROFS, errno.EIO})
+"""``errno`` values that are always the local machine's disk (full, file-size limit, quota,
+read-only, I/O error), wherever they are raised: never the fault of a question or a model."""
+
+
+def disk_error(exc: BaseException, where: str | os.PathLike[str]) -> LocalIOError | None:
+    """``exc`` as a :class:`LocalIOError` when it is a local disk failure (a :class:`LocalIOError`,
+    an :class:`OSError` whose ``errno`` is in :data:`DISK_ERRNOS`, or SQLite's ``disk I/O error`` /
+    ``database or disk is full``), else None. The file is ``exc.filename`` when the error names
+    one, else ``where`` (the folder being written)."""
+    if isinstance(exc, LocalIOError):
+        return exc
+    if isinstance(exc, OSError) and exc.errno in DISK_ERRNOS:
+        return LocalIOError(exc.filename or where, exc)
+    if isinstance(exc, sqlite3.OperationalError) and any(
+        s in str(exc) for s in ("disk I/O error", "database or disk is full")
+    ):
+        return LocalIOError(where, exc)
+    return None
 
 
 @contextmanager

@@ -29,7 +29,7 @@ from h2hmem import LocalIOError
 from h2hmem.embed import CachingEmbedder, EmbeddingCache
 from h2hmem.llm import Message, RequestCache, load_chat_model
 from h2hmem.run import RunConfig, read_predictions, run_benchmark
-from h2hmem.testing import MockOpenAIServer
+from h2hmem.testing import MockOpenAIServer, ScriptedChatModel
 
 LONG = "answer " + "word " * 300
 """A long reply (~1.8 kB per prediction line) so that the run's files reach a small limit quickly."""
@@ -323,3 +323,44 @@ def test_file_size_limit_on_the_run_files_exits_4_and_a_rerun_completes_exactly_
     assert sorted(jsonl_ids(run_dir / "predictions.jsonl")) == sorted(synth.question_ids)
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert manifest["status"] == "complete" and manifest["counts"]["failed"] == 0
+
+
+FULL_DISK_METHOD = '''
+import errno
+
+
+class SavesState:
+    """Answers the first question; saving its state for the second hits a full disk."""
+
+    def __init__(self, ctx, **params):
+        self.n = 0
+
+    async def observe(self, session):
+        pass
+
+    async def answer(self, question):
+        from h2hmem.memory import Answer
+
+        self.n += 1
+        if self.n > 1:
+            raise OSError(errno.ENOSPC, "No space left on device", "/runs/r/state/notes.json")
+        return Answer(text="ok")
+'''
+
+
+@pytest.mark.timeout(60)
+def test_a_full_disk_inside_a_method_stops_the_run_instead_of_failing_questions(tmp_path, monkeypatch):
+    """A method's own saved state (A-Mem's notes, an index) on a full disk is the machine's
+    problem, not the question's: LocalIOError naming the file, no failed record."""
+    (tmp_path / "plugins").mkdir()
+    (tmp_path / "plugins" / "full_disk_method.py").write_text(FULL_DISK_METHOD)
+    monkeypatch.syspath_prepend(str(tmp_path / "plugins"))
+    synth = make_dataset(tmp_path / "data", dialogues=1, sessions=1, questions_per_session=3, multi_party=False)
+    cfg = RunConfig(
+        data_root=synth.root, method="full_disk_method:SavesState", out_dir=tmp_path / "runs", run_id="r",
+        use_cache=False, concurrency=1,
+    )  # fmt: skip
+    with pytest.raises(LocalIOError, match=r"local I/O error: /runs/r/state/notes\.json: \[Errno 28\] No space left"):
+        run_benchmark(cfg, chat_model=ScriptedChatModel(default="unused"), progress=False)
+    preds = read_predictions(cfg.run_dir / "predictions.jsonl")
+    assert len(preds) == 1 and not preds[0].failed

@@ -33,7 +33,7 @@ from pydantic import BaseModel
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from .._aio import run_sync
-from .._localio import LocalIOError, local_io
+from .._localio import LocalIOError, disk_error, local_io
 from .._version import __version__
 from ..data import Dataset, Dialogue, Question, load_dataset
 from ..llm import ChatModel, GenerationConfig, Usage, record_calls, tag_calls
@@ -300,9 +300,8 @@ async def _run_locked(
             qs = by_dialogue[d.id]
             try:
                 memory = built.pop(d.id) if d.id in built else build(d)
-            except LocalIOError:
-                raise
             except Exception as e:  # dialogue-specific (e.g. its saved state): its questions fail, named
+                state.stop_on_disk_error(e)
                 for q in qs:
                     state.record(_failed(q, config.method, f"method setup failed: {_err(e)}"))
                 return
@@ -375,8 +374,12 @@ async def _run_locked(
                     stopped=budget.refused,
                 )
             )
-        with local_io(store.manifest_path):
-            store.write_manifest(manifest)
+        try:
+            with local_io(store.manifest_path):
+                store.write_manifest(manifest)
+        except LocalIOError:
+            if state.failure is None:
+                raise  # else the first error (already propagating) is the one to report
     if close_error is not None:
         raise close_error
     return RunSummary(
@@ -418,9 +421,8 @@ async def _drive(
             state.bars.session_done(d.id, len(s.turns))
             if protocol == "online" and by_session.get(s.name):
                 await ask(by_session.pop(s.name))
-    except LocalIOError:
-        raise
     except Exception as e:
+        state.stop_on_disk_error(e)  # e.g. a method's saved state on a full disk: not this dialogue's fault
         err = f"memory build failed: {_err(e)}"
         for q in (q for batch in by_session.values() for q in batch):
             state.record(_failed(q, state.method, err))
@@ -449,9 +451,8 @@ async def _answer(memory: Any, q: Question, state: _RunState) -> Prediction:
                     ans = await memory.answer(view)
         finally:
             q = state.asked.pop(view.key)
-    except LocalIOError:  # the run's own files, not this question: the run stops
-        raise
     except Exception as e:
+        state.stop_on_disk_error(e)  # the machine's disk, not this question: the run stops
         return _failed(q, method, _err(e), latency=time.perf_counter() - t0)
     if state.retrieval_only:  # ranked evidence, no answer and no answer-model call
         return Prediction(
@@ -553,6 +554,18 @@ class _RunState:
             for t in self.tasks:
                 t.cancel()
         return self.failure
+
+    def stop_on_disk_error(self, exc: BaseException) -> None:
+        """Raise (after :meth:`halt`) when ``exc`` is a local disk failure (:func:`~h2hmem._localio.disk_error`:
+        the run's files, or a method's saved state on a full disk); return for any other error,
+        which the caller records against its question."""
+        local = disk_error(exc, self.store.dir)
+        if local is None:
+            return
+        failure = self.halt(local)
+        if failure is exc:
+            raise failure
+        raise failure from exc
 
     def transcript_sink(self, writer: Any) -> Any:
         """``writer.write`` for :func:`~h2hmem.llm.record_calls`, stopping the run on an OS error."""

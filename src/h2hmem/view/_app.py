@@ -257,8 +257,9 @@ def create_viewer_app(run_dirs: Sequence[str | Path], *, data_root: str | Path |
     @app.get("/runs/{key}/image/{split}/{dialogue}/{session}/{file}")
     def image(key: str, split: str, dialogue: str, session: str, file: str) -> FileResponse:
         run = viewer.run(key)
-        path = viewer.lookups.for_root(run.data_root).image_path(split, dialogue, session, file)
-        if path is None or not Path(path).is_file() or not _inside(Path(path), run.data_root):
+        lookup = viewer.lookups.for_root(run.data_root)
+        path = lookup.image_path(split, dialogue, session, file)
+        if path is None or not Path(path).is_file() or not _inside(Path(path), lookup.root):
             raise HTTPException(404, f"No image {session}/{file} in {split}/{dialogue} of the run's dataset.")
         return FileResponse(path)
 
