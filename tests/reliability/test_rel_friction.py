@@ -6,9 +6,6 @@ fits 80 columns; ``run --dry-run`` says what local work it does before doing it;
 from __future__ import annotations
 
 import logging
-import sys
-import textwrap
-from pathlib import Path
 
 import pytest
 from relkit import cli, make_dataset
@@ -78,7 +75,9 @@ def test_a_typo_in_a_sweep_is_one_clean_line_at_top_level_and_in_run(tmp_path, w
     synth = make_dataset(tmp_path / "data", dialogues=1, sessions=1, questions_per_session=1, multi_party=False)
     spec = tmp_path / "sweep.toml"
     spec.write_text(
-        SWEEP.format(data=synth.root, top="retires = 2" if where == "top" else "", run="limt = 3" if where == "run" else "")
+        SWEEP.format(
+            data=synth.root, top="retires = 2" if where == "top" else "", run="limt = 3" if where == "run" else ""
+        )
     )
     res = cli("sweep", "status", spec)
     assert res.code == 2, res.output

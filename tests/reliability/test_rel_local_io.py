@@ -111,9 +111,7 @@ def test_a_failure_inside_the_drain_reaches_every_waiting_caller(tmp_path, monke
     monkeypatch.setattr(_Embedder, "_remember", broken)
 
     async def main():
-        return await asyncio.wait_for(
-            asyncio.gather(emb.embed(["a"]), emb.embed(["b"]), return_exceptions=True), 10
-        )
+        return await asyncio.wait_for(asyncio.gather(emb.embed(["a"]), emb.embed(["b"]), return_exceptions=True), 10)
 
     results = asyncio.run(main())
     assert [type(r) for r in results] == [RuntimeError, RuntimeError]
@@ -143,9 +141,17 @@ def test_request_cache_write_error_keeps_every_reply_with_one_warning(tmp_path, 
 # ----- the runner's own files (item 2): an injected OSError at each write site -------------------
 
 
-def _config(data_root: Path, out: Path, **kw) -> RunConfig:
+def _config(data_root: Path, out: Path, base_url: str, **kw) -> RunConfig:
     return RunConfig(
-        data_root=data_root, method="full-text", out_dir=out, run_id="r", use_cache=False, concurrency=2, **kw
+        data_root=data_root,
+        method="full-text",
+        model="openai:mock",
+        base_url=[base_url],
+        out_dir=out,
+        run_id="r",
+        use_cache=False,
+        concurrency=2,
+        **kw,
     )
 
 
@@ -174,7 +180,7 @@ def test_a_write_error_of_the_run_stops_it_records_nothing_as_failed_and_resumes
 
     monkeypatch.setattr(cls, method, failing)
     calls0 = server.calls
-    cfg = _config(synth.root, tmp_path / "runs")
+    cfg = _config(synth.root, tmp_path / "runs", server.base_url)
     t0 = time.monotonic()
     with pytest.raises(LocalIOError) as info:
         run_benchmark(cfg, progress=False)
@@ -207,7 +213,7 @@ def test_a_manifest_write_error_is_a_local_io_error(tmp_path, server, monkeypatc
         raise OSError(errno.ENOSPC, "No space left on device", str(self.manifest_path))
 
     monkeypatch.setattr(_store.RunStore, "write_manifest", full)
-    cfg = _config(synth.root, tmp_path / "runs")
+    cfg = _config(synth.root, tmp_path / "runs", server.base_url)
     with pytest.raises(LocalIOError, match=r"manifest\.json: \[Errno 28\] No space left on device"):
         run_benchmark(cfg, progress=False)
     assert not (cfg.run_dir / "predictions.jsonl").exists() or all(
@@ -228,7 +234,9 @@ def test_cli_maps_a_local_io_error_to_exit_code_4(tmp_path, monkeypatch):
         raise LocalIOError(target, OSError(errno.EFBIG, "File too large"))
 
     monkeypatch.setattr(h2hmem.run, "run_benchmark", raising)
-    res = cli("run", "--data", synth.root, "--method", "full-text", "--model", "openai:mock", "--out", tmp_path / "runs")
+    res = cli(
+        "run", "--data", synth.root, "--method", "full-text", "--model", "openai:mock", "--out", tmp_path / "runs"
+    )
     assert res.code == 4, res.output
     assert f"local I/O error: {target}: [Errno 27] File too large; free space and rerun to resume" in res.output
     assert "Traceback" not in res.output

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from .. import defaults
-from .._localio import LOCAL_IO_EXIT_CODE, LocalIOError
+from .._localio import LOCAL_IO_EXIT_CODE, LocalIOError, disk_error
 from ..presets import DEFAULT_PRESET, check_preset
 from . import _select as sel
 from ._app import app, console, err_console, fail
@@ -229,7 +229,10 @@ def run_cmd(
         raise fail(str(e))
     except ValueError as e:  # e.g. a damaged manifest or predictions line: the message names file and line
         raise fail(str(e))
-    except OSError as e:  # --out under a file, disk full, …: say which file, not a traceback
+    except OSError as e:  # --out under a file, …: say which file, not a traceback
+        local = disk_error(e, config.run_dir)  # a full disk before the runner's own checks (the lock file)
+        if local is not None:
+            raise fail(str(local), LOCAL_IO_EXIT_CODE)
         raise fail(f"{e.filename or config.run_dir}: {e.strerror or e}")
     except KeyboardInterrupt:
         err_console.print(

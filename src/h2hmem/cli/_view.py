@@ -64,7 +64,9 @@ def runs_list_cmd(
     for i in infos:
         total = f"/{i.questions}" if i.questions is not None else ""
         score = "not scored" if i.score is None else f"{i.metric} {i.score:.3f}" + (" (stale)" if i.stale else "")
-        rows.append((i.run_id, i.method, i.model, i.preset or "–", i.status, f"{i.answered}{total}", str(i.failed), score))
+        rows.append(
+            (i.run_id, i.method, i.model, i.preset or "–", i.status, f"{i.answered}{total}", str(i.failed), score)
+        )
     table = Table(title=f"Runs in {out}", title_justify="left")
     for name, justify in (
         ("id", "left"),

@@ -109,7 +109,9 @@ def _numbered_dirs(
             continue
         real = child.resolve()
         if not real.is_relative_to(real_root):
-            log.error(f"unsafe-{kind}-folder", rel(child, root), f"folder is a link to {real}, outside the dataset root")
+            log.error(
+                f"unsafe-{kind}-folder", rel(child, root), f"folder is a link to {real}, outside the dataset root"
+            )
             continue
         if real in real_of:
             log.error(
@@ -197,8 +199,12 @@ def _regular_file(path: Path, root: Path, log: IssueLog) -> bool:
         log.error("unsafe-path", name, f"is a link to {real}, outside the dataset root")
         return False
     if not real.is_file():
-        kind = "a FIFO" if real.is_fifo() else "a device" if real.is_char_device() or real.is_block_device() else (
-            "a folder" if real.is_dir() else "not a regular file"
+        kind = (
+            "a FIFO"
+            if real.is_fifo()
+            else "a device"
+            if real.is_char_device() or real.is_block_device()
+            else ("a folder" if real.is_dir() else "not a regular file")
         )
         log.error("not-a-file", name, f"is {kind}, not a regular JSON file")
         return False

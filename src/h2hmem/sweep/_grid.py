@@ -6,9 +6,9 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..presets import DEFAULT_PRESET
 from pydantic import ValidationError
 
+from ..presets import DEFAULT_PRESET
 from ..run import RunConfig
 from ._spec import MethodEntry, ModelEntry, SweepSpec, SweepSpecError
 

@@ -27,9 +27,9 @@ from typing import Any
 
 import jinja2
 from fastapi import FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, HTMLResponse, Response
 from fastapi.staticfiles import StaticFiles
-from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException
 
 from ..run import JUDGE_TRANSCRIPTS, TRANSCRIPTS
