@@ -72,7 +72,7 @@ def test_a_session_folder_linked_outside_the_root_is_an_error(synth, tmp_path):
     assert _codes(log.errors) == [("unsafe-session-folder", str(SCENES / "session4"))]
     assert "outside the dataset root" in log.errors[0].message
     assert [s.name for s in ds.dialogues[0].sessions] == ["session1", "session2", "session3"]
-    with pytest.raises(DatasetError, match="unsafe-session-folder"):
+    with pytest.raises(DatasetError, match="session4: folder is a link to .*, outside the dataset root"):
         load_dataset(synth.root)
 
 
@@ -83,7 +83,7 @@ def test_a_session_folder_linked_to_a_sibling_is_refused_as_a_duplicate(synth):
     assert _codes(log.errors) == [("duplicate-session-folder", str(SCENES / "session30"))]
     assert "link to session3 (the same session twice)" in log.errors[0].message
     assert ds.dialogues == ()  # the dialogue is refused, not loaded with duplicated questions
-    with pytest.raises(DatasetError, match="duplicate-session-folder"):
+    with pytest.raises(DatasetError, match=r"session30: folder is a link to session3 \(the same session twice\)"):
         load_dataset(synth.root)
 
 

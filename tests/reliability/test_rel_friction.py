@@ -31,10 +31,14 @@ def test_a_plugin_whose_constructor_raises_leaves_no_run_folder(tmp_path, monkey
     monkeypatch.syspath_prepend(str(tmp_path / "plugins"))
     synth = make_dataset(tmp_path / "data", dialogues=1, sessions=1, questions_per_session=1, multi_party=False)
     out = tmp_path / "runs"
-    res = cli("run", "--data", synth.root, "--method", "broken_plugin:Broken", "--model", "openai:mock", "--out", out)
+    args = ("run", "--data", synth.root, "--method", "broken_plugin:Broken", "--model", "openai:mock")
+    res = cli(*args, "--base-url", "http://127.0.0.1:9/v1", "--out", out)
     assert res.code == 2 and "cannot build method 'broken_plugin:Broken'" in res.output and "no GPU here" in res.output
     assert "Traceback" not in res.output
     assert not out.exists() or list(out.iterdir()) == []  # before: runs/<id>/ holding only .lock
+    res = cli(*args, "--out", out)  # another early stop: no API key for api.openai.com
+    assert res.code == 2 and "no API key" in res.output
+    assert not out.exists() or list(out.iterdir()) == []
 
 
 def test_a_plugin_failure_keeps_an_existing_run_folder(tmp_path, monkeypatch):

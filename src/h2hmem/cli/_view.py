@@ -81,7 +81,7 @@ def runs_list_cmd(
         table.add_column(name, justify=justify, no_wrap=True)  # type: ignore[arg-type]
     for row in rows:
         table.add_row(*(Text(x) for x in row))
-    if Measurement.get(console, console.options, table).maximum <= console.width:
+    if Measurement.get(console, console.options.update_width(10_000), table).maximum <= console.width:
         console.print(table)
     else:  # a narrow terminal: each run id whole on its own line (never wrapped), its facts below it
         console.print(Text(f"Runs in {out}", style="italic"))

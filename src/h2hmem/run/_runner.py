@@ -188,15 +188,15 @@ async def arun_benchmark(
                 embedder=embedder,
                 progress=progress,
             )
-        except MethodSetupError:
-            if new_dir:  # nothing was run: leave no run folder behind holding only its .lock
-                _remove_unused_run_dir(store.dir)
+        except BaseException:
+            if new_dir:  # stopped before writing anything (a plugin that cannot be built, a model without
+                _remove_unused_run_dir(store.dir)  # a key): leave no run folder holding only its .lock
             raise
 
 
 def _remove_unused_run_dir(run_dir: Path) -> None:
     """Remove ``run_dir`` (created by this invocation) when it holds nothing but the lock file and
-    empty folders (e.g. a method's state folder): a method that could not be built wrote nothing."""
+    empty folders (e.g. a method's state folder); a folder holding any file is kept as it is."""
     files = [p for p in run_dir.rglob("*") if not p.is_dir() and p.name != ".lock"]
     if files or run_dir.is_symlink():
         return
