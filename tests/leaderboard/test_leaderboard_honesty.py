@@ -32,7 +32,11 @@ def _approved_entry(tmp_path, sample_root, sample_dataset):
 
 def _judge_with(client, sample_dataset, verdict):
     worker = JudgeWorker(client.app.state.sessions, sample_dataset, verdict, "openai:fake-judge")
-    worker._run(1)  # the worker thread's body, run here: synchronous
+    try:
+        worker.enqueue(1)  # what approving does when the server has a judge
+        assert worker.wait_idle(60), "the judge worker did not finish"
+    finally:
+        worker.shutdown()
     return client.get("/api/entries/1").json()
 
 
