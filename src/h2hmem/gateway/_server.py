@@ -1,0 +1,288 @@
+"""The model gateway's lifecycle: serve a chat model (and an embedder) on a loopback port.
+
+Used in-process by code that drives a third-party system (a memory product's adapter)::
+
+    async with ModelGateway(chat_model, embedder) as gw:       # a free port of 127.0.0.1
+        product = make_product(base_url=gw.base_url, http_client=gw.http_client())
+        with tag_calls(dialogue=d.id, session=s.id, stage="memory_build"):
+            await asyncio.to_thread(product.add, session_text)   # its model calls are ours
+        gw.raise_if_stopped()                                     # the spend guard said stop
+
+The server runs as a task of the *running* event loop, so calls through it share the model's
+concurrency limit, cache, usage counters and transcript sink with h2hmem's own calls. Code that
+calls the gateway synchronously must therefore run in another thread (``asyncio.to_thread``), or
+it blocks the loop that serves it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+import shutil
+import socket
+import tempfile
+from collections import defaultdict
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import numpy as np
+
+from ..embed import Embedder
+from ..llm import CallSink, ChatModel, ChatResult, GenerationConfig, Message, Stage, Usage
+from ._app import build_app, call_context, guarded
+from ._errors import invalid
+from ._tags import add_tag_header, add_tag_header_async
+
+log = logging.getLogger(__name__)
+START_TIMEOUT_S = 30.0
+STOP_TIMEOUT_S = 10.0
+
+
+@dataclasses.dataclass
+class GatewayStats:
+    """What a gateway served since it started (live counters).
+
+    ``usage_by_stage``: the chat usage of the gateway's calls per stage (tokens, calls, cached
+    calls, cost; from each :class:`~h2hmem.llm.ChatResult`); ``embedded_texts_by_stage``: texts
+    embedded per stage; ``rejected``: requests refused as bad input (4xx other than 429).
+    """
+
+    chat_requests: int = 0
+    chat_cached: int = 0
+    chat_failed: int = 0
+    embedding_requests: int = 0
+    embedding_failed: int = 0
+    rejected: int = 0
+    usage_by_stage: dict[str, Usage] = dataclasses.field(default_factory=lambda: defaultdict(Usage))
+    embedded_texts_by_stage: dict[str, int] = dataclasses.field(default_factory=lambda: defaultdict(int))
+
+    def total_usage(self) -> Usage:
+        return sum(self.usage_by_stage.values(), Usage())
+
+
+class _Server:
+    """uvicorn's server without its signal handling: the host process keeps its own Ctrl-C."""
+
+    def __new__(cls, config: Any) -> Any:
+        import uvicorn
+
+        class Quiet(uvicorn.Server):
+            def install_signal_handlers(self) -> None:  # uvicorn < 0.29
+                return None
+
+            @contextlib.contextmanager
+            def capture_signals(self) -> Iterator[None]:  # uvicorn >= 0.29
+                yield
+
+        return Quiet(config)
+
+
+class ModelGateway:
+    """An OpenAI-compatible endpoint (``/v1/chat/completions``, ``/v1/embeddings``,
+    ``/v1/models``) backed by h2hmem's model layer.
+
+    Every chat request becomes one ``model.chat(messages, config, stage=…)`` call, so the model's
+    request cache, retries, concurrency limit, usage, cost and spend guard apply as to h2hmem's
+    own calls; every embeddings request one ``embedder.embed(texts)`` call (its embedding cache).
+    The request's tag (header :data:`~h2hmem.gateway.TAG_HEADER`) sets the stage and the
+    transcript tag of the call (:func:`h2hmem.llm.tag_calls`, plus ``via="gateway"`` and the
+    ``requested_model``); requests without one are tagged ``default_stage``. The ``model``
+    field of a request is recorded, not obeyed: one gateway serves one chat model and one embedder.
+
+    Args:
+        model: the chat model served (e.g. a :class:`~h2hmem.llm.ModelClient`, or a run's
+            budget-guarded model).
+        embedder: the embedder served; None answers ``/v1/embeddings`` with a 400.
+        host, port: where to listen (default: a free port of 127.0.0.1).
+        sink: transcript sink for the gateway's calls; None keeps the sink of the context the
+            gateway was started in (:func:`h2hmem.llm.record_calls`).
+        default_stage: the stage of untagged requests.
+        image_dir: where images sent as data URLs are stored (content-addressed; transcripts
+            refer to these files); None uses a temporary folder removed on :meth:`stop`.
+
+    Raises (from :meth:`start`): ``OSError`` when the port cannot be bound, ``RuntimeError``
+    when the server does not start within 30 s.
+    """
+
+    def __init__(
+        self,
+        model: ChatModel,
+        embedder: Embedder | None = None,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        sink: CallSink | None = None,
+        default_stage: Stage = "other",
+        image_dir: Path | None = None,
+    ):
+        self.model = model
+        self.embedder = embedder
+        self.host = host
+        self.sink = sink
+        self.default_stage: Stage = default_stage
+        self.stats = GatewayStats()
+        self.stopped_by: BaseException | None = None
+        """The first non-``Exception`` a model call raised (the spend guard's ``BudgetExhausted``):
+        the gateway answered 429 ``insufficient_quota``; :meth:`raise_if_stopped` re-raises it."""
+        self._listen_port = port
+        self._own_image_dir = image_dir is None
+        self.image_dir = image_dir or Path(tempfile.mkdtemp(prefix="h2hmem-gateway-images-"))
+        self.port: int | None = None
+        self._server: Any = None
+        self._task: asyncio.Task[None] | None = None
+        self.app = build_app(self)
+
+    # ----- lifecycle -----------------------------------------------------------------------------
+    @property
+    def base_url(self) -> str:
+        """``http://<host>:<port>/v1``, the base URL to give an OpenAI client."""
+        if self.port is None:
+            raise RuntimeError("the model gateway is not running; use `async with ModelGateway(...)` or start()")
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}/v1"
+
+    async def start(self) -> ModelGateway:
+        """Bind the port and serve in the running event loop until :meth:`stop`."""
+        import uvicorn
+
+        if self._task is not None:
+            raise RuntimeError("the model gateway is already running")
+        family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind((self.host, self._listen_port))
+        except OSError as e:
+            sock.close()
+            raise OSError(e.errno, f"model gateway cannot listen on {self.host}:{self._listen_port}: {e.strerror}") from e
+        config = uvicorn.Config(
+            self.app,
+            log_config=None,
+            log_level="warning",
+            access_log=False,
+            lifespan="off",
+            timeout_graceful_shutdown=int(STOP_TIMEOUT_S),
+        )
+        self._server = _Server(config)
+        self._task = asyncio.create_task(self._serve(sock), name="h2hmem-model-gateway")
+        deadline = asyncio.get_running_loop().time() + START_TIMEOUT_S
+        while not self._server.started:
+            if self._task.done():
+                self._task.result()  # raises the startup error
+                raise RuntimeError("the model gateway stopped while starting")
+            if asyncio.get_running_loop().time() > deadline:
+                await self.stop()
+                raise RuntimeError(f"the model gateway did not start within {START_TIMEOUT_S:g} s")
+            await asyncio.sleep(0.01)
+        self.port = sock.getsockname()[1]
+        return self
+
+    async def _serve(self, sock: socket.socket) -> None:
+        try:
+            await self._server.serve(sockets=[sock])
+        except asyncio.CancelledError:
+            raise
+        except BaseException:
+            log.exception("the model gateway on %s:%s failed", self.host, self._listen_port)
+            raise
+        finally:
+            sock.close()
+
+    async def stop(self) -> None:
+        """Stop serving (requests in flight get up to 10 s to finish) and remove the temporary
+        image folder. Re-raises an error the server task died of."""
+        task, self._task = self._task, None
+        self.port = None
+        try:
+            if task is not None:
+                self._server.should_exit = True
+                done, _ = await asyncio.wait({task}, timeout=STOP_TIMEOUT_S)
+                if not done:
+                    self._server.force_exit = True
+                    done, _ = await asyncio.wait({task}, timeout=STOP_TIMEOUT_S)
+                    if not done:
+                        task.cancel()
+                        with contextlib.suppress(asyncio.CancelledError):
+                            await task
+                if done and not task.cancelled() and task.exception() is not None:
+                    raise RuntimeError("the model gateway's server failed") from task.exception()
+        finally:
+            if self._own_image_dir:
+                shutil.rmtree(self.image_dir, ignore_errors=True)
+
+    async def __aenter__(self) -> ModelGateway:
+        return await self.start()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    def raise_if_stopped(self) -> None:
+        """Re-raise what stopped the model behind the gateway (the spend guard's ``BudgetExhausted``),
+        if anything did: the third-party caller got HTTP 429 and may have carried on regardless."""
+        if self.stopped_by is not None:
+            raise self.stopped_by
+
+    # ----- clients -------------------------------------------------------------------------------
+    def http_client(self, **kwargs: Any) -> httpx.Client:
+        """An ``httpx.Client`` that sends the running context's tag with every request
+        (``OpenAI(base_url=gw.base_url, api_key="h2hmem", http_client=gw.http_client())``)."""
+        kwargs.setdefault("timeout", httpx.Timeout(None, connect=10.0))
+        return httpx.Client(event_hooks={"request": [add_tag_header]}, **kwargs)
+
+    def async_http_client(self, **kwargs: Any) -> httpx.AsyncClient:
+        """:meth:`http_client` for ``AsyncOpenAI``."""
+        kwargs.setdefault("timeout", httpx.Timeout(None, connect=10.0))
+        return httpx.AsyncClient(event_hooks={"request": [add_tag_header_async]}, **kwargs)
+
+    def model_ids(self) -> list[str]:
+        """What ``/v1/models`` lists: the chat model's spec, then the embedder's name."""
+        ids = [self.model.spec]
+        if self.embedder is not None:
+            ids.append(self.embedder.name)
+        return ids
+
+    # ----- the calls -----------------------------------------------------------------------------
+    async def call_chat(
+        self, messages: list[Message], config: GenerationConfig, tag: dict[str, Any], *, requested_model: str
+    ) -> ChatResult:
+        """One chat call for a request tagged ``tag``, counted in :attr:`stats`."""
+        stage: Stage = tag.get("stage") or self.default_stage
+        self.stats.chat_requests += 1
+        with call_context(self, tag, requested_model):
+            try:
+                result: ChatResult = await guarded(self, self.model.chat(messages, config, stage=stage))
+            except BaseException:
+                self.stats.chat_failed += 1
+                raise
+        self.stats.chat_cached += result.cached
+        self.stats.usage_by_stage[stage] = self.stats.usage_by_stage[stage] + result.usage
+        return result
+
+    async def call_embed(self, texts: list[str], tag: dict[str, Any], *, dimensions: int | None) -> np.ndarray:
+        """Vectors of ``texts`` (shape ``(len(texts), dim)``, unit rows) for a request tagged ``tag``."""
+        if self.embedder is None:
+            raise invalid("this gateway serves no embedder (start it with one: --embedder)", "model")
+        if dimensions is not None and self.embedder.dim and dimensions != self.embedder.dim:
+            raise _wrong_dimensions(dimensions, self.embedder)
+        stage = tag.get("stage") or self.default_stage
+        self.stats.embedding_requests += 1
+        try:
+            vectors: np.ndarray = await guarded(self, self.embedder.embed(texts))
+        except BaseException:
+            self.stats.embedding_failed += 1
+            raise
+        if dimensions is not None and vectors.shape[1] != dimensions:  # the embedder's dim was not known before
+            raise _wrong_dimensions(dimensions, self.embedder)
+        self.stats.embedded_texts_by_stage[stage] += len(texts)
+        return vectors
+
+
+def _wrong_dimensions(asked: int, embedder: Embedder) -> Exception:
+    return invalid(
+        f"dimensions={asked} is not available: the embedder {embedder.name!r} gives {embedder.dim}-d vectors",
+        "dimensions",
+    )
