@@ -30,7 +30,7 @@ TAG = {"dialogue": "dyadic/dialogue5", "session": "session3", "stage": "memory_b
 @pytest.fixture()
 def upstream():
     """A scripted model behind the mock server: counts the calls that really leave the gateway."""
-    scripted = ScriptedChatModel(rules=[When("Paris", contains="Louvre")], default="I don't know.")
+    scripted = ScriptedChatModel(rules=[When("Paris", contains="Louvre")])  # the rest: protocol replies
     with MockOpenAIServer(responder=scripted.responder) as srv:
         yield scripted, srv
 

@@ -12,7 +12,7 @@ import pytest
 from h2hmem.llm import GenerationConfig, Message, load_chat_model
 from h2hmem.metrics import JudgeOptions, judge_predictions
 from h2hmem.run import Prediction
-from h2hmem.testing import MockOpenAIServer, ScriptedChatModel, When, mock_judge_score
+from h2hmem.testing import MockOpenAIServer, ScriptedChatModel, ScriptExhausted, When, mock_judge_score
 
 PERSON = {
     "type": "object",
@@ -68,28 +68,28 @@ async def test_the_http_mock_judges_both_presets(preset):
     assert [r.score for r in records] == EXPECTED and srv.calls == 1
 
 
-async def test_a_schema_request_gets_a_valid_instance_unless_a_rule_answers_it():
+async def test_a_schema_request_gets_a_valid_instance_unless_the_script_answers_it():
     config = GenerationConfig(json_schema=json.dumps({"name": "person", "schema": PERSON}), json_mode=True)
-    model = ScriptedChatModel(rules=[When('{"name": "Ann", "age": 30}', contains="Ann")], default="plain text")
+    model = ScriptedChatModel(rules=[When('{"name": "Ann", "age": 30}', contains="Ann")])
     generated = await model.chat([Message(role="user", content="Who?")], config)
     assert json.loads(generated.text) == {"name": "mock name", "age": 18}
     jsonschema.validate(json.loads(generated.text), PERSON)
     scripted = await model.chat([Message(role="user", content="Ann?")], config)
     assert json.loads(scripted.text) == {"name": "Ann", "age": 30}
-    plain = await model.chat([Message(role="user", content="Who?")])
-    assert plain.text == "plain text"  # a plain request still gets the default
+    with pytest.raises(ScriptExhausted, match="no rule, table entry or default for request #2"):
+        await model.chat([Message(role="user", content="Who?")])  # plain text: no protocol reply
+    with_default = ScriptedChatModel(default="plain text")  # a default is scripted: it overrides
+    assert (await with_default.chat([Message(role="user", content="Who?")], config)).text == "plain text"
 
 
-async def test_json_mode_gets_an_object_after_the_default_and_protocols_can_be_switched_off():
+async def test_json_mode_gets_an_object_and_protocols_can_be_switched_off():
     json_mode = GenerationConfig(json_mode=True)
     bare = ScriptedChatModel()
     reply = await bare.chat([Message(role="user", content="hello world")], json_mode)
     assert json.loads(reply.text) == {"answer": "mock-b94d27b9934d3e08"}  # sha256("hello world")[:16]
-    with_default = ScriptedChatModel(default="{}")
-    assert (await with_default.chat([Message(role="user", content="x")], json_mode)).text == "{}"
-    off = ScriptedChatModel(protocol_replies=False, default="no")
-    schema = GenerationConfig(json_schema=json.dumps({"schema": PERSON}))
-    assert (await off.chat([Message(role="user", content="x")], schema)).text == "no"
+    off = ScriptedChatModel(protocol_replies=False)
+    with pytest.raises(ScriptExhausted):
+        await off.chat([Message(role="user", content="x")], json_mode)
 
 
 def test_the_http_mock_answers_schemas_objects_and_forced_tools():

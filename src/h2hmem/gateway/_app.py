@@ -199,11 +199,11 @@ class _Completion:
 @contextlib.contextmanager
 def call_context(gw: ModelGateway, tag: dict[str, Any], requested_model: str) -> Iterator[None]:
     """The transcript sink (when the gateway has its own) and the request's tag, for one model call."""
-    fields = {k: v for k, v in tag.items() if k != "stage"}
+    fields = {**{k: v for k, v in tag.items() if k != "stage"}, "via": "gateway", "requested_model": requested_model}
     with contextlib.ExitStack() as stack:
         if gw.sink is not None:
             stack.enter_context(record_calls(gw.sink))
-        stack.enter_context(tag_calls(**fields, via="gateway", requested_model=requested_model))
+        stack.enter_context(tag_calls(**fields))
         yield
 
 

@@ -30,6 +30,7 @@ from typing import Any
 
 import httpx
 import numpy as np
+import uvicorn
 
 from ..embed import Embedder
 from ..llm import CallSink, ChatModel, ChatResult, GenerationConfig, Message, Stage, Usage
@@ -64,21 +65,15 @@ class GatewayStats:
         return sum(self.usage_by_stage.values(), Usage())
 
 
-class _Server:
+class _Server(uvicorn.Server):
     """uvicorn's server without its signal handling: the host process keeps its own Ctrl-C."""
 
-    def __new__(cls, config: Any) -> Any:
-        import uvicorn
+    def install_signal_handlers(self) -> None:  # uvicorn < 0.29
+        return None
 
-        class Quiet(uvicorn.Server):
-            def install_signal_handlers(self) -> None:  # uvicorn < 0.29
-                return None
-
-            @contextlib.contextmanager
-            def capture_signals(self) -> Iterator[None]:  # uvicorn >= 0.29
-                yield
-
-        return Quiet(config)
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:  # uvicorn >= 0.29
+        yield
 
 
 class ModelGateway:
@@ -132,7 +127,7 @@ class ModelGateway:
         self._own_image_dir = image_dir is None
         self.image_dir = image_dir or Path(tempfile.mkdtemp(prefix="h2hmem-gateway-images-"))
         self.port: int | None = None
-        self._server: Any = None
+        self._server: _Server | None = None
         self._task: asyncio.Task[None] | None = None
         self.app = build_app(self)
 
@@ -147,8 +142,6 @@ class ModelGateway:
 
     async def start(self) -> ModelGateway:
         """Bind the port and serve in the running event loop until :meth:`stop`."""
-        import uvicorn
-
         if self._task is not None:
             raise RuntimeError("the model gateway is already running")
         family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
@@ -167,10 +160,10 @@ class ModelGateway:
             lifespan="off",
             timeout_graceful_shutdown=int(STOP_TIMEOUT_S),
         )
-        self._server = _Server(config)
-        self._task = asyncio.create_task(self._serve(sock), name="h2hmem-model-gateway")
+        server = self._server = _Server(config)
+        self._task = asyncio.create_task(self._serve(server, sock), name="h2hmem-model-gateway")
         deadline = asyncio.get_running_loop().time() + START_TIMEOUT_S
-        while not self._server.started:
+        while not server.started:
             if self._task.done():
                 self._task.result()  # raises the startup error
                 raise RuntimeError("the model gateway stopped while starting")
@@ -181,9 +174,9 @@ class ModelGateway:
         self.port = sock.getsockname()[1]
         return self
 
-    async def _serve(self, sock: socket.socket) -> None:
+    async def _serve(self, server: _Server, sock: socket.socket) -> None:
         try:
-            await self._server.serve(sockets=[sock])
+            await server.serve(sockets=[sock])
         except asyncio.CancelledError:
             raise
         except BaseException:
@@ -196,13 +189,14 @@ class ModelGateway:
         """Stop serving (requests in flight get up to 10 s to finish) and remove the temporary
         image folder. Re-raises an error the server task died of."""
         task, self._task = self._task, None
+        server = self._server
         self.port = None
         try:
-            if task is not None:
-                self._server.should_exit = True
+            if task is not None and server is not None:
+                server.should_exit = True
                 done, _ = await asyncio.wait({task}, timeout=STOP_TIMEOUT_S)
                 if not done:
-                    self._server.force_exit = True
+                    server.force_exit = True
                     done, _ = await asyncio.wait({task}, timeout=STOP_TIMEOUT_S)
                     if not done:
                         task.cancel()

@@ -101,13 +101,15 @@ class ScriptedChatModel:
     2. ``table``: a list is served in order, one entry per request that reached it; a mapping is
        looked up by ``key(request)`` (default: the request's ``Question:`` line), and a list
        value is served in order per key (its last entry repeats);
-    3. a request that needs a structure no plain text has gets the protocol's reply
-       (``protocol_replies``, see :func:`~h2hmem.testing.structured_reply`): a judge prompt of
-       either preset valid judgments of every item, a request with a JSON schema
-       (``config.json_schema``) a schema-valid instance;
-    4. ``default`` (a reply, or a callable of the request);
-    5. a JSON-mode request (``config.json_mode``) ``{"answer": "mock-<hash>"}`` (``protocol_replies``);
+    3. ``default`` (a reply, or a callable of the request);
+    4. with ``protocol_replies`` (the default), the reply the request's protocol calls for
+       (:func:`~h2hmem.testing.structured_reply`): a judge prompt of either preset gets valid
+       judgments of every item, a request with a JSON schema (``config.json_schema``) a
+       schema-valid instance, a JSON-mode request ``{"answer": "mock-<hash>"}``;
        otherwise an unanswered request raises :class:`ScriptExhausted`, naming it.
+
+    Anything scripted overrides the protocol replies: leave ``default`` out (or scope text replies
+    with ``When(..., stage="answer")``) to let judge, schema and JSON requests get theirs.
 
     A reply that is an exception (e.g. ``RateLimitError("slow down")``, or the class
     ``ServerError``) is raised from ``chat``, as the real client raises its typed
@@ -130,7 +132,7 @@ class ScriptedChatModel:
         cost_per_call: dollars per call when usage is counted.
         latency_s: seconds every call sleeps.
         protocol_replies: answer judge prompts, JSON-schema and JSON-mode requests that the
-            script leaves unanswered (steps 3 and 5); False leaves them to ``default``.
+            script leaves unanswered (step 4); False raises :class:`ScriptExhausted` for them.
 
     Example::
 
@@ -296,15 +298,15 @@ class ScriptedChatModel:
             found = self._from_table(req)
         if found is not None:
             return found
+        if self.default is not None:
+            return self.default
         if self.protocol_replies:
             schema = json.loads(req.config.json_schema) if req.config.json_schema else None
             structured = structured_reply(req.text, schema)
             if structured is not None:
                 return structured
-        if self.default is not None:
-            return self.default
-        if self.protocol_replies and req.config.json_mode:
-            return json_object_reply(mock_answer(req.user_text))
+            if req.config.json_mode:
+                return json_object_reply(mock_answer(req.user_text))
         raise ScriptExhausted(
             f"{self.spec}: no rule, table entry or default for request #{req.index} "
             f"(stage={req.stage!r}, question={req.question!r}, user text {req.user_text[:80]!r})"
