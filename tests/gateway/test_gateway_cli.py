@@ -28,7 +28,16 @@ def test_serves_caches_records_and_stops_on_ctrl_c(tmp_path):
     transcripts = tmp_path / "gateway.jsonl.gz"
     with MockOpenAIServer() as upstream:
         proc = _start(
-            ["--model", "openai:mock", "--base-url", upstream.base_url, "--port", str(port), "--transcripts", str(transcripts)],
+            [
+                "--model",
+                "openai:mock",
+                "--base-url",
+                upstream.base_url,
+                "--port",
+                str(port),
+                "--transcripts",
+                str(transcripts),
+            ],
             tmp_path,
         )
         try:
@@ -59,8 +68,19 @@ def test_max_cost_refuses_calls_with_429(tmp_path):
     port = free_port()
     with MockOpenAIServer() as upstream:
         proc = _start(
-            ["--model", "openai:mock", "--base-url", upstream.base_url, "--port", str(port), "--no-cache",
-             "--max-cost", "0.0001", "--price", "mock=1000/1000"],
+            [
+                "--model",
+                "openai:mock",
+                "--base-url",
+                upstream.base_url,
+                "--port",
+                str(port),
+                "--no-cache",
+                "--max-cost",
+                "0.0001",
+                "--price",
+                "mock=1000/1000",
+            ],
             tmp_path,
         )
         try:
@@ -82,7 +102,10 @@ def test_max_cost_refuses_calls_with_429(tmp_path):
     "args,message",
     [
         (["--model", "nope"], "invalid model spec 'nope'"),
-        (["--model", "openai:mock", "--base-url", "http://127.0.0.1:9/v1", "--max-cost", "1"], "--max-cost needs the price"),
+        (
+            ["--model", "openai:mock", "--base-url", "http://127.0.0.1:9/v1", "--max-cost", "1"],
+            "--max-cost needs the price",
+        ),
         (["--model", "openai:mock", "--default-stage", "lunch"], "--default-stage 'lunch': expected one of"),
         (["--model", "openai:mock", "--price", "x"], "--price 'x': expected MODEL=IN/OUT"),
     ],

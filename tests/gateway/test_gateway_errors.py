@@ -50,25 +50,57 @@ async def post():
         ({"model": "m", "messages": USER, "n": 2}, 400, "n", "n=2 is not supported"),
         ({"model": "m", "messages": USER, "stop": ["\n"]}, 400, "stop", "'stop' sequences are not supported"),
         ({"model": "m", "messages": USER, "temperature": 3}, 400, "temperature", "less than or equal to 2"),
-        ({"model": "m", "messages": USER, "response_format": {"type": "json_schema"}}, 400, "response_format",
-         "needs a 'json_schema' object"),
         (
-            {"model": "m", "messages": USER, "tools": [{"type": "function", "function": {"name": "f"}}],
-             "tool_choice": {"type": "function", "function": {"name": "g"}}},
-            400, "tool_choice", "names function 'g', which is not in 'tools'",
+            {"model": "m", "messages": USER, "response_format": {"type": "json_schema"}},
+            400,
+            "response_format",
+            "needs a 'json_schema' object",
         ),
         (
-            {"model": "m", "messages": [{"role": "user", "content": [
-                {"type": "image_url", "image_url": {"url": "https://example.com/cat.png"}}]}]},
-            400, "messages.0.content.0.image_url.url", "image URLs are not fetched",
+            {
+                "model": "m",
+                "messages": USER,
+                "tools": [{"type": "function", "function": {"name": "f"}}],
+                "tool_choice": {"type": "function", "function": {"name": "g"}},
+            },
+            400,
+            "tool_choice",
+            "names function 'g', which is not in 'tools'",
         ),
         (
-            {"model": "m", "messages": [{"role": "user", "content": [
-                {"type": "image_url", "image_url": {"url": "data:image/png;base64,@@@"}}]}]},
-            400, "messages.0.content.0.image_url.url", "not valid base64",
+            {
+                "model": "m",
+                "messages": [
+                    {
+                        "role": "user",
+                        "content": [{"type": "image_url", "image_url": {"url": "https://example.com/cat.png"}}],
+                    }
+                ],
+            },
+            400,
+            "messages.0.content.0.image_url.url",
+            "image URLs are not fetched",
         ),
-        ({"model": "m", "messages": [{"role": "user", "content": [{"type": "input_audio"}]}]}, 400, "messages.0",
-         "'input_audio' are not supported"),
+        (
+            {
+                "model": "m",
+                "messages": [
+                    {
+                        "role": "user",
+                        "content": [{"type": "image_url", "image_url": {"url": "data:image/png;base64,@@@"}}],
+                    }
+                ],
+            },
+            400,
+            "messages.0.content.0.image_url.url",
+            "not valid base64",
+        ),
+        (
+            {"model": "m", "messages": [{"role": "user", "content": [{"type": "input_audio"}]}]},
+            400,
+            "messages.0",
+            "'input_audio' are not supported",
+        ),
     ],
 )
 async def test_bad_chat_requests_are_400_naming_the_field(post, body, status, param, message):

@@ -91,7 +91,9 @@ async def test_json_schema_reply_is_schema_valid(gateway, upstream):
 
 async def test_forced_tool_call_is_emulated_through_a_schema(gateway, upstream):
     scripted, _ = upstream
-    tools = [{"type": "function", "function": {"name": "add_person", "description": "Store a person.", "parameters": PERSON}}]
+    tools = [
+        {"type": "function", "function": {"name": "add_person", "description": "Store a person.", "parameters": PERSON}}
+    ]
     reply = await _client(gateway).chat.completions.create(
         model="m",
         messages=[{"role": "user", "content": "Ann is 30."}],
@@ -150,7 +152,9 @@ async def test_embeddings_are_served_from_the_embedder_and_its_cache(gateway, up
 async def test_the_in_process_tag_reaches_the_transcript_through_a_sync_client_in_a_thread(gateway):
     def call_like_a_product() -> str:
         client = openai.OpenAI(base_url=gateway.base_url, api_key="any", http_client=gateway.http_client())
-        reply = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "Where is the Louvre?"}])
+        reply = client.chat.completions.create(
+            model="m", messages=[{"role": "user", "content": "Where is the Louvre?"}]
+        )
         return reply.choices[0].message.content
 
     with tag_calls(dialogue="dyadic/dialogue1", session="session2", stage="memory_build", question_ids=["q/1"]):

@@ -106,7 +106,10 @@ def test_the_http_mock_answers_schemas_objects_and_forced_tools():
         obj = client.chat.completions.create(model="m", messages=messages, response_format={"type": "json_object"})
         assert list(json.loads(obj.choices[0].message.content)) == ["answer"]
         named = client.chat.completions.create(
-            model="m", messages=messages, tools=tools, tool_choice={"type": "function", "function": {"name": "add_person"}}
+            model="m",
+            messages=messages,
+            tools=tools,
+            tool_choice={"type": "function", "function": {"name": "add_person"}},
         )
         (call,) = named.choices[0].message.tool_calls
         assert named.choices[0].finish_reason == "tool_calls" and call.function.name == "add_person"
@@ -117,7 +120,10 @@ def test_the_http_mock_answers_schemas_objects_and_forced_tools():
         assert auto.choices[0].message.tool_calls is None and auto.choices[0].message.content.startswith("mock-")
         with pytest.raises(openai.BadRequestError, match="'nope', which is not among the request's tools"):
             client.chat.completions.create(
-                model="m", messages=messages, tools=tools, tool_choice={"type": "function", "function": {"name": "nope"}}
+                model="m",
+                messages=messages,
+                tools=tools,
+                tool_choice={"type": "function", "function": {"name": "nope"}},
             )
 
 

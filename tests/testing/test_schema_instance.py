@@ -37,7 +37,11 @@ class Node(BaseModel):
 
 
 # mem0's fact-extraction and memory-update replies, as JSON schemas
-FACTS = {"type": "object", "properties": {"facts": {"type": "array", "items": {"type": "string"}}}, "required": ["facts"]}
+FACTS = {
+    "type": "object",
+    "properties": {"facts": {"type": "array", "items": {"type": "string"}}},
+    "required": ["facts"],
+}
 UPDATE = {
     "type": "object",
     "properties": {
@@ -72,8 +76,12 @@ SCHEMAS = {
             "d": {"type": "number", "minimum": 0.25, "multipleOf": 0.25},
         },
     },
-    "allOf": {"allOf": [{"type": "object", "properties": {"x": {"type": "boolean"}}, "required": ["x"]},
-                        {"properties": {"y": {"const": 7}}, "required": ["y"]}]},
+    "allOf": {
+        "allOf": [
+            {"type": "object", "properties": {"x": {"type": "boolean"}}, "required": ["x"]},
+            {"properties": {"y": {"const": 7}}, "required": ["y"]},
+        ]
+    },
     "strings": {
         "type": "object",
         "properties": {

@@ -15,18 +15,29 @@ from ._app import app, console, fail
 
 @app.command("gateway")
 def gateway_cmd(
-    model: str = typer.Option(..., "--model", help="Chat model served: openai:<model>, local:smollm2, local:qwen2.5-coder-1.5b."),
-    embedder: str | None = typer.Option(None, "--embedder", help="Embedder served at /v1/embeddings: minilm or openai:<model>."),
+    model: str = typer.Option(
+        ..., "--model", help="Chat model served: openai:<model>, local:smollm2, local:qwen2.5-coder-1.5b."
+    ),
+    embedder: str | None = typer.Option(
+        None, "--embedder", help="Embedder served at /v1/embeddings: minilm or openai:<model>."
+    ),
     port: int = typer.Option(0, "--port", min=0, max=65535, help="Port to listen on (0: a free one, printed)."),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to bind (default: this machine only)."),
     base_url: list[str] | None = typer.Option(
-        None, "--base-url", help="Upstream OpenAI-compatible server of an openai: model (repeat for round-robin); default $OPENAI_BASE_URL."
+        None,
+        "--base-url",
+        help="Upstream OpenAI-compatible server of an openai: model (repeat for round-robin); default $OPENAI_BASE_URL.",
     ),
     max_cost: float | None = typer.Option(
-        None, "--max-cost", min=0, help="Refuse calls (HTTP 429 insufficient_quota) once they could cost more than USD in total."
+        None,
+        "--max-cost",
+        min=0,
+        help="Refuse calls (HTTP 429 insufficient_quota) once they could cost more than USD in total.",
     ),
     price: list[str] | None = typer.Option(
-        None, "--price", help="MODEL=IN/OUT: USD per million input/output tokens of a model not in the built-in table; repeatable."
+        None,
+        "--price",
+        help="MODEL=IN/OUT: USD per million input/output tokens of a model not in the built-in table; repeatable.",
     ),
     concurrency: int = typer.Option(defaults.CONCURRENCY, min=1, help="Model calls in flight at once."),
     timeout: float = typer.Option(defaults.TIMEOUT_S, "--timeout", min=1, help="Seconds per upstream attempt."),
@@ -36,16 +47,19 @@ def gateway_cmd(
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the request cache."),
     refresh_cache: bool = typer.Option(False, "--refresh-cache", help="Ignore cached replies (still store new ones)."),
     transcripts: Path | None = typer.Option(
-        None, "--transcripts", help="Append a record of every chat call to this .jsonl.gz file (h2hmem's transcript format)."
+        None,
+        "--transcripts",
+        help="Append a record of every chat call to this .jsonl.gz file (h2hmem's transcript format).",
     ),
-    default_stage: str = typer.Option("other", "--default-stage", help="Stage of calls without an X-H2HMem-Tag header."),
+    default_stage: str = typer.Option(
+        "other", "--default-stage", help="Stage of calls without an X-H2HMem-Tag header."
+    ),
 ) -> None:
     """Serve an OpenAI-compatible endpoint (/v1/chat/completions, /v1/embeddings, /v1/models)
     backed by h2hmem's model layer: request cache, retries, concurrency limit, usage and cost,
     --max-cost, transcripts. Point any OpenAI client at the printed URL (any API key works).
     See docs/gateway.md."""
-    from ..gateway import ModelGateway
-    from ..gateway._tags import STAGES
+    from ..gateway import STAGES, ModelGateway
     from ._run import parse_prices
 
     if default_stage not in STAGES:
@@ -118,7 +132,9 @@ async def _serve(gateway_cls: Any, **o: Any) -> None:
         )
         async with gateway as gw:
             serving = o["model"] + (f" and {embedder.name}" if embedder is not None else "")
-            console.print(f"model gateway at {gw.base_url} serving {serving}; Ctrl-C stops it", highlight=False, soft_wrap=True)
+            console.print(
+                f"model gateway at {gw.base_url} serving {serving}; Ctrl-C stops it", highlight=False, soft_wrap=True
+            )
             await stop.wait()
         s = gw.stats
         u = s.total_usage()

@@ -8,21 +8,21 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import contextlib
 import json
 import logging
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from ..llm import ChatResult, count_tokens, record_calls, tag_calls
-from ._errors import GatewayError, from_model_error, invalid
+from ..llm import ChatResult, count_tokens
+from ._core import GatewayCore
+from ._errors import GatewayError, invalid
 from ._tags import TAG_HEADER, TagError, parse_tag_header
 from ._tools import plan_tools, read_tool_reply, with_instruction
 from ._wire import (
@@ -35,14 +35,10 @@ from ._wire import (
     to_messages,
 )
 
-if TYPE_CHECKING:
-    from ._server import ModelGateway
-
 log = logging.getLogger(__name__)
-_PASS_THROUGH = (KeyboardInterrupt, SystemExit, GeneratorExit, asyncio.CancelledError)
 
 
-def build_app(gw: ModelGateway) -> FastAPI:
+def build_app(gw: GatewayCore) -> FastAPI:
     """The FastAPI application serving ``gw``'s model and embedder."""
     app = FastAPI(title="h2hmem model gateway", docs_url=None, redoc_url=None, openapi_url=None)
     router = APIRouter()
@@ -194,28 +190,3 @@ class _Completion:
         yield {**head, "choices": [{"index": 0, "delta": {}, "finish_reason": self.finish, "logprobs": None}]}
         if include_usage:
             yield {**head, "choices": [], "usage": self.usage}
-
-
-@contextlib.contextmanager
-def call_context(gw: ModelGateway, tag: dict[str, Any], requested_model: str) -> Iterator[None]:
-    """The transcript sink (when the gateway has its own) and the request's tag, for one model call."""
-    fields = {**{k: v for k, v in tag.items() if k != "stage"}, "via": "gateway", "requested_model": requested_model}
-    with contextlib.ExitStack() as stack:
-        if gw.sink is not None:
-            stack.enter_context(record_calls(gw.sink))
-        stack.enter_context(tag_calls(**fields))
-        yield
-
-
-async def guarded(gw: ModelGateway, call: Any) -> Any:
-    """Await ``call``; a model failure becomes its :class:`GatewayError` (a spend-guard stop is
-    also kept in ``gw.stopped_by`` so the host can stop its run)."""
-    try:
-        return await call
-    except _PASS_THROUGH:
-        raise
-    except BaseException as exc:
-        if not isinstance(exc, Exception) and gw.stopped_by is None:
-            gw.stopped_by = exc
-        raise from_model_error(exc) from exc
-

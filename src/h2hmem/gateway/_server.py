@@ -18,51 +18,26 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import logging
 import shutil
 import socket
 import tempfile
-from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
-import numpy as np
 import uvicorn
 
 from ..embed import Embedder
-from ..llm import CallSink, ChatModel, ChatResult, GenerationConfig, Message, Stage, Usage
-from ._app import build_app, call_context, guarded
-from ._errors import invalid
+from ..llm import CallSink, ChatModel, Stage
+from ._app import build_app
+from ._core import GatewayCore
 from ._tags import add_tag_header, add_tag_header_async
 
 log = logging.getLogger(__name__)
 START_TIMEOUT_S = 30.0
 STOP_TIMEOUT_S = 10.0
-
-
-@dataclasses.dataclass
-class GatewayStats:
-    """What a gateway served since it started (live counters).
-
-    ``usage_by_stage``: the chat usage of the gateway's calls per stage (tokens, calls, cached
-    calls, cost; from each :class:`~h2hmem.llm.ChatResult`); ``embedded_texts_by_stage``: texts
-    embedded per stage; ``rejected``: requests refused as bad input (4xx other than 429).
-    """
-
-    chat_requests: int = 0
-    chat_cached: int = 0
-    chat_failed: int = 0
-    embedding_requests: int = 0
-    embedding_failed: int = 0
-    rejected: int = 0
-    usage_by_stage: dict[str, Usage] = dataclasses.field(default_factory=lambda: defaultdict(Usage))
-    embedded_texts_by_stage: dict[str, int] = dataclasses.field(default_factory=lambda: defaultdict(int))
-
-    def total_usage(self) -> Usage:
-        return sum(self.usage_by_stage.values(), Usage())
 
 
 class _Server(uvicorn.Server):
@@ -76,7 +51,7 @@ class _Server(uvicorn.Server):
         yield
 
 
-class ModelGateway:
+class ModelGateway(GatewayCore):
     """An OpenAI-compatible endpoint (``/v1/chat/completions``, ``/v1/embeddings``,
     ``/v1/models``) backed by h2hmem's model layer.
 
@@ -114,18 +89,16 @@ class ModelGateway:
         default_stage: Stage = "other",
         image_dir: Path | None = None,
     ):
-        self.model = model
-        self.embedder = embedder
-        self.host = host
-        self.sink = sink
-        self.default_stage: Stage = default_stage
-        self.stats = GatewayStats()
-        self.stopped_by: BaseException | None = None
-        """The first non-``Exception`` a model call raised (the spend guard's ``BudgetExhausted``):
-        the gateway answered 429 ``insufficient_quota``; :meth:`raise_if_stopped` re-raises it."""
-        self._listen_port = port
         self._own_image_dir = image_dir is None
-        self.image_dir = image_dir or Path(tempfile.mkdtemp(prefix="h2hmem-gateway-images-"))
+        super().__init__(
+            model,
+            embedder,
+            sink=sink,
+            default_stage=default_stage,
+            image_dir=image_dir or Path(tempfile.mkdtemp(prefix="h2hmem-gateway-images-")),
+        )
+        self.host = host
+        self._listen_port = port
         self.port: int | None = None
         self._server: _Server | None = None
         self._task: asyncio.Task[None] | None = None
@@ -151,7 +124,9 @@ class ModelGateway:
             sock.bind((self.host, self._listen_port))
         except OSError as e:
             sock.close()
-            raise OSError(e.errno, f"model gateway cannot listen on {self.host}:{self._listen_port}: {e.strerror}") from e
+            raise OSError(
+                e.errno, f"model gateway cannot listen on {self.host}:{self._listen_port}: {e.strerror}"
+            ) from e
         config = uvicorn.Config(
             self.app,
             log_config=None,
@@ -214,12 +189,6 @@ class ModelGateway:
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
 
-    def raise_if_stopped(self) -> None:
-        """Re-raise what stopped the model behind the gateway (the spend guard's ``BudgetExhausted``),
-        if anything did: the third-party caller got HTTP 429 and may have carried on regardless."""
-        if self.stopped_by is not None:
-            raise self.stopped_by
-
     # ----- clients -------------------------------------------------------------------------------
     def http_client(self, **kwargs: Any) -> httpx.Client:
         """An ``httpx.Client`` that sends the running context's tag with every request
@@ -231,52 +200,3 @@ class ModelGateway:
         """:meth:`http_client` for ``AsyncOpenAI``."""
         kwargs.setdefault("timeout", httpx.Timeout(None, connect=10.0))
         return httpx.AsyncClient(event_hooks={"request": [add_tag_header_async]}, **kwargs)
-
-    def model_ids(self) -> list[str]:
-        """What ``/v1/models`` lists: the chat model's spec, then the embedder's name."""
-        ids = [self.model.spec]
-        if self.embedder is not None:
-            ids.append(self.embedder.name)
-        return ids
-
-    # ----- the calls -----------------------------------------------------------------------------
-    async def call_chat(
-        self, messages: list[Message], config: GenerationConfig, tag: dict[str, Any], *, requested_model: str
-    ) -> ChatResult:
-        """One chat call for a request tagged ``tag``, counted in :attr:`stats`."""
-        stage: Stage = tag.get("stage") or self.default_stage
-        self.stats.chat_requests += 1
-        with call_context(self, tag, requested_model):
-            try:
-                result: ChatResult = await guarded(self, self.model.chat(messages, config, stage=stage))
-            except BaseException:
-                self.stats.chat_failed += 1
-                raise
-        self.stats.chat_cached += result.cached
-        self.stats.usage_by_stage[stage] = self.stats.usage_by_stage[stage] + result.usage
-        return result
-
-    async def call_embed(self, texts: list[str], tag: dict[str, Any], *, dimensions: int | None) -> np.ndarray:
-        """Vectors of ``texts`` (shape ``(len(texts), dim)``, unit rows) for a request tagged ``tag``."""
-        if self.embedder is None:
-            raise invalid("this gateway serves no embedder (start it with one: --embedder)", "model")
-        if dimensions is not None and self.embedder.dim and dimensions != self.embedder.dim:
-            raise _wrong_dimensions(dimensions, self.embedder)
-        stage = tag.get("stage") or self.default_stage
-        self.stats.embedding_requests += 1
-        try:
-            vectors: np.ndarray = await guarded(self, self.embedder.embed(texts))
-        except BaseException:
-            self.stats.embedding_failed += 1
-            raise
-        if dimensions is not None and vectors.shape[1] != dimensions:  # the embedder's dim was not known before
-            raise _wrong_dimensions(dimensions, self.embedder)
-        self.stats.embedded_texts_by_stage[stage] += len(texts)
-        return vectors
-
-
-def _wrong_dimensions(asked: int, embedder: Embedder) -> Exception:
-    return invalid(
-        f"dimensions={asked} is not available: the embedder {embedder.name!r} gives {embedder.dim}-d vectors",
-        "dimensions",
-    )

@@ -58,7 +58,9 @@ def plan_tools(req: ChatCompletionRequest) -> ToolPlan | None:
     choice = req.tool_choice
     if isinstance(choice, NamedToolChoice):
         if choice.function.name not in functions:
-            raise invalid(f"tool_choice names function {choice.function.name!r}, which is not in 'tools'", "tool_choice")
+            raise invalid(
+                f"tool_choice names function {choice.function.name!r}, which is not in 'tools'", "tool_choice"
+            )
         return _forced(functions, choice.function.name)
     if choice == "required" and len(functions) == 1:
         return _forced(functions, next(iter(functions)))
@@ -86,9 +88,8 @@ def plan_tools(req: ChatCompletionRequest) -> ToolPlan | None:
         for name, f in functions.items()
     )
     reply = 'Reply with only a JSON object {"name": <function name>, "arguments": <its arguments>} to call one'
-    instruction = (
-        f"You can call these functions:\n{listing}\n{reply}"
-        + (' or {"content": "<your answer>"} to answer without calling a function.' if allow_text else ".")
+    instruction = f"You can call these functions:\n{listing}\n{reply}" + (
+        ' or {"content": "<your answer>"} to answer without calling a function.' if allow_text else "."
     )
     return ToolPlan(functions, None, allow_text, {"name": "tool_call", "schema": {"anyOf": branches}}, instruction)
 

@@ -34,7 +34,13 @@ from ..llm import ContentPart, GenerationConfig, ImagePart, Message, TextPart
 from ._errors import invalid
 
 _DATA_URL = re.compile(r"^data:(image/[A-Za-z0-9.+-]+);base64,(.*)$", re.DOTALL)
-_EXTENSIONS = {"image/jpeg": ".jpg", "image/jpg": ".jpg", "image/png": ".png", "image/webp": ".webp", "image/gif": ".gif"}
+_EXTENSIONS = {
+    "image/jpeg": ".jpg",
+    "image/jpg": ".jpg",
+    "image/png": ".png",
+    "image/webp": ".webp",
+    "image/gif": ".gif",
+}
 OPENAI_DEFAULT_TEMPERATURE = 1.0
 """What OpenAI uses when a request sends no ``temperature``."""
 
@@ -254,8 +260,11 @@ def save_image(image: ImageURL, image_dir: Path, where: str) -> ImagePart:
     m = _DATA_URL.match(image.url)
     if m is None:
         if image.url.startswith(("http://", "https://")):
-            raise invalid(f"{where}: image URLs are not fetched (the gateway makes no network connection); "
-                          "send the image as a data URL (data:image/png;base64,...)", f"{where}.image_url.url")
+            raise invalid(
+                f"{where}: image URLs are not fetched (the gateway makes no network connection); "
+                "send the image as a data URL (data:image/png;base64,...)",
+                f"{where}.image_url.url",
+            )
         raise invalid(f"{where}: the image URL must be a base64 data URL of an image", f"{where}.image_url.url")
     mime, payload = m.group(1).lower(), m.group(2)
     ext = _EXTENSIONS.get(mime)
@@ -273,4 +282,3 @@ def save_image(image: ImageURL, image_dir: Path, where: str) -> ImagePart:
         tmp.write_bytes(data)
         tmp.replace(path)
     return ImagePart(name=f"{digest[:12]}{ext}", path=path, encoding="raw", detail=image.detail)
-

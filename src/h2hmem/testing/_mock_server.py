@@ -63,7 +63,13 @@ def default_responder(body: dict[str, Any]) -> str:
     anything else the text A = ``"mock-" + sha256(last user message text)[:16]`` (hex)."""
     fmt = body.get("response_format") or {}
     tool = forced_tool(body)
-    schema = {"schema": tool[1]} if tool is not None else fmt.get("json_schema") if fmt.get("type") == "json_schema" else None
+    schema = (
+        {"schema": tool[1]}
+        if tool is not None
+        else fmt.get("json_schema")
+        if fmt.get("type") == "json_schema"
+        else None
+    )
     all_text = "\n".join(message_text(m.get("content")) for m in body.get("messages") or [] if isinstance(m, dict))
     structured = structured_reply(all_text, schema)
     if structured is not None:
@@ -424,7 +430,11 @@ class MockOpenAIServer:
         message: dict[str, Any] = {"role": "assistant", "content": content}
         if tool is not None and content is not None and finish == "stop":
             # a forced tool call: the reply text is the call's arguments
-            call = {"id": f"call_mock_{self.calls}", "type": "function", "function": {"name": tool[0], "arguments": text}}
+            call = {
+                "id": f"call_mock_{self.calls}",
+                "type": "function",
+                "function": {"name": tool[0], "arguments": text},
+            }
             message = {"role": "assistant", "content": None, "tool_calls": [call]}
             finish = "tool_calls"
         return {

@@ -119,11 +119,13 @@ def forced_tool(body: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
         ValueError: ``tool_choice`` names a function that is not among ``tools``.
     """
     tools = [t.get("function") for t in body.get("tools") or [] if isinstance(t, dict) and t.get("type") == "function"]
-    functions = {f["name"]: f.get("parameters") or {} for f in tools if isinstance(f, dict) and "name" in f}
+    functions: dict[str, dict[str, Any]] = {
+        str(f["name"]): f.get("parameters") or {} for f in tools if isinstance(f, dict) and "name" in f
+    }
     choice = body.get("tool_choice")
     if isinstance(choice, dict):
         name = (choice.get("function") or {}).get("name")
-        if name not in functions:
+        if not isinstance(name, str) or name not in functions:
             raise ValueError(f"tool_choice names function {name!r}, which is not among the request's tools")
         return name, functions[name]
     if choice == "required" and functions:
