@@ -15,7 +15,7 @@ import pytest
 
 from h2hmem.embed import load_embedder
 from h2hmem.gateway import TAG_HEADER, ModelGateway
-from h2hmem.llm import load_chat_model, tag_calls
+from h2hmem.llm import load_chat_model, record_calls, tag_calls
 from h2hmem.testing import MockOpenAIServer, ScriptedChatModel, When, hashed_embedding
 
 PERSON = {
@@ -192,3 +192,20 @@ async def test_models_lists_the_served_model_and_embedder(gateway):
     async with httpx.AsyncClient() as http:
         root = await http.get(gateway.base_url.removesuffix("/v1") + "/models")  # also without /v1
     assert root.status_code == 200 and root.json()["data"][0]["id"] == "openai:mock"
+
+
+async def test_without_a_sink_the_calls_go_to_the_sink_the_gateway_was_started_in():
+    records: list[dict] = []
+    with MockOpenAIServer(responder=lambda body: "fine") as srv:
+        async with load_chat_model("openai:mock", base_url=srv.base_url) as model:
+            with record_calls(records.append):
+                gw = await ModelGateway(model).start()
+            try:
+                reply = await _client(gw).chat.completions.create(
+                    model="m", messages=[{"role": "user", "content": "hi"}]
+                )
+            finally:
+                await gw.stop()
+    assert reply.choices[0].message.content == "fine"
+    (record,) = records
+    assert record["via"] == "gateway" and record["reply"] == "fine" and record["stage"] == "other"
