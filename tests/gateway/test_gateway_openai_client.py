@@ -209,3 +209,24 @@ async def test_without_a_sink_the_calls_go_to_the_sink_the_gateway_was_started_i
     assert reply.choices[0].message.content == "fine"
     (record,) = records
     assert record["via"] == "gateway" and record["reply"] == "fine" and record["stage"] == "other"
+
+
+async def test_a_tagged_base_url_tags_calls_from_threads_the_context_does_not_reach(gateway):
+    url = gateway.tagged_base_url(dialogue="dyadic/dialogue9", session="session1", stage="memory_build")
+    assert url == gateway.tagged_base_url(stage="memory_build", session="session1", dialogue="dyadic/dialogue9")
+
+    def product_thread_pool_call() -> str:  # a plain client: no hook, no context
+        client = openai.OpenAI(base_url=url, api_key="any", max_retries=0)
+        reply = client.chat.completions.create(
+            model="m",
+            messages=[{"role": "user", "content": "Where is the Louvre?"}],
+            extra_headers={TAG_HEADER: json.dumps({"session": "session2"})},  # a header refines the URL's tag
+        )
+        return reply.choices[0].message.content
+
+    assert await asyncio.to_thread(product_thread_pool_call) == "Paris"
+    (record,) = gateway.records
+    assert (record["dialogue"], record["session"], record["stage"]) == ("dyadic/dialogue9", "session2", "memory_build")
+    async with httpx.AsyncClient() as http:
+        unknown = await http.get(gateway.base_url.removesuffix("/v1") + "/t/0123456789abcdef/v1/models")
+    assert unknown.status_code == 404 and "unknown tag path" in unknown.json()["error"]["message"]

@@ -44,11 +44,13 @@ def build_app(gw: GatewayCore) -> FastAPI:
     router = APIRouter()
 
     @router.get("/models")
-    async def models() -> dict[str, Any]:
+    async def models(request: Request) -> dict[str, Any]:
+        _tag(gw, request)  # an unknown tag path is a 404 here too
         return {"object": "list", "data": [_model_card(m) for m in gw.model_ids()]}
 
     @router.get("/models/{model_id:path}")
-    async def model(model_id: str) -> dict[str, Any]:
+    async def model(model_id: str, request: Request) -> dict[str, Any]:
+        _tag(gw, request)
         if model_id not in gw.model_ids():
             raise GatewayError(404, f"model {model_id!r} is not served here", code="model_not_found", param="model")
         return _model_card(model_id)
@@ -56,7 +58,7 @@ def build_app(gw: GatewayCore) -> FastAPI:
     @router.post("/chat/completions")
     async def chat_completions(request: Request) -> Response:
         req = parse_body(await request.body(), ChatCompletionRequest)
-        tag = _tag(request)
+        tag = _tag(gw, request)
         check_supported(req)
         plan = plan_tools(req)
         messages = await asyncio.to_thread(to_messages, req, gw.image_dir)
@@ -78,7 +80,7 @@ def build_app(gw: GatewayCore) -> FastAPI:
     @router.post("/embeddings")
     async def embeddings(request: Request) -> Response:
         req = parse_body(await request.body(), EmbeddingRequest)
-        tag = _tag(request)
+        tag = _tag(gw, request)
         texts = [req.input] if isinstance(req.input, str) else req.input
         if not texts:
             raise invalid("'input' is empty", "input")
@@ -100,6 +102,7 @@ def build_app(gw: GatewayCore) -> FastAPI:
         )
 
     app.include_router(router, prefix="/v1")
+    app.include_router(router, prefix="/t/{tag_token}/v1")  # ModelGateway.tagged_base_url
     app.include_router(router)
 
     @app.exception_handler(GatewayError)
@@ -123,9 +126,16 @@ def build_app(gw: GatewayCore) -> FastAPI:
     return app
 
 
-def _tag(request: Request) -> dict[str, Any]:
+def _tag(gw: GatewayCore, request: Request) -> dict[str, Any]:
+    """The request's tag: the one registered for its ``/t/<token>/v1`` path, updated by its header."""
+    base: dict[str, Any] = {}
+    token = request.path_params.get("tag_token")
+    if token is not None:
+        if token not in gw.url_tags:
+            raise GatewayError(404, f"unknown tag path /t/{token}/v1", code="not_found")
+        base = gw.url_tags[token]
     try:
-        return parse_tag_header(request.headers.get(TAG_HEADER))
+        return {**base, **parse_tag_header(request.headers.get(TAG_HEADER))}
     except TagError as e:
         raise invalid(str(e), TAG_HEADER) from None
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import hashlib
+import json
 from collections import defaultdict
 from collections.abc import Awaitable, Iterator
 from pathlib import Path
@@ -20,6 +22,7 @@ import numpy as np
 from ..embed import Embedder
 from ..llm import CallSink, ChatModel, ChatResult, GenerationConfig, Message, Stage, Usage, record_calls, tag_calls
 from ._errors import from_model_error, invalid
+from ._tags import parse_tag_header
 
 T = TypeVar("T")
 _PASS_THROUGH = (KeyboardInterrupt, SystemExit, GeneratorExit, asyncio.CancelledError)
@@ -68,6 +71,19 @@ class GatewayCore:
         self.stopped_by: BaseException | None = None
         """The first non-``Exception`` a model call raised (the spend guard's ``BudgetExhausted``):
         the gateway answered 429 ``insufficient_quota``; :meth:`raise_if_stopped` re-raises it."""
+        self.url_tags: dict[str, dict[str, Any]] = {}
+        """Tags of the ``/t/<token>/v1`` base URLs handed out (see ``tagged_base_url``)."""
+
+    def register_tag(self, tag: dict[str, Any]) -> str:
+        """The token of a path carrying ``tag`` (the same tag, the same token).
+
+        Raises:
+            TagError: ``tag`` is not a valid tag (as for the header).
+        """
+        text = json.dumps(tag, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
+        token = hashlib.sha256(text.encode("ascii")).hexdigest()[:16]
+        self.url_tags[token] = parse_tag_header(text)
+        return token
 
     def raise_if_stopped(self) -> None:
         """Re-raise what stopped the model behind the gateway (the spend guard's ``BudgetExhausted``),

@@ -113,6 +113,26 @@ class ModelGateway(GatewayCore):
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"http://{host}:{self.port}/v1"
 
+    def tagged_base_url(
+        self,
+        *,
+        dialogue: str | None = None,
+        session: str | None = None,
+        stage: Stage | None = None,
+        question_ids: list[str] | None = None,
+        **extra: Any,
+    ) -> str:
+        """A base URL whose every call carries this tag (``http://…/t/<token>/v1``), for code that
+        can be given a URL but not a header and runs its calls where contexts do not follow (its
+        own thread pool). A header on a request updates the URL's tag field by field.
+
+        Raises:
+            TagError: ``stage`` is not an accounting stage, or a field has the wrong type.
+        """
+        given = {"dialogue": dialogue, "session": session, "stage": stage, "question_ids": question_ids, **extra}
+        token = self.register_tag({k: v for k, v in given.items() if v is not None})
+        return self.base_url.removesuffix("/v1") + f"/t/{token}/v1"
+
     async def start(self) -> ModelGateway:
         """Bind the port and serve in the running event loop until :meth:`stop`."""
         if self._task is not None:
