@@ -115,7 +115,7 @@ async def _serve(gateway_cls: Any, **o: Any) -> None:
             embedder = load_embedder(
                 o["embedder"],
                 base_url=base_url[0] if base_url else None,
-                cache=default_embedding_cache_path() if o["use_cache"] else None,
+                cache=default_embedding_cache_path(o["cache_path"]) if o["use_cache"] else None,
                 refresh=o["refresh"],
             )
         stop = asyncio.Event()
