@@ -134,6 +134,22 @@ async def test_streaming_is_served_as_sse(gateway):
     assert text == "Paris" and chunks[-2].choices[0].finish_reason == "stop" and chunks[-1].usage.completion_tokens == 1
 
 
+async def test_a_streamed_tool_call_arrives_as_tool_call_deltas(gateway):
+    tools = [{"type": "function", "function": {"name": "add_person", "parameters": PERSON}}]
+    stream = await _client(gateway).chat.completions.create(
+        model="m",
+        messages=[{"role": "user", "content": "Ann is 30."}],
+        tools=tools,
+        tool_choice="required",
+        stream=True,
+    )
+    chunks = [c async for c in stream]
+    (delta,) = chunks[0].choices[0].delta.tool_calls
+    assert delta.index == 0 and delta.function.name == "add_person"
+    assert json.loads(delta.function.arguments) == {"name": "mock name", "age": 18}
+    assert chunks[-1].choices[0].finish_reason == "tool_calls"
+
+
 async def test_embeddings_are_served_from_the_embedder_and_its_cache(gateway, upstream):
     _, srv = upstream
     client = _client(gateway, **{TAG_HEADER: json.dumps({"stage": "answer"})})

@@ -13,7 +13,7 @@ from .. import defaults
 from ._app import app, console, fail
 
 
-@app.command("gateway")
+@app.command("gateway", short_help="Serve the model layer as an OpenAI-compatible endpoint (docs/gateway.md).")
 def gateway_cmd(
     model: str = typer.Option(
         ..., "--model", help="Chat model served: openai:<model>, local:smollm2, local:qwen2.5-coder-1.5b."
