@@ -372,3 +372,23 @@ def test_a_full_disk_inside_a_method_stops_the_run_instead_of_failing_questions(
         run_benchmark(cfg, chat_model=ScriptedChatModel(default="unused"), progress=False)
     preds = read_predictions(cfg.run_dir / "predictions.jsonl")
     assert len(preds) == 1 and not preds[0].failed
+
+
+@needs_cli
+@pytest.mark.timeout(240)
+def test_evaluate_under_a_file_size_limit_exits_4_without_a_traceback(tmp_path, server):
+    """Before: a raw traceback and exit 1 (documented as "questions unjudged"). The atomic score
+    set is a follow-up (the evaluation pipeline is being rewritten); the exit code is settled here."""
+    synth = make_dataset(tmp_path / "data", dialogues=2, sessions=2, questions_per_session=3, multi_party=False)
+    args = [
+        "run", "--data", str(synth.root), "--method", "full-text", "--model", "openai:mock",
+        "--base-url", server.base_url, "--out", str(tmp_path / "runs"), "--run-id", "ev", "--no-cache", "--quiet",
+    ]  # fmt: skip
+    code, out, _ = _run_cli(args, {}, limit=None)
+    assert code == 0, out
+    code, out, seconds = _run_cli(["evaluate", str(tmp_path / "runs" / "ev"), "--metrics", "lexical"], {}, limit=2048)
+    assert code == 4, out
+    assert "local I/O error: " in out and "File too large; free space and rerun to resume" in out
+    assert "Traceback" not in out
+    code, out, _ = _run_cli(["evaluate", str(tmp_path / "runs" / "ev"), "--metrics", "lexical"], {}, limit=None)
+    assert code == 0, out
