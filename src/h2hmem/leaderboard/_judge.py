@@ -3,13 +3,17 @@
 An entry is queued when an administrator approves it (judging costs money: spam never reaches
 the judge) and the service has a judge. The worker scores every answered question through a
 :data:`JudgeFn`; a question with no answer scores 0 without a call (the rubric's "no answer",
-docs/metric-definitions.md §2). Items the judge could not score stay unjudged and lower ``judge_coverage``.
+docs/metric-definitions.md §2). Items the judge could not score stay unjudged and lower ``judge_coverage``
+(judged / answered questions). The entry's ``judge_status`` says what happened to the answered
+questions: ``done`` (every one scored), ``partial`` (some unscored) or ``failed`` (none scored, or the
+pass raised), with the counts and the commonest reason in ``judge_error``.
 Entries still ``queued``/``running`` when the server stopped are queued again at start-up.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from collections.abc import Callable
 
 from pydantic import BaseModel
@@ -20,7 +24,7 @@ from ..data import Dataset, Question
 from ..llm import ChatModel
 from ..presets import DEFAULT_PRESET, Preset
 from ..run import Prediction
-from ._db import Entry
+from ._db import Entry, QuestionScore
 from ._store import refresh_summary
 from ._worker import EntryQueue, record_failure
 
@@ -86,6 +90,23 @@ def _prediction(q: Question, answer: str) -> Prediction:
         gold=q.gold,
         answer=answer,
     )
+
+
+def judge_outcome(answered: list[QuestionScore]) -> tuple[str, str]:
+    """``(judge_status, judge_error)`` of a judge pass over the ``answered`` questions' rows:
+    ``("done", "")`` when every one has a score (or there was none to judge), else ``"partial"`` or
+    ``"failed"`` (none scored) with ``"judged K of N answered questions; U unjudged (reason: …)"``."""
+    unjudged = [qs for qs in answered if qs.judge_score is None]
+    if not unjudged:
+        return "done", ""
+    reasons = Counter((qs.judge_reasoning or "no verdict").strip()[:200] for qs in unjudged)
+    top, n_top = reasons.most_common(1)[0]
+    n, k = len(answered), len(answered) - len(unjudged)
+    message = (
+        f"judged {k} of {n} answered questions; {len(unjudged)} unjudged "
+        f"(commonest reason, {n_top}×: {top}); run the judge again once the cause is fixed"
+    )
+    return ("partial" if k else "failed"), message
 
 
 class JudgeWorker(EntryQueue):
@@ -156,7 +177,7 @@ class JudgeWorker(EntryQueue):
                     if qs is not None:
                         qs.judge_score, qs.judge_reasoning = v.score, v.reasoning
                 refresh_summary(entry)
-                entry.judge_status = "done"
+                entry.judge_status, entry.judge_error = judge_outcome([rows[p.question_id] for p in items])
                 db.commit()
             except Exception as e:
                 record_failure(db, entry_id, e, "judge_status", "judge_error", "judge")

@@ -146,6 +146,9 @@ class _Checker:
         except RecursionError:
             self.add("error", "invalid-json", f.name, "invalid JSON: nesting too deep")
             return []
+        except ValueError as e:  # an integer of more than 4,300 digits (Python's conversion limit), …
+            self.add("error", "invalid-json", f.name, f"invalid JSON: {e}")
+            return []
         if (
             isinstance(data, dict)
             and isinstance(data.get("predictions"), list)
