@@ -41,6 +41,7 @@ def harness_step(spec: dict[str, Any]) -> dict[str, Any]:
     config = RunConfig(
         data_root=spec["data_root"],
         method=spec["method"],
+        preset=spec.get("preset", "paper"),
         model=MOCK_MODEL,
         base_url=[spec["base_url"]],
         embedder=f"bench-{spec['embedder']}",
