@@ -82,3 +82,23 @@ async def test_harmonized_full_text_counts_each_line_once(sample_root):
     for q in questions:  # the same state: nothing is counted again
         await memory.answer(q)
     assert len(counted) == once
+
+
+def test_h2h_speaker_directory_matches_a_misspelling_once_per_set_of_speakers(monkeypatch):
+    import difflib
+
+    from h2hmem.memory.h2h._people import SpeakerDirectory
+
+    calls: list[str] = []
+    real = difflib.get_close_matches
+    monkeypatch.setattr(difflib, "get_close_matches", lambda word, *a, **k: calls.append(word) or real(word, *a, **k))
+    d = SpeakerDirectory()
+    for name in ("Lin Shuying", "Dr. Wu"):
+        d.add(name)
+    question = "What did Lin Shuyng tell Dr. Wu about the weekend?"
+    assert d.named_in(question) == ["Lin Shuying", "Dr. Wu"]  # "Shuyng": one letter off
+    first = len(calls)
+    assert first > 0
+    assert d.named_in(question) == ["Lin Shuying", "Dr. Wu"] and len(calls) == first  # nothing matched again
+    d.add("Ma Lan")  # a new speaker can be a closer match: the memo is cleared
+    assert d.named_in(question) == ["Lin Shuying", "Dr. Wu"] and len(calls) == 2 * first
