@@ -194,7 +194,7 @@ class FullTextMemory:
             budget = int(opts["max_context_tokens"])
         else:
             budget = context_budget(self.ctx.chat, self.context_tokens, self.ctx.answer_config.max_tokens)
-            budget -= sum(self._per_state.get(("tokens", c), lambda c=c: self._count(c)) for c in q_caps)
+            budget -= sum(self._caption_tokens(c) for c in q_caps)
         context, original, kept_tokens, kept_lines, evidence = self._per_state.get(
             ("cut", budget), lambda: self._cut_with_evidence(lines, budget)
         )
@@ -209,6 +209,10 @@ class FullTextMemory:
             "kept_lines": kept_lines,
             "evidence": list(evidence),
         }
+
+    def _caption_tokens(self, text: str) -> int:
+        """Tokens of a question-image caption, counted once per state (questions share images)."""
+        return self._per_state.get(("tokens", text), lambda: self._count(text))
 
     def _cut_with_evidence(
         self, lines: list[tuple[str, str, int]], budget: int
