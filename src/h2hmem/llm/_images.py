@@ -7,6 +7,7 @@ import base64
 import functools
 import hashlib
 import io
+import os
 from pathlib import Path
 from typing import Any
 
@@ -63,8 +64,10 @@ def flatten_text(content: str | list[ContentPart]) -> str | None:
 
 
 def _stat_key(path: Path) -> tuple[str, int, int]:
-    st = path.stat()
-    return (str(path.resolve()), st.st_mtime_ns, st.st_size)
+    """``(absolute path, mtime ns, size)``: one ``stat`` per call (``resolve()`` would ``lstat`` every
+    component of the path, and this runs several times per image on every model call)."""
+    st = os.stat(path)
+    return (os.path.abspath(path), st.st_mtime_ns, st.st_size)
 
 
 @functools.lru_cache(maxsize=4096)
