@@ -120,7 +120,7 @@ def test_schemas_validate_every_artifact_of_a_real_run(sample_root, tmp_path):
     [
         ("prediction.schema.json", {"question_id": "x"}),  # required fields missing
         ("manifest.schema.json", {"counts": {"questions": "many"}}),
-        ("scores-summary.schema.json", {"schema": "h2hmem.scores-summary/2", "metrics": {}}),
+        ("scores-summary.schema.json", {"schema": "h2hmem.scores-summary/3", "metrics": {}}),
         ("lexical-score.schema.json", {"schema": "h2hmem.manifest/1"}),
     ],
 )
