@@ -9,7 +9,7 @@ from ._export import export_official
 from ._fingerprint import dataset_fingerprint
 from ._runner import MethodSetupError, RunConflictError, RunSummary, arun_benchmark, run_benchmark, select_questions
 from ._selection import Selection, SelectionError, expand_id_args, stratified_sample
-from ._spend import BudgetExhausted, UnpricedModelError
+from ._spend import BudgetExhausted, UnpricedModelError, guard_models
 
 __all__ = [
     "AnswerGeneration",
@@ -36,4 +36,5 @@ __all__ = [
     "counting_model",
     "expand_id_args",
     "export_official",
+    "guard_models",
 ]
