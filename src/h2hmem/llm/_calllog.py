@@ -142,6 +142,9 @@ def emit_call(
     if sink is None:
         return
     tag = _tag.get()
+    params = config.model_dump(mode="json")
+    if not params.get("attempt"):  # a first try: transcripts unchanged by the field
+        params.pop("attempt", None)
     record: dict[str, Any] = {
         "v": SCHEMA_VERSION,
         "at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds"),
@@ -151,7 +154,7 @@ def emit_call(
         "session": tag.get("session"),
         "model": model,
         "cache_key": cache_key,
-        "params": config.model_dump(mode="json"),
+        "params": params,
         "messages": messages,
         "images_substituted": images_substituted,
         "reply": reply,

@@ -1,6 +1,6 @@
 """Metrics: the scorer component (:class:`Scorer`, its registry and the entry-point group
 ``h2hmem.scorers``), lexical scores, LLM judge, evidence recall@k, turn-level evidence metrics,
-aggregation (spec/metrics.md)."""
+aggregation (docs/metric-definitions.md)."""
 
 from ._aggregate import DEFAULT_GROUPS, SPLIT_KEYS, aggregate
 from ._coverage import coverage_line

@@ -1,4 +1,4 @@
-"""The ``judge`` scorer: the LLM judge's 0–1 score of each answer (spec/metrics.md §2).
+"""The ``judge`` scorer: the LLM judge's 0–1 score of each answer (docs/metric-definitions.md §2).
 
 ``scores/judge.jsonl`` holds :class:`~h2hmem.metrics.JudgeRecord` lines, appended the moment each
 judgment exists (a crash loses nothing) and compacted at the end of the pass; a judged question is

@@ -14,7 +14,7 @@ LEXICAL_TITLES = {"f1": "F1 (official, set-based)", "bleu1": "BLEU-1 (official)"
 
 class LexicalScorer(Scorer):
     """``scores/lexical.jsonl``: :func:`~h2hmem.metrics.lexical_scores` of each answer against the
-    gold answer (spec/metrics.md §1, each in [0, 1]); a failed answer scores 0."""
+    gold answer (docs/metric-definitions.md §1, each in [0, 1]); a failed answer scores 0."""
 
     name = "lexical"
     record_type = LexicalScore

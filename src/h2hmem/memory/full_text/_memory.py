@@ -1,4 +1,4 @@
-"""Full (Text): the whole history in context, images as captions (spec/baselines.md).
+"""Full (Text): the whole history in context, images as captions (docs/baselines.md).
 
 Every session in time order, every turn with its date, speaker and caption inline. Two presets
 (``docs/protocol.md``; each choice below is an option, overridable with ``--param NAME=VALUE``):
@@ -6,7 +6,7 @@ Every session in time order, every turn with its date, speaker and caption inlin
 - ``paper`` — as ``baselines/FullText/FullText.py`` + ``evaluate.sh`` @ b6070899: the official
   layout (session-information header, then ``  Turn i - role: [Image: caption] date:text`` lines
   grouped by session), the first 4,096 cl100k tokens of it (head truncation, which loses the
-  latest sessions — official pitfall 6, kept because it shaped the published numbers) with the
+  latest sessions — docs/official-pitfalls.md #6, kept because it shaped the published numbers) with the
   official truncation note, the per-type instruction and one-shot example in one user message,
   the question's first image attached after the text, ``top_p`` 0.9;
 - ``harmonized`` — our own turn lines, the most recent turns that fit the model's context, the
