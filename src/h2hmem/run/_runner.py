@@ -46,17 +46,19 @@ from ..records import (
     Manifest,
     MethodDescription,
     ModelSpecs,
+    Prediction,
     Repair,
     RunSettings,
+    RunStore,
     Timing,
+    now_iso,
 )
 from ._config import RunConfig
 from ._facts import CountedCaptions, question_fields, resolved_arguments, summed_stats
+from ._fingerprint import command_line, dataset_fingerprint
 from ._progress import DialogueBars
-from ._records import Prediction
 from ._selection import Selection
 from ._spend import BudgetExhausted, guard_models
-from ._store import RunStore, command_line, dataset_fingerprint, now_iso
 
 
 class RunConflictError(ValueError):
