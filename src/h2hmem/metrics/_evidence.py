@@ -1,6 +1,6 @@
 """Evidence hit@k and recall@k: did the memory units a method used come from the gold sessions?
 
-Definition (``shared/spec/metrics.md`` §4, beyond the official metrics): take the method's
+Definition (``docs/metric-definitions.md`` §4, beyond the official metrics): take the method's
 evidence list (ranked, as :class:`~h2hmem.memory.Evidence` units — turns or whole sessions), keep
 its first ``k`` units, and look at the distinct sessions they come from:
 
@@ -23,7 +23,7 @@ from functools import partial
 from typing import Any
 
 from ..memory import Evidence
-from ..run import Prediction
+from ..records import Prediction
 
 EVIDENCE_KS: tuple[int | None, ...] = (1, 3, 5, 10, None)
 """Cut-offs reported; ``None`` means all evidence units ("all")."""
