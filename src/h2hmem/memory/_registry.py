@@ -19,6 +19,8 @@ BUILTIN: dict[str, str] = {
     "murag": "h2hmem.memory._murag:MuRAGMemory",
     "ngm": "h2hmem.memory._ngm:NGMMemory",
     "h2h": "h2hmem.memory._h2h:H2HMemory",
+    # memory products, each behind its optional extra (pip install 'h2hmem[mem0]', …)
+    "mem0": "h2hmem.memory.products.mem0:Mem0Memory",
 }
 ENTRY_POINT_GROUP = "h2hmem.memory"
 
