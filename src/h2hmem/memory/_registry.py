@@ -21,6 +21,7 @@ BUILTIN: dict[str, str] = {
     "h2h": "h2hmem.memory._h2h:H2HMemory",
     # memory products, each behind its optional extra (pip install 'h2hmem[mem0]', …)
     "mem0": "h2hmem.memory.products.mem0:Mem0Memory",
+    "langmem": "h2hmem.memory.products.langmem:LangMemMemory",
 }
 ENTRY_POINT_GROUP = "h2hmem.memory"
 

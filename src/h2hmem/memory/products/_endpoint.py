@@ -20,7 +20,7 @@ from .._protocol import MemoryContext
 
 EXTRAS_KEY = "product_endpoint"
 DEFAULT_EMBEDDING_DIMS = 384
-"""Dimensions asked of the endpoint's embeddings when the run's embedder does not say (all-MiniLM-L6-v2's)."""
+"""Dimensions asked of the endpoint's embeddings (all-MiniLM-L6-v2's, the run's default embedder)."""
 
 
 @dataclass(frozen=True)
@@ -65,13 +65,9 @@ async def product_endpoint(ctx: MemoryContext) -> Endpoint:
             f"the memory product needs an OpenAI-compatible endpoint; model {getattr(model, 'spec', model)!r} "
             "has none (use an openai:… model with its base URL)"
         )
-    dims = DEFAULT_EMBEDDING_DIMS
-    if ctx.embedder_factory is not None:
-        dims = int(getattr(ctx.embedder_factory(), "dim", dims))
     return Endpoint(
         base_url=str(urls[0]),
         api_key=str(getattr(backend, "api_key", None) or "h2hmem"),
         chat_model=name,
         embedding_model="text-embedding-3-small",
-        embedding_dims=dims,
     )
