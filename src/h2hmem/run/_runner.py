@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import logging
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -49,6 +50,8 @@ from ._facts import CountedCaptions, question_fields, resolved_arguments, summed
 from ._progress import DialogueBars
 from ._records import Prediction
 from ._selection import Selection
+
+log = logging.getLogger(__name__)
 from ._spend import BudgetExhausted, guard_models
 from ._store import RunStore, command_line, dataset_fingerprint, now_iso
 
@@ -274,7 +277,10 @@ async def _run_locked(
                 for q in qs:
                     state.record(_failed(q, config.method, f"method setup failed: {_err(e)}"))
                 return
-            await _drive(d, memory, qs, config.protocol, question_sem, state)
+            try:
+                await _drive(d, memory, qs, config.protocol, question_sem, state)
+            finally:
+                await _release(memory)
 
     store.open(transcripts=config.transcripts)
     if store.transcripts.torn_bytes_removed:
@@ -346,6 +352,17 @@ async def _run_locked(
         method_stats=manifest.method_stats,
         stopped=budget.refused if budget is not None else None,
     )
+
+
+async def _release(memory: Any) -> None:
+    """Call the memory's optional ``aclose()`` (a product adapter releases its store's files); a
+    failure there is logged, not raised: every answer is already recorded."""
+    close = getattr(memory, "aclose", None)
+    if callable(close):
+        try:
+            await close()
+        except Exception:
+            log.warning("closing the memory of a dialogue failed", exc_info=True)
 
 
 async def _drive(

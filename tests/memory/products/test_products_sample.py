@@ -108,7 +108,10 @@ def test_built_store_is_reused_without_product_calls(sample_root, tmp_path, prod
     async def build_and_ask(m):
         for s in d.sessions:
             await m.observe(s)
-        return await m.retrieve_evidence(question_view(d.questions[0]))
+        try:
+            return await m.retrieve_evidence(question_view(d.questions[0]))
+        finally:
+            await m.aclose()
 
     import asyncio
 
@@ -135,7 +138,7 @@ def test_product_failure_is_recorded_then_retried(sample_root, tmp_path, product
     errors = {p["error"] for p in predictions(summary.run_dir)}
     assert len(errors) == 1
     (error,) = errors
-    assert error.startswith("memory build failed: ") and "mem0ai 2.2.1 failed taking in session1" in error
+    assert error.startswith("memory build failed: ") and "mem0ai 2.2.1 failed taking in session3: LLMError" in error
     product_mock.set_script(None)
     again = run_benchmark(cfg.model_copy(update={"retry_failed": True}), progress=False)
     assert again.failed == 0 and again.answered_now == 38

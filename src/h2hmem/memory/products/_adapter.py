@@ -77,6 +77,10 @@ class ProductStore(Protocol):
         """The product's memories for ``query``, best first, at most ``top_k``."""
         ...
 
+    def close(self) -> None:
+        """Release the store's files (locks, connections)."""
+        ...
+
 
 class ProductMemory:
     """A memory product as a memory method (one instance per dialogue).
@@ -113,6 +117,7 @@ class ProductMemory:
         self._store: ProductStore | None = None
         self._marker: BuildMarker | None = None
         self._endpoint: Endpoint | None = None
+        self._configuration: dict[str, Any] | None = None
         self._lock = asyncio.Lock()
         self.stats: dict[str, float] = {
             "sessions_fed": 0,
@@ -151,6 +156,7 @@ class ProductMemory:
             except Exception as e:
                 raise self._error("opening its store", e) from e
             self._endpoint, self._marker = endpoint, marker
+            self._configuration = self._store.configuration()
         return self._store
 
     async def observe(self, session: Session) -> None:
@@ -224,6 +230,15 @@ class ProductMemory:
             details={"retrieved": len(hits), "retrieval_s": round(retrieval_s, 6), "memories": [h.text for h in hits]},
         )
 
+    async def aclose(self) -> None:
+        """Release the product's store (its files stay for a later run to reuse)."""
+        store, self._store = self._store, None
+        if store is not None:
+            await asyncio.to_thread(store.close)
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
+
     def describe(self) -> dict[str, Any]:
         store = self._store
         return {
@@ -231,7 +246,7 @@ class ProductMemory:
             "modality": self.modality,
             "product": {"distribution": self.distribution, "version": self.version},
             "options": self.options.model_dump(),
-            "configuration": store.configuration() if store is not None else None,
+            "configuration": self._configuration if store is None else store.configuration(),
             "endpoint": self._endpoint.describe() if self._endpoint is not None else None,
             "store_reused": self._marker.reused if self._marker is not None else None,
             "speakers": self.speakers,

@@ -139,6 +139,9 @@ class LangMemStore:
                 await asyncio.to_thread(self.store.put, NAMESPACE, key, {"content": content, **meta})
         return calls
 
+    def close(self) -> None:
+        self.store.conn.close()
+
     async def search(self, query: str, top_k: int) -> list[Hit]:
         items = await asyncio.to_thread(self.store.search, NAMESPACE, query=query, limit=top_k)
         return [

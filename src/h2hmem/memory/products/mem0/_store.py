@@ -141,6 +141,14 @@ class Mem0Store:
         finally:
             _OBSERVATION_DATE.reset(token)
 
+    def close(self) -> None:
+        client = getattr(self.memory.vector_store, "client", None)
+        if client is not None:
+            client.close()
+        db = getattr(self.memory, "db", None)
+        if db is not None and hasattr(db, "close"):
+            db.close()
+
     async def search(self, query: str, top_k: int) -> list[Hit]:
         found = await asyncio.to_thread(
             self.memory.search, query, top_k=top_k, filters={"user_id": self.user_id}, threshold=self.threshold
