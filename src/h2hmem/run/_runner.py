@@ -50,10 +50,10 @@ from ._facts import CountedCaptions, question_fields, resolved_arguments, summed
 from ._progress import DialogueBars
 from ._records import Prediction
 from ._selection import Selection
-
-log = logging.getLogger(__name__)
 from ._spend import BudgetExhausted, guard_models
 from ._store import RunStore, command_line, dataset_fingerprint, now_iso
+
+log = logging.getLogger(__name__)
 
 
 class RunConflictError(ValueError):

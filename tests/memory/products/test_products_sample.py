@@ -39,9 +39,7 @@ def extraction_requests(server, method):
 def test_every_question_answered_with_turn_evidence(sample_root, tmp_path, product_mock, loopback_only, method):
     d = dialogue(sample_root)
     (session,) = d.present_sessions
-    summary = run_benchmark(
-        run_config(sample_root, tmp_path, product_mock, method, **PARAMS[method]), progress=False
-    )
+    summary = run_benchmark(run_config(sample_root, tmp_path, product_mock, method, **PARAMS[method]), progress=False)
     preds = predictions(summary.run_dir)
     assert summary.failed == 0 and len(preds) == len(d.questions) == 38
     assert all(p["answer"] == "mock-answer" for p in preds)
@@ -70,7 +68,9 @@ def test_every_question_answered_with_turn_evidence(sample_root, tmp_path, produ
         assert len(keys) <= 5 * BATCH
     # the answer prompt shows the retrieved memories (a turn's line, as the mock extracted it)
     answers = [r for r in product_mock.requests if "messages" in r and "Memory:" in r["messages"][-1]["content"]]
-    assert len(answers) == 38 and all(f"({session.name}, {session.date.isoformat()})" in r["messages"][-1]["content"] for r in answers)
+    assert len(answers) == 38 and all(
+        f"({session.name}, {session.date.isoformat()})" in r["messages"][-1]["content"] for r in answers
+    )
     assert loopback_only == []
 
 

@@ -133,7 +133,8 @@ def evidence_of(sources: Iterable[tuple[tuple[str, list[int]] | None, float | No
         if source is None:
             continue
         session, turns = source
-        for turn in turns or [None]:
+        units: list[int | None] = list(turns) if turns else [None]
+        for turn in units:
             if (session, turn) in seen:
                 continue
             seen.add((session, turn))

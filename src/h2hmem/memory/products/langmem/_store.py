@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import importlib
 import os
 import re
 import sqlite3
@@ -90,19 +91,20 @@ class LangMemStore:
         self.batch_turns = batch_turns
         self.existing_k = existing_k
         self.enable_updates = enable_updates
+        # LangChain's fields are pydantic aliases (base_url → openai_api_base): passed by name
+        client: dict[str, Any] = {"base_url": endpoint.base_url, "api_key": endpoint.api_key}
         embeddings = OpenAIEmbeddings(
+            **client,
             model=endpoint.embedding_model,
-            base_url=endpoint.base_url,
-            api_key=endpoint.api_key,  # type: ignore[arg-type]
             dimensions=endpoint.embedding_dims,
             check_embedding_ctx_length=False,  # no tiktoken download: texts are sent as they are
         )
         conn = _connect(store_dir / "langmem.sqlite")
-        self.store = SqliteStore(conn, index={"dims": endpoint.embedding_dims, "embed": embeddings, "fields": ["content"]})
-        self.store.setup()
-        self.model = ChatOpenAI(
-            model=endpoint.chat_model, base_url=endpoint.base_url, api_key=endpoint.api_key, temperature=0  # type: ignore[arg-type]
+        self.store = SqliteStore(
+            conn, index={"dims": endpoint.embedding_dims, "embed": embeddings, "fields": ["content"]}
         )
+        self.store.setup()
+        self.model = ChatOpenAI(**client, model_name=endpoint.chat_model, temperature=0)
         self.manager = _manager_class()(self.model, enable_inserts=True, enable_updates=enable_updates)
 
     def configuration(self) -> dict[str, Any]:
@@ -162,11 +164,10 @@ def _connect(path: Path) -> Any:
     if hasattr(sqlite3.Connection, "enable_load_extension"):
         return sqlite3.connect(path, check_same_thread=False, isolation_level=None)
     try:
-        import pysqlite3.dbapi2 as sqlite_ext  # type: ignore[import-not-found]
+        sqlite_ext: Any = importlib.import_module("pysqlite3.dbapi2")
     except ImportError as e:
         raise RuntimeError(
-            "this Python's sqlite3 cannot load extensions (needed by the sqlite-vec index); "
-            "install pysqlite3-binary"
+            "this Python's sqlite3 cannot load extensions (needed by the sqlite-vec index); install pysqlite3-binary"
         ) from e
     return sqlite_ext.connect(str(path), check_same_thread=False, isolation_level=None)
 

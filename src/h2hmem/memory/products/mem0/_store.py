@@ -113,7 +113,11 @@ class Mem0Store:
     def configuration(self) -> dict[str, Any]:
         return {
             "llm": {"provider": "openai", "model": self._llm["model"]},
-            "embedder": {"provider": "openai", "model": self._embedder["model"], "dims": self._embedder["embedding_dims"]},
+            "embedder": {
+                "provider": "openai",
+                "model": self._embedder["model"],
+                "dims": self._embedder["embedding_dims"],
+            },
             "vector_store": "qdrant (local, on disk)",
             "infer": self.infer,
             "batch_turns": self.batch_turns,
