@@ -22,6 +22,7 @@ BUILTIN: dict[str, str] = {
     # memory products, each behind its optional extra (pip install 'h2hmem[mem0]', …)
     "mem0": "h2hmem.memory.products.mem0:Mem0Memory",
     "langmem": "h2hmem.memory.products.langmem:LangMemMemory",
+    "graphiti": "h2hmem.memory.products.graphiti:GraphitiMemory",
 }
 ENTRY_POINT_GROUP = "h2hmem.memory"
 
