@@ -80,7 +80,8 @@ class GraphitiStore:
         new = not path.exists()
         self.driver = KuzuDriver(db=str(path))
         if not hasattr(self.driver, "_database"):
-            self.driver._database = None  # read by add_episode(group_id=…); absent from KuzuDriver
+            # read by add_episode(group_id=…), declared (str) on GraphDriver but never set by KuzuDriver
+            self.driver._database = None  # type: ignore[assignment]
         conn = kuzu.Connection(self.driver.db)
         try:
             conn.execute("LOAD EXTENSION fts;")
