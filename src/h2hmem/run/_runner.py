@@ -195,7 +195,7 @@ async def _run_locked(
     progress: bool,
 ) -> RunSummary:
     questions = select_questions(ds, config.limit, config.selection)
-    manifest = _open_manifest(store, config, ds)
+    manifest = _open_manifest(store, config, ds, method_identity(method_cls))
     torn = store.repair()
     if torn:
         manifest.repairs.append(Repair(at=now_iso(), torn_bytes_removed=torn))
@@ -581,10 +581,17 @@ def _identity_diff(recorded: Any, wanted: dict[str, Any]) -> str:
     return "; ".join(f"{k}: recorded {recorded.get(k)!r}, this run {wanted.get(k)!r}" for k in keys)
 
 
-def _open_manifest(store: RunStore, config: RunConfig, ds: Dataset) -> Manifest:
+def method_identity(method_cls: Any) -> dict[str, Any]:
+    """What the method class adds to the run's identity (its optional ``run_identity()``: a memory
+    product's distribution and version), so a run never resumes under another product version."""
+    hook = getattr(method_cls, "run_identity", None)
+    return {"method_identity": hook()} if callable(hook) else {}
+
+
+def _open_manifest(store: RunStore, config: RunConfig, ds: Dataset, extra: dict[str, Any] | None = None) -> Manifest:
     splits: list[str] = ["dyadic", "multi-party"] if config.split == "all" else [config.split]
     fingerprint = dataset_fingerprint(ds.root, splits)
-    identity = config.identity()
+    identity = {**config.identity(), **(extra or {})}
     old = store.read_manifest()
     if old is not None:
         if old.identity != identity:

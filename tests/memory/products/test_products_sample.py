@@ -156,3 +156,16 @@ def test_missing_extra_is_one_line_naming_it(monkeypatch, tmp_path):
     with pytest.raises(ProductMissingError) as err:
         resolve_method("mem0")(MemoryContext(dialogue_id="dyadic/dialogue5", chat=ScriptedChatModel(default="x")))
     assert "\n" not in str(err.value) and "pip install 'h2hmem[mem0]'" in str(err.value)
+
+
+def test_another_product_version_never_resumes_the_run(sample_root, tmp_path, product_mock, monkeypatch):
+    from h2hmem.memory.products import _adapter
+    from h2hmem.run import RunConflictError
+
+    cfg = run_config(sample_root, tmp_path, product_mock, "mem0", infer=False)
+    first = run_benchmark(cfg, progress=False)
+    manifest = json.loads((first.run_dir / "manifest.json").read_text())
+    assert manifest["identity"]["method_identity"] == {"product": "mem0ai", "version": "2.2.1"}
+    monkeypatch.setattr(_adapter, "product_version", lambda dist: "2.3.0")
+    with pytest.raises(RunConflictError, match="method_identity"):
+        run_benchmark(cfg, progress=False)

@@ -127,6 +127,12 @@ class ProductMemory:
             "build_s": 0.0,
         }
 
+    @classmethod
+    def run_identity(cls) -> dict[str, Any]:
+        """Part of the run's identity (the runner adds it): the product's distribution and installed
+        version, so a run never resumes under another version of the product."""
+        return {"product": cls.distribution, "version": product_version(cls.distribution)}
+
     # ----- what a product supplies --------------------------------------------------------------
     def open_store(self, endpoint: Endpoint, store_dir: Path) -> ProductStore:
         """Open (create or reuse) the product's store in ``store_dir``."""
