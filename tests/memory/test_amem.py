@@ -12,9 +12,9 @@ import pytest
 from mm_fakes import HashEmbedder, TableEmbedder, make_question, make_session, recording_chat
 
 from h2hmem.memory import MemoryContext, resolve_method
-from h2hmem.memory._amem import AMemMemory
-from h2hmem.memory._amem_notes import Note, parse_analysis, parse_evolution, parse_json_object
-from h2hmem.memory._amem_retrieve import BM25Scorer, hybrid_scores, minmax, top_k
+from h2hmem.memory._retrieval import BM25Scorer, hybrid_scores, minmax, top_k
+from h2hmem.memory.amem._memory import AMemMemory
+from h2hmem.memory.amem._notes import Note, parse_analysis, parse_evolution, parse_json_object
 
 D = dt.date(2024, 3, 1)
 CAPS = {"session1/a.png": "a red bicycle"}

@@ -8,7 +8,7 @@ import pytest
 from sample_run import context, questions, sample_dialogue, smollm2_or_skip
 
 from h2hmem.embed import load_embedder
-from h2hmem.memory._amem import AMemMemory
+from h2hmem.memory.amem._memory import AMemMemory
 
 pytestmark = pytest.mark.slow
 TURNS = 1

@@ -13,7 +13,7 @@ from mm_fakes import image_names, make_question, make_session, recording_chat, u
 from h2hmem.data import ImageRef
 from h2hmem.llm import ImagePart, TextPart
 from h2hmem.memory import MemoryContext, resolve_method
-from h2hmem.memory._full_mm import FullMMMemory
+from h2hmem.memory.full_mm._memory import FullMMMemory
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "embed"))
 from tiny_clip import write_image

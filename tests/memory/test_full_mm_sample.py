@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from sample_run import context, questions, sample_dialogue, smollm2_or_skip
 
-from h2hmem.memory._full_mm import FullMMMemory
+from h2hmem.memory.full_mm._memory import FullMMMemory
 
 pytestmark = pytest.mark.slow
 

@@ -13,8 +13,8 @@ from h2hmem.data import TaskType, load_dataset
 from h2hmem.leaderboard import export_submission
 from h2hmem.llm import Usage
 from h2hmem.memory import MemoryContext, resolve_method
-from h2hmem.memory._h2h import H2HMemory
-from h2hmem.memory._h2h_time import time_refs
+from h2hmem.memory.h2h._memory import H2HMemory
+from h2hmem.memory.h2h._time import time_refs
 from h2hmem.metrics import evaluate_run
 from h2hmem.report import build_report
 from h2hmem.run import RunConfig, read_predictions, run_benchmark

@@ -6,11 +6,11 @@ import datetime as dt
 
 import numpy as np
 
-from h2hmem.memory._h2h import _cap_per_session, _join_continuations, _round_robin
-from h2hmem.memory._h2h_index import session_prior
-from h2hmem.memory._h2h_people import SpeakerDirectory, name_key
-from h2hmem.memory._h2h_query import claim_sides, search_text, sub_queries
-from h2hmem.memory._h2h_time import matching_sessions, time_refs
+from h2hmem.memory.h2h._index import session_prior
+from h2hmem.memory.h2h._memory import _cap_per_session, _join_continuations, _round_robin
+from h2hmem.memory.h2h._people import SpeakerDirectory, name_key
+from h2hmem.memory.h2h._query import claim_sides, search_text, sub_queries
+from h2hmem.memory.h2h._time import matching_sessions, time_refs
 
 
 def _people(*names):

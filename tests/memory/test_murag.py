@@ -15,7 +15,7 @@ from mm_fakes import AngleEncoder, image_names, make_question, make_session, rec
 from h2hmem.data import ImageRef
 from h2hmem.llm import ImagePart, TextPart
 from h2hmem.memory import MemoryContext, resolve_method
-from h2hmem.memory._murag import MuRAGMemory
+from h2hmem.memory.murag._memory import MuRAGMemory
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "embed"))
 from tiny_clip import build_tiny_clip, write_image

@@ -7,7 +7,7 @@ import pytest
 from sample_run import context, questions, sample_dialogue, smollm2_or_skip
 
 from h2hmem.embed import load_embedder
-from h2hmem.memory._murag import MuRAGMemory
+from h2hmem.memory.murag._memory import MuRAGMemory
 
 pytestmark = pytest.mark.slow
 

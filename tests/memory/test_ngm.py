@@ -12,7 +12,7 @@ import pytest
 from mm_fakes import AngleEncoder, image_names, make_question, make_session, recording_chat, user_parts
 
 from h2hmem.memory import MemoryContext, resolve_method
-from h2hmem.memory._ngm import NGMMemory
+from h2hmem.memory.ngm._memory import NGMMemory
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "embed"))
 from tiny_clip import build_tiny_clip, write_image

@@ -16,7 +16,7 @@ import math
 import numpy as np
 import pytest
 
-from h2hmem.memory._ngm_graph import GraphConfig, TurnGraph, session_turn_times, temporal_weight
+from h2hmem.memory.ngm._graph import GraphConfig, TurnGraph, session_turn_times, temporal_weight
 
 ANGLES = [0, 90, 10, 40, 85]
 
@@ -126,7 +126,7 @@ def test_official_links_one_way_degree_in_plus_out():
     1→2 (temporal), 0→2 and 1→2 (semantic)."""
     import numpy as np
 
-    from h2hmem.memory._ngm_graph import GraphConfig, TurnGraph
+    from h2hmem.memory.ngm._graph import GraphConfig, TurnGraph
 
     g = TurnGraph(GraphConfig(links="official"))
     for t in range(3):

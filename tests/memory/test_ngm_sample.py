@@ -10,7 +10,7 @@ import pytest
 from sample_run import context, questions, sample_dialogue, smollm2_or_skip
 
 from h2hmem.embed import load_embedder
-from h2hmem.memory._ngm import NGMMemory
+from h2hmem.memory.ngm._memory import NGMMemory
 
 pytestmark = pytest.mark.slow
 

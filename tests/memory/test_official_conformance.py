@@ -94,10 +94,10 @@ def _hit_turns(d, hits):
 
 def _official_request(fixture, d, question, hits, captions):
     """h2hmem's paper request for given retrieved turns: (messages, GenerationConfig)."""
-    from h2hmem.memory._amem_notes import Note, official_note_content
-    from h2hmem.memory._amem_paper import official_messages
     from h2hmem.memory._paper_native import murag_request, ngm_request
     from h2hmem.memory._protocol import ANSWER_CONFIG
+    from h2hmem.memory.amem._notes import Note, official_note_content
+    from h2hmem.memory.amem._paper import official_messages
 
     if fixture == "murag":
         return murag_request(hits, question, captions, max_context_tokens=4096, max_images=5)[0], ANSWER_CONFIG
@@ -122,7 +122,7 @@ def _official_request(fixture, d, question, hits, captions):
 async def test_paper_request_builders_match_the_official_ones(fixture, sample_root, tmp_path):
     """MuRAG, NGM and A-Mem: retrieval needs GME or an LLM-built note store, so the fixtures were recorded for
     given retrieved turns (``hits``); h2hmem's request builders get the same turns."""
-    from h2hmem.memory._amem_paper import read_reply
+    from h2hmem.memory.amem._paper import read_reply
 
     fx = json.loads((FIXTURES / f"{fixture}.json").read_text(encoding="utf-8"))
     d = load_dialogue(with_images(sample_root, tmp_path))

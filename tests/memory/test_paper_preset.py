@@ -11,9 +11,9 @@ from h2hmem.data import load_dataset
 from h2hmem.llm import ImagePart, TextPart
 from h2hmem.llm._tokens import count_tokens
 from h2hmem.memory import MemoryContext, resolve_options
-from h2hmem.memory._full_text import OPTIONS as FULL_TEXT_OPTIONS
 from h2hmem.memory._registry import resolve_method
 from h2hmem.memory._reply import read_json_reply
+from h2hmem.memory.full_text._memory import OPTIONS as FULL_TEXT_OPTIONS
 
 NOTE_PREFIX = "[Note: Due to context length limitations, the original conversation memory has been truncated"
 
@@ -172,7 +172,7 @@ def test_okapi_bm25_matches_the_rank_bm25_formula():
     0.510826 × 2.5 / (1 + 1.5 × (0.25 + 0.75 × 3 / (10/3))) = 0.534896."""
     import numpy as np
 
-    from h2hmem.memory._amem_retrieve import OkapiBM25, official_minmax, word_tokens
+    from h2hmem.memory._retrieval import OkapiBM25, official_minmax, word_tokens
 
     bm25 = OkapiBM25(["a cat sat", "a dog ran", "the bird flew high"])
     assert bm25.idf["a"] == pytest.approx(0.099327, abs=1e-6)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from mm_fakes import image_names, make_question, recording_chat, user_parts
 from test_full_mm import ctx_for, run, sessions  # noqa: F401  (fixture)
 
-from h2hmem.memory._full_mm import FullMMMemory
+from h2hmem.memory.full_mm._memory import FullMMMemory
 
 
 async def test_budget_larger_than_the_images_attaches_all(sessions):  # noqa: F811

@@ -12,8 +12,8 @@ import time
 import pytest
 from sample_run import context, sample_dialogue
 
-from h2hmem.memory._amem import AMemMemory
-from h2hmem.memory._naive_rag import NaiveRAGMemory
+from h2hmem.memory.amem._memory import AMemMemory
+from h2hmem.memory.naive_rag._memory import NaiveRAGMemory
 from h2hmem.metrics import lexical_scores
 
 pytestmark = pytest.mark.slow

@@ -145,7 +145,7 @@ def test_counted_captions_find_question_image_by_content(synth, tmp_path):
 
 
 def test_resolved_arguments_and_summed_stats():
-    from h2hmem.memory._naive_rag import NaiveRAGMemory
+    from h2hmem.memory.naive_rag._memory import NaiveRAGMemory
 
     args = resolved_arguments(NaiveRAGMemory, {"top_k": 8})
     assert {k: args.pop(k) for k in ("top_k", "min_similarity")} == {"top_k": 8, "min_similarity": 0.1}

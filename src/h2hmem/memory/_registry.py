@@ -12,13 +12,13 @@ from importlib.metadata import entry_points
 from typing import Any
 
 BUILTIN: dict[str, str] = {
-    "full-text": "h2hmem.memory._full_text:FullTextMemory",
-    "naive-rag": "h2hmem.memory._naive_rag:NaiveRAGMemory",
-    "a-mem": "h2hmem.memory._amem:AMemMemory",
-    "full-mm": "h2hmem.memory._full_mm:FullMMMemory",
-    "murag": "h2hmem.memory._murag:MuRAGMemory",
-    "ngm": "h2hmem.memory._ngm:NGMMemory",
-    "h2h": "h2hmem.memory._h2h:H2HMemory",
+    "full-text": "h2hmem.memory.full_text._memory:FullTextMemory",
+    "naive-rag": "h2hmem.memory.naive_rag._memory:NaiveRAGMemory",
+    "a-mem": "h2hmem.memory.amem._memory:AMemMemory",
+    "full-mm": "h2hmem.memory.full_mm._memory:FullMMMemory",
+    "murag": "h2hmem.memory.murag._memory:MuRAGMemory",
+    "ngm": "h2hmem.memory.ngm._memory:NGMMemory",
+    "h2h": "h2hmem.memory.h2h._memory:H2HMemory",
     # memory products, each behind its optional extra (pip install 'h2hmem[mem0]', …)
     "mem0": "h2hmem.memory.products.mem0:Mem0Memory",
     "langmem": "h2hmem.memory.products.langmem:LangMemMemory",

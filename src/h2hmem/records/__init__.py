@@ -35,6 +35,15 @@ from ._manifest import (
     write_manifest,
 )
 from ._prediction import DuplicatePredictionsWarning, Prediction, QuestionKey, prediction_hash, read_predictions
+from ._provenance import (
+    TRACKED_DISTRIBUTIONS,
+    ComponentSpec,
+    Environment,
+    GitRevision,
+    capture_environment,
+    component_spec,
+    distribution_of,
+)
 from ._scores import (
     EVIDENCE_METRIC_NAMES,
     SCORE_FILES,
@@ -63,15 +72,6 @@ from ._summary import (
     TurnEvidenceSection,
     read_scores_summary,
     write_scores_summary,
-)
-from ._provenance import (
-    TRACKED_DISTRIBUTIONS,
-    ComponentSpec,
-    Environment,
-    GitRevision,
-    capture_environment,
-    component_spec,
-    distribution_of,
 )
 from ._usage import Usage
 from ._versioned import RecordVersionError, describe_error, schema_tag

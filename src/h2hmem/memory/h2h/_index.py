@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._amem_retrieve import BM25Scorer, minmax
+from .._retrieval import BM25Scorer, minmax
 
 
 @dataclass(frozen=True)

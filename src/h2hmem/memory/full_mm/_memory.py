@@ -14,7 +14,7 @@ unordered set, detached from their turns (pitfalls 6, 7). Here:
   ``context_tokens`` sent.
 
 That is the preset ``harmonized``. Under ``paper`` (option ``request=official``) the request is the
-official one (:func:`~._paper_native.full_mm_request`): ``[Session s Turn i role]: [Image: file]
+official one (:func:`~h2hmem.memory._paper_native.full_mm_request`): ``[Session s Turn i role]: [Image: file]
 date:text`` lines cut to their first 4,096 cl100k tokens with the official note, the official prompt
 (whose per-type instruction lookup reads a field no question has, so every question gets the
 fallback instruction), then the question image(s) and up to 10 images in all, dialogue order.
@@ -25,16 +25,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from ..data import ImageRef, Session
-from ..llm import ContentPart, Message, TextPart
-from ..llm import image_text as substitute_text
-from ._budget import context_budget, keep_most_recent, token_counter
-from ._options import PresetOption, resolve_options
-from ._paper_native import MAX_CONTEXT_TOKENS, full_mm_request
-from ._prompt import build_answer_messages
-from ._protocol import Answer, Evidence, MemoryContext
-from ._render import image_part, image_text, render_turn, session_header
-from ._view import QuestionImage, QuestionView
+from ...data import ImageRef, Session
+from ...llm import ContentPart, Message, TextPart
+from ...llm import image_text as substitute_text
+from .._budget import context_budget, keep_most_recent, token_counter
+from .._options import PresetOption, resolve_options
+from .._paper_native import MAX_CONTEXT_TOKENS, full_mm_request
+from .._prompt import build_answer_messages
+from .._protocol import Answer, Evidence, MemoryContext
+from .._render import image_part, image_text, render_turn, session_header
+from .._view import QuestionImage, QuestionView
 
 MAX_IMAGES = 10
 """Published image budget per answer call."""

@@ -32,9 +32,15 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..data import Session
-from ..llm import GenerationConfig, Message
-from ._amem_notes import (
+from ...data import Session
+from ...llm import GenerationConfig, Message
+from .._options import PresetOption, resolve_options
+from .._prompt import build_answer_messages
+from .._protocol import Answer, Evidence, MemoryContext
+from .._render import image_text
+from .._retrieval import ALPHA, BM25Scorer, OkapiBM25, hybrid_scores, official_minmax, top_k
+from .._view import QuestionView
+from ._notes import (
     Note,
     NoteStore,
     analysis_messages,
@@ -46,13 +52,7 @@ from ._amem_notes import (
     parse_json_object,
     prompts_hash,
 )
-from ._amem_paper import official_analysis, official_evolution, official_messages, official_query, read_reply
-from ._amem_retrieve import ALPHA, BM25Scorer, OkapiBM25, hybrid_scores, official_minmax, top_k
-from ._options import PresetOption, resolve_options
-from ._prompt import build_answer_messages
-from ._protocol import Answer, Evidence, MemoryContext
-from ._render import image_text
-from ._view import QuestionView
+from ._paper import official_analysis, official_evolution, official_messages, official_query, read_reply
 
 TOP_K = 5
 """Published retrieval top-k."""
@@ -180,7 +180,7 @@ class AMemMemory:
         if ctx.embedder_factory is not None:
             self.embedder = ctx.embedder_factory()
         else:
-            from ..embed import load_embedder
+            from ...embed import load_embedder
 
             self.embedder = load_embedder("minilm")
         self.path: Path | None = ctx.state_dir / "amem_notes.json" if ctx.state_dir else None

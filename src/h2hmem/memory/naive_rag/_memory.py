@@ -23,16 +23,16 @@ from __future__ import annotations
 import time
 from typing import Any, ClassVar
 
-from ..data import Session
-from ._options import PresetOption, resolve_options
-from ._paper import load_prompt
-from ._paper_answer import official_messages, question_caption, question_image_parts
-from ._paper_render import naive_rag_chunk, naive_rag_context, naive_rag_embedding_text
-from ._prompt import build_answer_messages
-from ._protocol import Answer, Evidence, MemoryContext
-from ._render import image_text, render_turn
-from ._reply import read_json_reply
-from ._view import QuestionView
+from ...data import Session
+from .._options import PresetOption, resolve_options
+from .._paper import load_prompt
+from .._paper_answer import official_messages, question_caption, question_image_parts
+from .._paper_render import naive_rag_chunk, naive_rag_context, naive_rag_embedding_text
+from .._prompt import build_answer_messages
+from .._protocol import Answer, Evidence, MemoryContext
+from .._render import image_text, render_turn
+from .._reply import read_json_reply
+from .._view import QuestionView
 
 TOP_K = 5
 """Published top-k (official ``evaluate.sh``: TOP_K=5)."""
@@ -117,7 +117,7 @@ class NaiveRAGMemory:
             raise ValueError("naive-rag needs a text embedder (MemoryContext.embedder_factory)")
         if top_k < 1:
             raise ValueError("top_k must be at least 1")
-        from ..embed import VectorIndex
+        from ...embed import VectorIndex
 
         self.ctx = ctx
         self.top_k = top_k

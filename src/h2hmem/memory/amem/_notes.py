@@ -18,11 +18,11 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from .._atomic import atomic_write_text
-from ..data import Session, Turn
-from ..llm import Message
-from ._protocol import CaptionLookup
-from ._render import image_label
+from ..._atomic import atomic_write_text
+from ...data import Session, Turn
+from ...llm import Message
+from .._protocol import CaptionLookup
+from .._render import image_label
 
 STORE_FORMAT = 1
 

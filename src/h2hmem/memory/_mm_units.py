@@ -1,41 +1,20 @@
-"""MuRAG: multimodal dense retrieval over single turns, images sent to the model (spec/baselines.md).
-
-- memory unit = 1 turn, embedded jointly: text ``[speaker] date: text`` plus the turn's image;
-- encoder: GME-Qwen2-VL-7B (fused text+image, L2-normalised) — or CLIP, or the offline text
-  fallback (turn text + caption, MiniLM) when no image encoder is available (recorded);
-- query = question text + question image; cosine; top-k 5;
-- context = retrieved turns in score order with session, turn, speaker and image file name; the
-  retrieved turns' images attached in retrieval order after the question image; at most 10
-  images and 4,096 text tokens.
-
-The context builder and the per-session vector cache here are shared with NGM ("context and
-images as MuRAG").
-
-That is the preset ``harmonized``. Under ``paper`` (options ``request=official``,
-``unit_text=official``, ``max_images=5``) the unit text is ``[role] date:text`` and the request is
-the official one (:func:`~._paper_native.murag_request`): ``[Memory k] Session s Turn i - role:
-[Image: file] date:text`` lines, the official prompt allowing "appropriate reasoning", the memory
-images (rank order) then the question image after the text, at most 5 images (the newest
-``evaluate.sh``), prompt cut to 4,096 cl100k tokens.
+"""Turn units, the native context builder, the per-session vector cache and the encoder plumbing shared
+by MuRAG and NGM ("context and images as MuRAG"); the methods live in ``memory/murag`` and ``memory/ngm``.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
 from ..data import ImageRef, Session, Turn
 from ..llm import ContentPart, ImagePart, Message, TextPart
-from ._budget import token_counter
-from ._options import PresetOption, resolve_options
-from ._paper_native import MAX_CONTEXT_TOKENS, murag_request, murag_unit_text
 from ._prompt import build_answer_messages
 from ._protocol import Answer, CaptionLookup, Evidence, MemoryContext
 from ._render import image_part, image_text, render_turn
@@ -245,133 +224,3 @@ IMAGES_NOTE = (
     "or a missing image file gets '[Image <file> in <session>: caption]' instead "
     "(count in each answer's details.images_substituted)"
 )
-
-
-OPTIONS: tuple[PresetOption, ...] = (
-    PresetOption(
-        "request",
-        "official",
-        "h2hmem",
-        "the answer request: the script's '[Memory k] …' lines, prompt and image order (memory images, then "
-        "the question image, after the text; prompt cut to 4,096 cl100k tokens), or h2hmem's context with "
-        "each image after its turn and the shared prompt",
-        ("official", "h2hmem"),
-    ),
-    PresetOption(
-        "unit_text",
-        "official",
-        "h2hmem",
-        "text embedded with a turn's image: '[role] date:text' (raw timeline_date) or '[role] ISO-date: text'",
-        ("official", "h2hmem"),
-    ),
-    PresetOption("max_images", 5, MAX_IMAGES, "images per answer call, question image included"),
-)
-
-
-class MuRAGMemory:
-    """Native multimodal dense retrieval over turns.
-
-    Args:
-        ctx: run context (answer model, captions, text embedder for the fallback encoder, state_dir).
-        encoder: ``"gme:<path-or-id>"``, ``"clip:<path-or-id>"``, ``"text"``, or None (GME when its
-            weights are cached locally, else the text fallback); or an ImageTextEncoder object.
-        device: torch device for the encoder (default: GPU when present).
-        top_k: turns retrieved (published 5).
-        max_images: images per answer call, question image included (published 10).
-        max_text_tokens: memory text budget (published 4,096).
-    """
-
-    name: ClassVar[str] = "murag"
-    modality: ClassVar[str] = "native"
-
-    def __init__(
-        self,
-        ctx: MemoryContext,
-        encoder: Any = None,
-        device: str | None = None,
-        top_k: int = TOP_K,
-        max_images: int | None = None,
-        max_text_tokens: int = MAX_TEXT_TOKENS,
-        *,
-        request: str | None = None,
-        unit_text: str | None = None,
-    ):
-        self.options = resolve_options(
-            self.name, OPTIONS, ctx.preset, {"request": request, "unit_text": unit_text, "max_images": max_images}
-        )
-        max_images = self.options["max_images"]
-        if top_k < 1 or max_images < 0 or max_text_tokens < 1:
-            raise ValueError("murag: top_k and max_text_tokens must be >= 1 and max_images >= 0")
-        from ..embed import VectorIndex
-
-        self.ctx = ctx
-        self.top_k, self.max_images, self.max_text_tokens = top_k, max_images, max_text_tokens
-        self.encoder = load_encoder(ctx, encoder, device)
-        self._vectors = SessionVectorCache(ctx.state_dir / "murag" if ctx.state_dir else None, self.encoder)
-        self._count, self._counter_kind = token_counter(ctx.chat)
-        self.index = VectorIndex()
-        self._units: dict[str, Unit] = {}
-
-    def describe(self) -> dict[str, Any]:
-        return {
-            "method": self.name,
-            "modality": self.modality,
-            "preset": self.ctx.preset,
-            "options": self.options,
-            "top_k": self.top_k,
-            "max_images": self.max_images,
-            "max_text_tokens": self.max_text_tokens,
-            "token_counter": self._counter_kind,
-            "unit": "1 turn: '[speaker] date: text' + its image",
-            "images": IMAGES_NOTE,
-            **encoder_describe(self.encoder),
-        }
-
-    @staticmethod
-    def unit_text(session: Session, turn: Turn) -> str:
-        """``[Kiki] 2024-03-20: text`` (the published unit text)."""
-        return f"[{turn.speaker}] {session_date(session)}: {turn.text.strip()}"
-
-    async def observe(self, session: Session) -> None:
-        if session.absent or not session.turns:
-            return
-        text = murag_unit_text if self.options["unit_text"] == "official" else self.unit_text
-        items = [encoder_item(text(session, t), t.image, self.encoder, self.ctx.captions) for t in session.turns]
-        vectors = await self._vectors.encode(session.name, items)
-        ids = [f"{session.name}/t{t.index}" for t in session.turns]
-        for uid, t in zip(ids, session.turns):
-            self._units[uid] = Unit(session, t)
-        self.index.add(ids, vectors)
-
-    async def _hits(self, question: QuestionView) -> list[tuple[Unit, float]]:
-        if not len(self.index):
-            return []
-        q = await encode_query(self.encoder, question, self.ctx.captions)
-        return [(self._units[uid], s) for uid, s in self.index.search(q, self.top_k)[0]]
-
-    async def retrieve_evidence(self, question: QuestionView) -> list[Evidence]:
-        """The turns ``answer`` would show, best first (no model call)."""
-        return hits_evidence(await self._hits(question))
-
-    async def answer(self, question: QuestionView) -> Answer:
-        t0 = time.perf_counter()
-        hits = await self._hits(question)
-        extra = {"retrieved": len(hits), "retrieval_s": round(time.perf_counter() - t0, 6)}
-        if self.options["request"] == "official":
-            messages, details = murag_request(
-                [(u.session, u.turn) for u, _ in hits],
-                question,
-                self.ctx.captions,
-                max_context_tokens=MAX_CONTEXT_TOKENS,
-                max_images=self.max_images,
-            )
-            return await official_answer(self.ctx, messages, hits, {**details, **extra})
-        return await answer_from_hits(
-            self.ctx,
-            question,
-            hits,
-            self._count,
-            max_images=self.max_images,
-            max_text_tokens=self.max_text_tokens,
-            extra=extra,
-        )

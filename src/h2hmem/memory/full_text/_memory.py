@@ -18,16 +18,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from ..data import Session
-from ..llm import ImagePart, Message
-from ._budget import context_budget, keep_most_recent, token_counter
-from ._options import PresetOption, resolve_options
-from ._paper_answer import official_messages, question_image_parts
-from ._paper_render import full_text_context, head_truncate
-from ._prompt import build_answer_messages
-from ._protocol import Answer, Evidence, MemoryContext
-from ._render import image_text, render_turn, session_header
-from ._view import QuestionView
+from ...data import Session
+from ...llm import ImagePart, Message
+from .._budget import context_budget, keep_most_recent, token_counter
+from .._options import PresetOption, resolve_options
+from .._paper_answer import official_messages, question_image_parts
+from .._paper_render import full_text_context, head_truncate
+from .._prompt import build_answer_messages
+from .._protocol import Answer, Evidence, MemoryContext
+from .._render import image_text, render_turn, session_header
+from .._view import QuestionView
 
 OPTIONS: tuple[PresetOption, ...] = (
     PresetOption(
@@ -131,7 +131,7 @@ class FullTextMemory:
         )
         self._count: Callable[[str], int]
         if self.options["tokenizer"] == "cl100k":
-            from ..llm import count_tokens
+            from ...llm import count_tokens
 
             self._count, self._counter_kind = count_tokens, "cl100k_base"
         else:

@@ -3,7 +3,7 @@
 - node = 1 turn, embedded as date-prefixed text plus its image with the MuRAG encoder;
 - temporal edge from each turn to the next, weight exp(−Δt / 3600 s), Δt from the real session
   dates and turn order: a session starts at midnight UTC of its date and its turns are 60 s apart
-  (:func:`~._ngm_graph.session_turn_times`; the official code used load time, pitfall 9);
+  (:func:`~._graph.session_turn_times`; the official code used load time, pitfall 9);
 - semantic edges to up to 5 most similar earlier nodes with cosine ≥ 0.7, stored both ways;
 - recall: 6 seeds by cosine, plus their 1-hop neighbours, score = cosine × (1 + 0.1 × degree),
   top 5; or the depth-first variant (depth ≤ 3, cosine ≥ 0.5);
@@ -14,7 +14,7 @@ The graph rules live in :mod:`._ngm_graph`.
 That is the preset ``harmonized``. Under ``paper`` (options ``links=official``, ``node_text=official``,
 ``request=official``): edges stored one way as the published code did, degree = in + out; the node
 text is ``date:text`` (no speaker); the request is the official one
-(:func:`~._paper_native.ngm_request`): recalled turns grouped by session, turns in order, the
+(:func:`~h2hmem.memory._paper_native.ngm_request`): recalled turns grouped by session, turns in order, the
 official prompt, the recalled images then the question image after the text.
 """
 
@@ -23,9 +23,9 @@ from __future__ import annotations
 import time
 from typing import Any, ClassVar, Literal
 
-from ..data import Session, Turn
-from ._budget import token_counter
-from ._murag import (
+from ...data import Session, Turn
+from .._budget import token_counter
+from .._mm_units import (
     IMAGES_NOTE,
     MAX_IMAGES,
     MAX_TEXT_TOKENS,
@@ -40,7 +40,11 @@ from ._murag import (
     official_answer,
     session_date,
 )
-from ._ngm_graph import (
+from .._options import PresetOption, resolve_options
+from .._paper_native import ngm_node_text, ngm_request
+from .._protocol import Answer, Evidence, MemoryContext
+from .._view import QuestionView
+from ._graph import (
     DEGREE_BOOST,
     DFS_DEPTH,
     DFS_MIN_COSINE,
@@ -55,10 +59,6 @@ from ._ngm_graph import (
     TurnGraph,
     session_turn_times,
 )
-from ._options import PresetOption, resolve_options
-from ._paper_native import ngm_node_text, ngm_request
-from ._protocol import Answer, Evidence, MemoryContext
-from ._view import QuestionView
 
 OPTIONS: tuple[PresetOption, ...] = (
     PresetOption(

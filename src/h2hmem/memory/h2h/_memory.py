@@ -3,19 +3,19 @@
 Built on what the H2HMem paper found hard, offline (MiniLM + BM25; the answer model is the only
 model call):
 
-1. **who said what to whom** — a :class:`~._h2h_people.SpeakerDirectory` resolves name variants
+1. **who said what to whom** — a :class:`~._people.SpeakerDirectory` resolves name variants
    and ``@mentions``; every turn knows its speaker and addressees, and a question naming a person
    boosts the turns that person said or was addressed in;
 2. **when** — session numbers, calendar dates, "first/last session" and "round N" in the question
-   (:mod:`._h2h_time`) boost the sessions and turns they point at, and turns that refer back to
+   (:mod:`._time`) boost the sessions and turns they point at, and turns that refer back to
    that session;
 3. **which image** — an image turn is indexed with the turns after it that discuss it, and they
-   with its caption (:mod:`._h2h_index`);
+   with its caption (:mod:`._index`);
 4. **what changed** — Knowledge Resolution (KR) questions favour later sessions (latest value),
    and a sentence of theirs without its own time anchor continues the one before it; a conflict
    (CD) claim is searched without its instruction words and side by side (the sides it joins
    with "but", "while", "X mentioned that" …), and events or anchored sentences listed in a
-   question are searched one by one, so each side is retrieved (:mod:`._h2h_query`);
+   question are searched one by one, so each side is retrieved (:mod:`._query`);
 5. **when memory holds nothing** — the best cosine between the question and any turn is an
    abstention signal; below ``abstain_threshold`` an Answer Refusal question is told so.
 
@@ -33,16 +33,16 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..data import MainCategory, Session, TaskType
-from ._amem_retrieve import minmax
-from ._h2h_index import ScoreWeights, TurnIndex, TurnRecord, neighbour_max, session_prior
-from ._h2h_people import SpeakerDirectory
-from ._h2h_query import claim_sides, search_text, sentence_queries, sub_queries
-from ._h2h_time import TimeRefs, matching_sessions, time_refs
-from ._prompt import build_answer_messages
-from ._protocol import Answer, Evidence, MemoryContext
-from ._render import render_turn, session_header
-from ._view import QuestionView
+from ...data import MainCategory, Session, TaskType
+from .._prompt import build_answer_messages
+from .._protocol import Answer, Evidence, MemoryContext
+from .._render import render_turn, session_header
+from .._retrieval import minmax
+from .._view import QuestionView
+from ._index import ScoreWeights, TurnIndex, TurnRecord, neighbour_max, session_prior
+from ._people import SpeakerDirectory
+from ._query import claim_sides, search_text, sentence_queries, sub_queries
+from ._time import TimeRefs, matching_sessions, time_refs
 
 _PICTURE = re.compile(r"\b(?:picture|image|photo|pic|screenshot)s?\b", re.I)
 TOP_K = 5
@@ -70,7 +70,7 @@ class H2HMemory:
         session_cap: most turns from one session in the top-k when no time anchor matched (0 = none).
         bm25, context, speakers, time_anchors, decompose, clean_query, recency, pictures: switch
             one component off (the ablation in ``docs/h2h-memory.md``).
-        both_sides: CD questions: search each side of the claim (:func:`~._h2h_query.claim_sides`).
+        both_sides: CD questions: search each side of the claim (:func:`~._query.claim_sides`).
         revisions: KR questions: a sentence without its own time anchor joins the one before it.
         session_prior: add the session prior (off by default: it lowered both turn recall and
             session hit@5 on the sample, see the ablation).

@@ -16,13 +16,13 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from ..llm import ContentPart, GenerationConfig, Message, TextPart
-from ._amem_notes import Note
-from ._paper import load_prompt, official_instruction
-from ._paper_answer import question_caption as image_caption
-from ._paper_answer import question_image_parts
-from ._protocol import CaptionLookup
-from ._view import QuestionView
+from ...llm import ContentPart, GenerationConfig, Message, TextPart
+from .._paper import load_prompt, official_instruction
+from .._paper_answer import question_caption as image_caption
+from .._paper_answer import question_image_parts
+from .._protocol import CaptionLookup
+from .._view import QuestionView
+from ._notes import Note
 
 
 def question_caption(question: QuestionView, captions: CaptionLookup) -> str | None:

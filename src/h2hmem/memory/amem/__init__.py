@@ -1,0 +1,5 @@
+"""The ``amem`` memory method."""
+
+from ._memory import AMemMemory
+
+__all__ = ["AMemMemory"]

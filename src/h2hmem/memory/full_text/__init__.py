@@ -1,0 +1,5 @@
+"""The ``full-text`` memory method."""
+
+from ._memory import FullTextMemory
+
+__all__ = ["FullTextMemory"]

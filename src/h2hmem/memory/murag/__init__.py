@@ -1,0 +1,5 @@
+"""The ``murag`` memory method."""
+
+from ._memory import MuRAGMemory
+
+__all__ = ["MuRAGMemory"]

@@ -1,0 +1,5 @@
+"""The ``naive-rag`` memory method."""
+
+from ._memory import NaiveRAGMemory
+
+__all__ = ["NaiveRAGMemory"]
