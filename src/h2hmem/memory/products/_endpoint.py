@@ -37,6 +37,13 @@ class Endpoint:
     """Model name for ``/embeddings``."""
     embedding_dims: int = DEFAULT_EMBEDDING_DIMS
     """Length of the vectors ``/embeddings`` returns (products size their vector stores by it)."""
+    embedding_base_url: str | None = None
+    """Where ``/embeddings`` is served when not at ``base_url`` (a chat server without pooled embeddings)."""
+
+    @property
+    def embeddings_url(self) -> str:
+        """The base URL of the embeddings endpoint."""
+        return self.embedding_base_url or self.base_url
 
     def describe(self) -> dict[str, Any]:
         """What the manifest records (the key and the port are left out: neither changes results)."""

@@ -99,7 +99,7 @@ class GraphitiStore:
         embedder = OpenAIEmbedder(
             OpenAIEmbedderConfig(
                 api_key=endpoint.api_key,
-                base_url=endpoint.base_url,
+                base_url=endpoint.embeddings_url,
                 embedding_model=endpoint.embedding_model,
                 embedding_dim=endpoint.embedding_dims,
             )

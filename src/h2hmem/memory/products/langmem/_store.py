@@ -94,7 +94,7 @@ class LangMemStore:
         # LangChain's fields are pydantic aliases (base_url → openai_api_base): passed by name
         client: dict[str, Any] = {"base_url": endpoint.base_url, "api_key": endpoint.api_key}
         embeddings = OpenAIEmbeddings(
-            **client,
+            **{**client, "base_url": endpoint.embeddings_url},
             model=endpoint.embedding_model,
             dimensions=endpoint.embedding_dims,
             check_embedding_ctx_length=False,  # no tiktoken download: texts are sent as they are

@@ -91,7 +91,7 @@ class Mem0Store:
         self._embedder = {
             "model": endpoint.embedding_model,
             "api_key": endpoint.api_key,
-            "openai_base_url": endpoint.base_url,
+            "openai_base_url": endpoint.embeddings_url,
             "embedding_dims": endpoint.embedding_dims,
         }
         config = {
