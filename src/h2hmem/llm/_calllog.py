@@ -83,6 +83,13 @@ def tag_calls(
         _tag.reset(token)
 
 
+def current_tag() -> dict[str, Any]:
+    """The tag of the running context (a copy): ``question_ids``, ``dialogue``, ``session`` and the
+    extras given to :func:`tag_calls`, as far as they are set (``{}`` outside any tag). The model
+    gateway sends it along with calls made by code we do not own (its ``X-H2HMem-Tag`` header)."""
+    return dict(_tag.get())
+
+
 def recording() -> bool:
     """True when a sink is active in this context (the client skips building records otherwise)."""
     return _sink.get() is not None
