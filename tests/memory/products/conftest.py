@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import re
 import socket
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,6 +15,9 @@ import pytest
 from h2hmem.run import RunConfig, Selection
 from h2hmem.testing import MockOpenAIServer
 from h2hmem.testing._mock_server import last_user_text
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from mm_fakes import HashEmbedder  # noqa: E402
 
 DIALOGUE = "multi-party/dialogue3"
 """One session of 81 turns among several people, 38 questions."""
@@ -102,8 +107,8 @@ def product_mock():
 
 
 def run_config(sample_root, tmp_path, server, method: str, run_id: str = "a", **params: Any) -> RunConfig:
-    """A run of ``method`` over :data:`DIALOGUE` with the mock as answer model (and so as the
-    product's endpoint), every request cached in ``tmp_path/cache.sqlite``."""
+    """A run of ``method`` over :data:`DIALOGUE` with the mock as answer and build model (served to
+    the product through the model gateway), every request cached in ``tmp_path/cache.sqlite``."""
     return RunConfig(
         data_root=sample_root,
         split="multi-party",
@@ -119,6 +124,14 @@ def run_config(sample_root, tmp_path, server, method: str, run_id: str = "a", **
         selection=Selection(dialogues=(DIALOGUE,)),
         concurrency=4,
     )
+
+
+def run(cfg: RunConfig):
+    """``run_benchmark`` with the hashing embedder (64-d) as the run's embedder, served to the product
+    by the model gateway."""
+    from h2hmem.run import run_benchmark
+
+    return run_benchmark(cfg, embedder=HashEmbedder(), progress=False)
 
 
 def predictions(run_dir) -> list[dict[str, Any]]:

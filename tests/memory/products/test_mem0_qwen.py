@@ -35,7 +35,9 @@ def qwen_server():
         pytest.skip(f"local:qwen2.5-coder-1.5b unavailable: {e}")
     port = free_port()
     args = ["--model", str(path), "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "8192", "--verbose", "false"]
-    proc = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "llama_cpp.server", *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
     url = f"http://127.0.0.1:{port}/v1"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:

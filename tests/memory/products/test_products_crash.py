@@ -12,16 +12,15 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import predictions, run_config
-
-from h2hmem.run import run_benchmark
+from conftest import predictions, run, run_config
 
 pytest.importorskip("mem0")
 
 CHILD = """
 import sys
+from mm_fakes import HashEmbedder
 from h2hmem.run import RunConfig, run_benchmark
-run_benchmark(RunConfig.model_validate_json(sys.argv[1]), progress=False)
+run_benchmark(RunConfig.model_validate_json(sys.argv[1]), embedder=HashEmbedder(), progress=False)
 """
 
 
@@ -67,7 +66,7 @@ def test_sigkill_during_build_then_rerun(sample_root, tmp_path, product_mock):
     assert not (cfg.run_dir / "predictions.jsonl").exists() or predictions(cfg.run_dir) == []
 
     product_mock.latency_s = 0.0
-    summary = run_benchmark(cfg, progress=False)
+    summary = run(cfg)
     preds = predictions(cfg.run_dir)
     assert summary.failed == 0 and len(preds) == 38 == len({p["question_id"] for p in preds})
     manifest = json.loads((cfg.run_dir / "manifest.json").read_text())
@@ -75,7 +74,7 @@ def test_sigkill_during_build_then_rerun(sample_root, tmp_path, product_mock):
     assert json.loads(marker.read_text())["clean"] is True
 
     # the rebuilt store holds what a clean build holds: no memory from the killed build survived twice
-    clean = run_benchmark(cfg.model_copy(update={"run_id": "clean"}), progress=False)
+    clean = run(cfg.model_copy(update={"run_id": "clean", "cache_path": tmp_path / "other-cache.sqlite"}))
     assert clean.failed == 0
     store = marker.parent / "store"
     clean_store = clean.run_dir / "state" / "multi-party" / "dialogue3" / "mem0" / "store"

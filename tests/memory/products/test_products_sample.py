@@ -9,10 +9,10 @@ import json
 import math
 
 import pytest
-from conftest import DIALOGUE, predictions, run_config
+from conftest import DIALOGUE, predictions, run, run_config
 
 from h2hmem.data import load_dataset
-from h2hmem.run import run_benchmark
+from h2hmem.run import read_transcripts
 
 pytest.importorskip("mem0")
 pytest.importorskip("langmem")
@@ -39,7 +39,8 @@ def extraction_requests(server, method):
 def test_every_question_answered_with_turn_evidence(sample_root, tmp_path, product_mock, loopback_only, method):
     d = dialogue(sample_root)
     (session,) = d.present_sessions
-    summary = run_benchmark(run_config(sample_root, tmp_path, product_mock, method, **PARAMS[method]), progress=False)
+    cfg = run_config(sample_root, tmp_path, product_mock, method, **PARAMS[method])
+    summary = run(cfg)
     preds = predictions(summary.run_dir)
     assert summary.failed == 0 and len(preds) == len(d.questions) == 38
     assert all(p["answer"] == "mock-answer" for p in preds)
@@ -68,16 +69,22 @@ def test_every_question_answered_with_turn_evidence(sample_root, tmp_path, produ
         assert len(keys) <= 5 * BATCH
     # the answer prompt shows the retrieved memories (a turn's line, as the mock extracted it)
     answers = [r for r in product_mock.requests if "messages" in r and "Memory:" in r["messages"][-1]["content"]]
-    assert len(answers) == 38 and all(
-        f"({session.name}, {session.date.isoformat()})" in r["messages"][-1]["content"] for r in answers
-    )
+    shown = sum(f"({session.name}, {session.date.isoformat()})" in r["messages"][-1]["content"] for r in answers)
+    assert len(answers) == 38 and shown == len(with_evidence)
+    # the product's calls went through the gateway: in the run's transcripts, tagged, counted
+    via = [t for t in read_transcripts(summary.run_dir) if t.get("via") == "gateway"]
+    assert len([t for t in via if t.get("stage") == "memory_build"]) == 21
+    # a second run in a new directory over the same cache: no request reaches the model
+    before = product_mock.calls
+    second = run(cfg.model_copy(update={"run_id": "b"}))
+    assert second.failed == 0 and predictions(second.run_dir) and product_mock.calls == before
     assert loopback_only == []
 
 
 @pytest.mark.parametrize("method", ["mem0", "langmem"])
 def test_retrieval_only_ranks_turns_without_answer_calls(sample_root, tmp_path, product_mock, method):
     cfg = run_config(sample_root, tmp_path, product_mock, method, **PARAMS[method])
-    summary = run_benchmark(cfg.model_copy(update={"retrieval_only": True}), progress=False)
+    summary = run(cfg.model_copy(update={"retrieval_only": True}))
     preds = predictions(summary.run_dir)
     assert len(preds) == 38 and all(p["answer"] is None and p["error"] is None for p in preds)
     assert sum(bool(p["evidence"]) for p in preds) >= 30
@@ -133,14 +140,14 @@ def test_product_failure_is_recorded_then_retried(sample_root, tmp_path, product
 
     product_mock.set_script([Rule(Fault.http(400, message="bad request"), when="## New Messages")])
     cfg = run_config(sample_root, tmp_path, product_mock, "mem0", **PARAMS["mem0"])
-    summary = run_benchmark(cfg, progress=False)
+    summary = run(cfg)
     assert summary.failed == 38
     errors = {p["error"] for p in predictions(summary.run_dir)}
     assert len(errors) == 1
     (error,) = errors
     assert error.startswith("memory build failed: ") and "mem0ai 2.2.1 failed taking in session3: LLMError" in error
     product_mock.set_script(None)
-    again = run_benchmark(cfg.model_copy(update={"retry_failed": True}), progress=False)
+    again = run(cfg.model_copy(update={"retry_failed": True}))
     assert again.failed == 0 and again.answered_now == 38
 
 
@@ -163,9 +170,9 @@ def test_another_product_version_never_resumes_the_run(sample_root, tmp_path, pr
     from h2hmem.run import RunConflictError
 
     cfg = run_config(sample_root, tmp_path, product_mock, "mem0", infer=False)
-    first = run_benchmark(cfg, progress=False)
+    first = run(cfg)
     manifest = json.loads((first.run_dir / "manifest.json").read_text())
     assert manifest["identity"]["method_identity"] == {"product": "mem0ai", "version": "2.2.1"}
     monkeypatch.setattr(_adapter, "product_version", lambda dist: "2.3.0")
     with pytest.raises(RunConflictError, match="method_identity"):
-        run_benchmark(cfg, progress=False)
+        run(cfg)

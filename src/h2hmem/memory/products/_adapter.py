@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import tempfile
 import time
+from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
@@ -119,6 +120,7 @@ class ProductMemory:
         self._endpoint: Endpoint | None = None
         self._configuration: dict[str, Any] | None = None
         self._lock = asyncio.Lock()
+        self._resources = AsyncExitStack()
         self.stats: dict[str, float] = {
             "sessions_fed": 0,
             "sessions_reused": 0,
@@ -151,7 +153,7 @@ class ProductMemory:
 
     async def _ready(self) -> ProductStore:
         if self._store is None:
-            endpoint = await product_endpoint(self.ctx)
+            endpoint = await product_endpoint(self.ctx, self._resources)
             folder = self.ctx.state_dir
             if folder is None:
                 self._tmp = tempfile.TemporaryDirectory(prefix=f"h2hmem-{self.name}-")
@@ -184,6 +186,7 @@ class ProductMemory:
         async with self._lock:
             try:
                 calls = await store.add(session, records)
+                self._check()
             except Exception as e:
                 raise self._error(f"taking in {session.name}", e) from e
         self.stats["build_s"] += time.perf_counter() - t0
@@ -202,6 +205,7 @@ class ProductMemory:
         async with self._lock:
             try:
                 hits = await store.search(self._query(question), self.options.top_k)
+                self._check()
             except Exception as e:
                 raise self._error("searching its memory", e) from e
         return hits[: self.options.top_k]
@@ -241,6 +245,7 @@ class ProductMemory:
         store, self._store = self._store, None
         if store is not None:
             await asyncio.to_thread(store.close)
+        await self._resources.aclose()
         if self._tmp is not None:
             self._tmp.cleanup()
             self._tmp = None
@@ -262,6 +267,12 @@ class ProductMemory:
             "answer": "shared answer prompt (build_answer_messages) with the run's answer model",
             "stats": {k: round(v, 6) if isinstance(v, float) else v for k, v in self.stats.items()},
         }
+
+    def _check(self) -> None:
+        """Re-raise a spend-guard stop the product met as an HTTP error (outside ``except Exception``:
+        the runner stops the run instead of recording a product failure)."""
+        if self._endpoint is not None:
+            self._endpoint.check()
 
     def _error(self, doing: str, e: Exception) -> ProductError:
         return ProductError(f"{self.distribution} {self.version} failed {doing}: {type(e).__name__}: {e}")

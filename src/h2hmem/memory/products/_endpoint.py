@@ -4,8 +4,11 @@ A product makes its own HTTP calls with its own OpenAI client; it is configured 
 key and model names. :func:`product_endpoint` gives them:
 
 1. ``ctx.extras["product_endpoint"]``, an :class:`Endpoint` the caller built (tests, notebooks);
-2. otherwise the run's build model (``ctx.build_chat``, else ``ctx.chat``) when it is an
-   OpenAI-compatible backend: its own base URL, key and model name.
+2. otherwise h2hmem's model gateway (:class:`~h2hmem.gateway.ModelGateway`) on a loopback port,
+   serving the run's build model (``ctx.build_chat``, else ``ctx.chat``) and the run's text
+   embedder: every call the product makes goes through the run's request cache, retries,
+   concurrency limit, usage and cost accounting, spend guard and transcripts, and ``local:``
+   models serve products too.
 
 Products never see any other URL: their telemetry is switched off by each adapter and no default
 hosted endpoint is left configured.
@@ -13,14 +16,23 @@ hosted endpoint is left configured.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
 from typing import Any
 
+import httpx
+
+from ...gateway import ModelGateway
 from .._protocol import MemoryContext
 
 EXTRAS_KEY = "product_endpoint"
 DEFAULT_EMBEDDING_DIMS = 384
-"""Dimensions asked of the endpoint's embeddings (all-MiniLM-L6-v2's, the run's default embedder)."""
+"""Dimensions of all-MiniLM-L6-v2, the run's default embedder."""
+
+
+def _no_check() -> None:
+    return None
 
 
 @dataclass(frozen=True)
@@ -39,6 +51,14 @@ class Endpoint:
     """Length of the vectors ``/embeddings`` returns (products size their vector stores by it)."""
     embedding_base_url: str | None = None
     """Where ``/embeddings`` is served when not at ``base_url`` (a chat server without pooled embeddings)."""
+    http_client: Callable[[], httpx.Client] | None = field(default=None, compare=False)
+    """Builds the HTTP client a product's sync OpenAI client should use (the gateway's: it tags each
+    request with the dialogue, session and stage that caused it); None = the product's own."""
+    async_http_client: Callable[[], httpx.AsyncClient] | None = field(default=None, compare=False)
+    """The same for async OpenAI clients."""
+    check: Callable[[], None] = field(default=_no_check, compare=False)
+    """Called after each product operation: re-raises a stop of the run's spend guard (``--max-cost``)
+    that the product saw only as an HTTP 429."""
 
     @property
     def embeddings_url(self) -> str:
@@ -54,27 +74,31 @@ class EndpointUnavailableError(RuntimeError):
     """No OpenAI-compatible endpoint can be given to the product."""
 
 
-async def product_endpoint(ctx: MemoryContext) -> Endpoint:
-    """The endpoint the product of ``ctx``'s dialogue sends its requests to.
+async def product_endpoint(ctx: MemoryContext, stack: AsyncExitStack) -> Endpoint:
+    """The endpoint the product of ``ctx``'s dialogue sends its requests to; a gateway started for it
+    stops when ``stack`` closes.
 
     Raises:
-        EndpointUnavailableError: the run's model is not reachable over an OpenAI-compatible URL.
+        EndpointUnavailableError: the run has no text embedder to serve the product's embeddings.
+        OSError: the gateway cannot listen on a loopback port.
     """
     given = ctx.extras.get(EXTRAS_KEY)
     if isinstance(given, Endpoint):
         return given
-    model = ctx.build_chat or ctx.chat
-    backend = getattr(model, "backend", None)
-    urls = getattr(backend, "base_urls", None)
-    name = getattr(backend, "model", None)
-    if not urls or not isinstance(name, str):
+    if ctx.embedder_factory is None:
         raise EndpointUnavailableError(
-            f"the memory product needs an OpenAI-compatible endpoint; model {getattr(model, 'spec', model)!r} "
-            "has none (use an openai:… model with its base URL)"
+            "a memory product needs the run's text embedder (MemoryContext.embedder_factory)"
         )
+    model = ctx.build_chat or ctx.chat
+    embedder = ctx.embedder_factory()
+    gateway = await stack.enter_async_context(ModelGateway(model, embedder, default_stage="memory_build"))
     return Endpoint(
-        base_url=str(urls[0]),
-        api_key=str(getattr(backend, "api_key", None) or "h2hmem"),
-        chat_model=name,
-        embedding_model="text-embedding-3-small",
+        base_url=gateway.base_url,
+        api_key="h2hmem",
+        chat_model=str(getattr(model, "spec", "model")),
+        embedding_model=str(getattr(embedder, "name", "embedder")),
+        embedding_dims=int(getattr(embedder, "dim", DEFAULT_EMBEDDING_DIMS)),
+        http_client=gateway.http_client,
+        async_http_client=gateway.async_http_client,
+        check=gateway.raise_if_stopped,
     )

@@ -96,17 +96,26 @@ class GraphitiStore:
             model=endpoint.chat_model,
             small_model=endpoint.chat_model,
         )
+
+        def client(base_url: str) -> Any:  # the gateway's client tags each request; else graphiti builds its own
+            if endpoint.async_http_client is None:
+                return None
+            from openai import AsyncOpenAI
+
+            return AsyncOpenAI(api_key=endpoint.api_key, base_url=base_url, http_client=endpoint.async_http_client())
+
         embedder = OpenAIEmbedder(
-            OpenAIEmbedderConfig(
+            client=client(endpoint.embeddings_url),
+            config=OpenAIEmbedderConfig(
                 api_key=endpoint.api_key,
                 base_url=endpoint.embeddings_url,
                 embedding_model=endpoint.embedding_model,
                 embedding_dim=endpoint.embedding_dims,
-            )
+            ),
         )
         self.graphiti = Graphiti(
             graph_driver=self.driver,
-            llm_client=OpenAIGenericClient(config=llm),
+            llm_client=OpenAIGenericClient(config=llm, client=client(endpoint.base_url)),
             embedder=embedder,
             cross_encoder=OpenAIRerankerClient(config=llm),
         )

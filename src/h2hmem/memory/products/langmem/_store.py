@@ -93,6 +93,8 @@ class LangMemStore:
         self.enable_updates = enable_updates
         # LangChain's fields are pydantic aliases (base_url → openai_api_base): passed by name
         client: dict[str, Any] = {"base_url": endpoint.base_url, "api_key": endpoint.api_key}
+        if endpoint.http_client is not None and endpoint.async_http_client is not None:
+            client.update(http_client=endpoint.http_client(), http_async_client=endpoint.async_http_client())
         embeddings = OpenAIEmbeddings(
             **{**client, "base_url": endpoint.embeddings_url},
             model=endpoint.embedding_model,
