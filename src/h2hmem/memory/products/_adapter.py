@@ -208,6 +208,10 @@ class ProductMemory:
                 self._check()
             except Exception as e:
                 raise self._error("searching its memory", e) from e
+        if all(h.score is not None for h in hits):
+            # equal scores come back in any order from vector stores: break ties by text, so the same
+            # memory gives the same prompt (and a cache hit) on a rerun
+            hits = sorted(hits, key=lambda h: (-(h.score or 0.0), h.text))
         return hits[: self.options.top_k]
 
     async def retrieve_evidence(self, question: QuestionView) -> list[Evidence]:
