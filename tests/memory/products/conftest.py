@@ -67,6 +67,20 @@ def mem0_reply(body: dict[str, Any]) -> str | None:
     return json.dumps({"memory": [{"text": f"{line} (observed {m.group(2)})"} for line in lines]})
 
 
+TOOL_PROMPT = "You can call these functions:"
+"""How the model gateway asks a text model for a tool call (it emulates function calling)."""
+_TURN_LINE = re.compile(r"\s*\[[^\]]+\] [^:]+: ")
+
+
+def langmem_gateway_reply(body: dict[str, Any]) -> str | None:
+    """LangMem's extraction through the gateway: one ``Memory`` call holding the batch's first turn line."""
+    system = " ".join(str(m.get("content")) for m in body.get("messages") or [] if m.get("role") == "system")
+    if TOOL_PROMPT not in system or "- Memory:" not in system:
+        return None
+    lines = [ln.strip() for ln in last_user_text(body).splitlines() if _TURN_LINE.match(ln)]
+    return json.dumps({"name": "Memory", "arguments": {"content": lines[0] if lines else "nothing"}})
+
+
 class ProductMock(MockOpenAIServer):
     """The mock endpoint, answering mem0's JSON extraction prompt and LangMem's (unforced) tool
     calls: each new turn becomes one ``Memory`` call whose content is the turn's line."""
@@ -76,7 +90,7 @@ class ProductMock(MockOpenAIServer):
 
     @staticmethod
     def _respond(body: dict[str, Any]) -> str:
-        reply = mem0_reply(body)
+        reply = mem0_reply(body) or langmem_gateway_reply(body)
         if reply is not None:
             return reply
         return "mock-answer"
@@ -86,7 +100,7 @@ class ProductMock(MockOpenAIServer):
         names = [t["function"]["name"] for t in body.get("tools") or [] if t.get("type") == "function"]
         if "Memory" in names and payload.get("choices"):
             convo = last_user_text(body).split("Human Message", 1)[-1]
-            lines = [ln.strip() for ln in convo.splitlines() if re.match(r"\s*\[[^\]]+\] [^:]+: ", ln)]
+            lines = [ln.strip() for ln in convo.splitlines() if _TURN_LINE.match(ln)]
             calls = [
                 {
                     "id": f"call_{i}",

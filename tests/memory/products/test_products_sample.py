@@ -9,7 +9,7 @@ import json
 import math
 
 import pytest
-from conftest import DIALOGUE, predictions, run, run_config
+from conftest import DIALOGUE, TOOL_PROMPT, predictions, run, run_config
 
 from h2hmem.data import load_dataset
 from h2hmem.run import read_transcripts
@@ -32,7 +32,7 @@ def extraction_requests(server, method):
     chats = [r for r in server.requests if "messages" in r]
     if method == "mem0":
         return [r for r in chats if "## New Messages" in r["messages"][-1]["content"]]
-    return [r for r in chats if r.get("tools")]
+    return [r for r in chats if r.get("tools") or TOOL_PROMPT in json.dumps(r["messages"][0])]
 
 
 @pytest.mark.parametrize("method", ["mem0", "langmem"])
