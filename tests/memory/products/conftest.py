@@ -17,7 +17,7 @@ from h2hmem.testing import MockOpenAIServer
 from h2hmem.testing._mock_server import last_user_text
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from mm_fakes import HashEmbedder  # noqa: E402
+from mm_fakes import HashEmbedder
 
 DIALOGUE = "multi-party/dialogue3"
 """One session of 81 turns among several people, 38 questions."""
