@@ -102,7 +102,8 @@ class GraphitiStore:
                 return None
             from openai import AsyncOpenAI
 
-            return AsyncOpenAI(api_key=endpoint.api_key, base_url=base_url, http_client=endpoint.async_http_client())
+            http = endpoint.async_http_client()  # openai 3.x annotates httpx2 clients but takes httpx ones
+            return AsyncOpenAI(api_key=endpoint.api_key, base_url=base_url, http_client=http)  # type: ignore[arg-type]
 
         embedder = OpenAIEmbedder(
             client=client(endpoint.embeddings_url),

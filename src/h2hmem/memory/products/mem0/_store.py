@@ -109,14 +109,20 @@ class Mem0Store:
             "history_db_path": str(store_dir / "history.db"),
         }
         self.memory = memory_cls.from_config(config)
-        if endpoint.http_client is not None:  # the gateway's client: each request tagged with its dialogue/session
+        # the gateway's client tags each request with its dialogue/session (openai 3.x annotates httpx2
+        # clients but takes httpx ones)
+        if endpoint.http_client is not None:
             from openai import OpenAI
 
             self.memory.llm.client = OpenAI(
-                api_key=endpoint.api_key, base_url=endpoint.base_url, http_client=endpoint.http_client()
+                api_key=endpoint.api_key,
+                base_url=endpoint.base_url,
+                http_client=endpoint.http_client(),  # type: ignore[arg-type]
             )
             self.memory.embedding_model.client = OpenAI(
-                api_key=endpoint.api_key, base_url=endpoint.embeddings_url, http_client=endpoint.http_client()
+                api_key=endpoint.api_key,
+                base_url=endpoint.embeddings_url,
+                http_client=endpoint.http_client(),  # type: ignore[arg-type]
             )
 
     def configuration(self) -> dict[str, Any]:
