@@ -44,7 +44,10 @@ def import_mem0() -> Any:
     import mem0.memory.main as main
     import mem0.memory.telemetry as telemetry
 
-    telemetry.MEM0_TELEMETRY = False  # in case mem0 was imported before the variable was set
+    # in case mem0 was imported before the variable was set (main keeps its own copy of the switch,
+    # which also decides whether a shared "migrations" Qdrant store is opened in ~/.mem0)
+    telemetry.MEM0_TELEMETRY = False
+    main.MEM0_TELEMETRY = False
 
     _date_prompts(main)
     return mem0.Memory
