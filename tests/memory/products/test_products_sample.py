@@ -5,6 +5,7 @@ questions it affects, and no connection leaving the machine."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 
