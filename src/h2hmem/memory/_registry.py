@@ -19,6 +19,10 @@ BUILTIN: dict[str, str] = {
     "murag": "h2hmem.memory.murag._memory:MuRAGMemory",
     "ngm": "h2hmem.memory.ngm._memory:NGMMemory",
     "h2h": "h2hmem.memory.h2h._memory:H2HMemory",
+    # memory products, each behind its optional extra (pip install 'h2hmem[mem0]', …)
+    "mem0": "h2hmem.memory.products.mem0:Mem0Memory",
+    "langmem": "h2hmem.memory.products.langmem:LangMemMemory",
+    "graphiti": "h2hmem.memory.products.graphiti:GraphitiMemory",
 }
 ENTRY_POINT_GROUP = "h2hmem.memory"
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import logging
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -59,6 +60,8 @@ from ._fingerprint import command_line, dataset_fingerprint
 from ._progress import DialogueBars
 from ._selection import Selection
 from ._spend import BudgetExhausted, guard_models
+
+log = logging.getLogger(__name__)
 
 
 class RunConflictError(ValueError):
@@ -222,7 +225,7 @@ async def _run_locked(
     progress: bool,
 ) -> RunSummary:
     questions = select_questions(ds, config.limit, config.selection)
-    manifest = _open_manifest(store, config, ds)
+    manifest = _open_manifest(store, config, ds, method_identity(method_cls))
     with local_io(store.predictions_path):
         torn = store.repair()
     if torn:
@@ -307,7 +310,10 @@ async def _run_locked(
                 for q in qs:
                     state.record(_failed(q, config.method, f"method setup failed: {_err(e)}"))
                 return
-            await _drive(d, memory, qs, config.protocol, question_sem, state)
+            try:
+                await _drive(d, memory, qs, config.protocol, question_sem, state)
+            finally:
+                await _release(memory)
 
     with local_io(store.dir):
         store.open(transcripts=config.transcripts)
@@ -396,6 +402,17 @@ async def _run_locked(
         method_stats=manifest.method_stats,
         stopped=budget.refused if budget is not None else None,
     )
+
+
+async def _release(memory: Any) -> None:
+    """Call the memory's optional ``aclose()`` (a product adapter releases its store's files); a
+    failure there is logged, not raised: every answer is already recorded."""
+    close = getattr(memory, "aclose", None)
+    if callable(close):
+        try:
+            await close()
+        except Exception:
+            log.warning("closing the memory of a dialogue failed", exc_info=True)
 
 
 async def _drive(
@@ -661,10 +678,17 @@ def _identity_diff(recorded: Any, wanted: dict[str, Any]) -> str:
     return "; ".join(f"{k}: recorded {recorded.get(k)!r}, this run {wanted.get(k)!r}" for k in keys)
 
 
-def _open_manifest(store: RunStore, config: RunConfig, ds: Dataset) -> Manifest:
+def method_identity(method_cls: Any) -> dict[str, Any]:
+    """What the method class adds to the run's identity (its optional ``run_identity()``: a memory
+    product's distribution and version), so a run never resumes under another product version."""
+    hook = getattr(method_cls, "run_identity", None)
+    return {"method_identity": hook()} if callable(hook) else {}
+
+
+def _open_manifest(store: RunStore, config: RunConfig, ds: Dataset, extra: dict[str, Any] | None = None) -> Manifest:
     splits: list[str] = ["dyadic", "multi-party"] if config.split == "all" else [config.split]
     fingerprint = dataset_fingerprint(ds.root, splits)
-    identity = config.identity()
+    identity = {**config.identity(), **(extra or {})}
     old = store.read_manifest()
     if old is not None:
         if old.identity != identity:
