@@ -13,7 +13,7 @@ import pytest
 from conftest import DIALOGUE, TOOL_PROMPT, predictions, run, run_config
 
 from h2hmem.data import load_dataset
-from h2hmem.run import read_transcripts
+from h2hmem.records import read_transcripts
 
 if importlib.util.find_spec("mem0") is None:  # not imported here: the adapter sets its telemetry switch first
     pytest.skip("mem0ai is not installed", allow_module_level=True)
