@@ -33,16 +33,28 @@ class Versioned(Record):
     model_config = ConfigDict(serialize_by_alias=True, validate_by_name=True, validate_by_alias=True)
     KIND: ClassVar[str] = ""
     VERSION: ClassVar[int] = 1
+    OLDER: ClassVar[tuple[int, ...]] = ()
+    """Older versions this h2hmem still reads (:meth:`upgrade` turns them into the current shape)."""
+
+    @classmethod
+    def upgrade(cls, data: dict[str, Any], version: int) -> dict[str, Any]:
+        """The fields of a version-``version`` record (one of :attr:`OLDER`) in the current shape."""
+        return data
 
     @model_validator(mode="before")
     @classmethod
     def _check_schema(cls, data: Any) -> Any:
         if not isinstance(data, dict) or data.get("schema") is None and data.get("schema_") is None:
-            return data  # no tag: version 1, written before records were versioned
+            # no tag: version 1, written before records were versioned
+            return cls.upgrade(dict(data), 1) if isinstance(data, dict) and 1 in cls.OLDER else data
         tag = data.get("schema", data.get("schema_"))
         m = _TAG.match(str(tag))
         if m is None or m["kind"] != cls.KIND:
             raise RecordVersionError(f"schema {tag!r} is not a {schema_tag(cls.KIND, cls.VERSION)} record")
+        if int(m["version"]) in cls.OLDER:
+            data = cls.upgrade({k: v for k, v in data.items() if k not in ("schema", "schema_")}, int(m["version"]))
+            data["schema"] = schema_tag(cls.KIND, cls.VERSION)
+            return data
         if int(m["version"]) != cls.VERSION:
             raise RecordVersionError(
                 f"schema {tag!r}: this h2hmem reads {schema_tag(cls.KIND, cls.VERSION)} "

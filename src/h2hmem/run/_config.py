@@ -176,7 +176,7 @@ class RunConfig(BaseModel):
     captions_dir: Path | None = None
     """Extra folder with captions written by ``h2hmem caption --captions-dir``."""
     retrieval_only: bool = False
-    """Record each question's ranked evidence (``MemorySystem.retrieve_evidence``) without calling
+    """Record each question's ranked evidence (``MemoryMethod.retrieve_evidence``) without calling
     the answer model; memory is still built as usual (A-Mem's notes use the build model)."""
     # --- research workflow (issue 16): which questions ---
     selection: Selection = Field(default_factory=Selection)

@@ -31,7 +31,17 @@ from .._aio import run_sync
 from .._version import __version__
 from ..data import Dataset, Dialogue, Question, load_dataset
 from ..llm import ChatModel, GenerationConfig, Usage, record_calls, tag_calls
-from ..memory import Answer, MemoryContext, check_params, paper_prompt_hashes, prompt_hash, resolve_method
+from ..memory import (
+    Answer,
+    MemoryContext,
+    MemoryMethod,
+    MethodOptions,
+    check_fields,
+    method_options,
+    paper_prompt_hashes,
+    prompt_hash,
+    resolve_method,
+)
 from ..records import (
     BudgetEntry,
     Counts,
@@ -39,18 +49,18 @@ from ..records import (
     Invocation,
     Manifest,
     MethodDescription,
-    ModelSpecs,
     Repair,
     RunSettings,
     Timing,
 )
 from ._config import RunConfig
-from ._facts import CountedCaptions, question_fields, resolved_arguments, summed_stats
+from ._facts import CountedCaptions, run_components, run_environment, summed_stats
 from ._progress import DialogueBars
 from ._records import Prediction
 from ._selection import Selection
 from ._spend import BudgetExhausted, guard_models
 from ._store import RunStore, command_line, dataset_fingerprint, now_iso
+from ._tally import tallied, tally_question
 
 
 class RunConflictError(ValueError):
@@ -144,9 +154,9 @@ async def arun_benchmark(
 ) -> RunSummary:
     """Async form of :func:`run_benchmark` (for notebooks that already run an event loop)."""
     method_cls = resolve_method(config.method)
-    check_params(method_cls, config.method_params)
-    question_fields(method_cls)
-    if config.retrieval_only and not callable(getattr(method_cls, "retrieve_evidence", None)):
+    options = method_options(config.method, method_cls.Options, config.method_params, config.preset)
+    check_fields(method_cls.question_fields, f"{method_cls.__name__}.question_fields")
+    if config.retrieval_only and not method_cls.supports_retrieval:
         raise MethodSetupError(
             f"method {config.method!r} has no retrieve_evidence(question) method, so it cannot "
             "run with retrieval_only (--retrieval-only)"
@@ -171,6 +181,7 @@ async def arun_benchmark(
         return await _run_locked(
             config,
             method_cls,
+            options,
             ds,
             store,
             chat_model=chat_model,
@@ -182,7 +193,8 @@ async def arun_benchmark(
 
 async def _run_locked(
     config: RunConfig,
-    method_cls: Any,
+    method_cls: type[MemoryMethod[Any]],
+    options: MethodOptions,
     ds: Dataset,
     store: RunStore,
     *,
@@ -207,15 +219,11 @@ async def _run_locked(
     embed_since = copy.copy(getattr(embedder, "stats", None))  # a ready embedder's counts before this run
     captions = _caption_lookup(config)
     answer_config = GenerationConfig(temperature=config.generation.temperature, max_tokens=config.generation.max_tokens)
-    manifest.models = ModelSpecs(
-        answer=getattr(chat, "spec", config.model),
-        build=getattr(builder, "spec", None) if builder else None,
-        embedder=config.embedder,
-    )
     manifest.transcripts = store.transcripts.path.name if config.transcripts else None
-    # the runner, not the method, records how the method was built and what it was told
-    fields = question_fields(method_cls)
-    manifest.method_arguments = resolved_arguments(method_cls, config.method_params)
+    # the runner, not the method, records which code ran, with which options, on which software
+    manifest.components = run_components(config, method_cls, options, chat, builder)
+    manifest.environment = run_environment(method_cls)
+    fields = method_cls.question_fields
     manifest.question_fields = list(fields)
 
     by_dialogue: dict[str, list[Question]] = defaultdict(list)
@@ -231,24 +239,24 @@ async def _run_locked(
     question_sem = asyncio.Semaphore(config.execution.concurrency)
     dialogue_sem = asyncio.Semaphore(config.execution.dialogue_concurrency)
 
-    def build(d: Dialogue) -> Any:
+    def build(d: Dialogue) -> MemoryMethod[Any]:
         counted = state.captions.setdefault(d.id, CountedCaptions(captions(d.split, d.name)))
         state.bars.expect(d.id, sum(len(s.turns) for s in d.sessions))
         ctx = MemoryContext(
             dialogue_id=d.id,
-            chat=state.bars.wrap(chat, d.id),
-            build_chat=state.bars.wrap(builder, d.id),
+            chat=tallied(state.bars.wrap(chat, d.id)),
+            build_chat=tallied(state.bars.wrap(builder, d.id)),
             captions=counted,
             state_dir=store.dir / "state" / d.split / d.name,
             embedder_factory=embed_factory,
             answer_config=answer_config,
             preset=config.preset,
         )
-        return method_cls(ctx, **config.method_params)
+        return method_cls(ctx, options)
 
     # Parameters are the same for every dialogue: build the first memory before any work, so a
     # configuration error stops the run with one message instead of failing every question.
-    built: dict[str, Any] = {}
+    built: dict[str, MemoryMethod[Any]] = {}
     if dialogues:
         try:
             built[dialogues[0].id] = build(dialogues[0])
@@ -256,13 +264,8 @@ async def _run_locked(
             raise MethodSetupError(
                 f"cannot build method {config.method!r} with parameters {config.method_params or '{}'}: {_err(e)}"
             ) from e
-    manifest.preset = config.preset
     if dialogues:
         state.describe(dialogues[0].id, built[dialogues[0].id])
-        first = state.descriptions.get(dialogues[0].id)
-        if first is not None and first.options is not None:
-            manifest.options = first.options  # every preset option's resolved value
-            manifest.method_arguments = {**manifest.method_arguments, **first.options}
     store.write_manifest(manifest)
 
     async def run_dialogue(d: Dialogue) -> None:
@@ -274,7 +277,10 @@ async def _run_locked(
                 for q in qs:
                     state.record(_failed(q, config.method, f"method setup failed: {_err(e)}"))
                 return
-            await _drive(d, memory, qs, config.protocol, question_sem, state)
+            try:
+                await _drive(d, memory, qs, config.protocol, question_sem, state)
+            finally:
+                await memory.aclose()
 
     store.open(transcripts=config.transcripts)
     if store.transcripts.torn_bytes_removed:
@@ -312,8 +318,6 @@ async def _run_locked(
         state.method_facts(manifest, [d.id for d in ds.dialogues])
         manifest.finished_at = now_iso()
         manifest.status = "complete" if len(final) >= len(questions) else "incomplete"
-        if "options" in manifest.method_description.model_fields_set:
-            manifest.options = manifest.method_description.options
         manifest.usage = usage
         manifest.counts = Counts(
             questions=len(questions),
@@ -349,7 +353,12 @@ async def _run_locked(
 
 
 async def _drive(
-    d: Dialogue, memory: Any, qs: list[Question], protocol: str, sem: asyncio.Semaphore, state: _RunState
+    d: Dialogue,
+    memory: MemoryMethod[Any],
+    qs: list[Question],
+    protocol: str,
+    sem: asyncio.Semaphore,
+    state: _RunState,
 ) -> None:
     async def ask(batch: list[Question]) -> None:
         async def one(q: Question) -> None:
@@ -386,7 +395,7 @@ async def _drive(
     state.describe(d.id, memory)  # and at the end (stats gathered while answering)
 
 
-async def _answer(memory: Any, q: Question, state: _RunState) -> Prediction:
+async def _answer(memory: MemoryMethod[Any], q: Question, state: _RunState) -> Prediction:
     method = state.method
     t0 = time.perf_counter()
     try:
@@ -395,7 +404,10 @@ async def _answer(memory: Any, q: Question, state: _RunState) -> Prediction:
         view = state.captions[f"{q.split}/{q.dialogue}"].view(q, state.image_dir, state.fields)
         state.asked[view.key] = q
         try:
-            with tag_calls(question_ids=[q.id], dialogue=f"{q.split}/{q.dialogue}", session=q.session):
+            with (
+                tag_calls(question_ids=[q.id], dialogue=f"{q.split}/{q.dialogue}", session=q.session),
+                tally_question() as tally,
+            ):
                 if state.retrieval_only:
                     evidence = list(await memory.retrieve_evidence(view))
                 else:
@@ -427,8 +439,8 @@ async def _answer(memory: Any, q: Question, state: _RunState) -> Prediction:
         answer=ans.text,
         evidence=ans.evidence,
         latency_s=round(time.perf_counter() - t0, 4),
-        usage=ans.usage,
-        cached=ans.cached,
+        usage=tally.usage,
+        cached=tally.cached,
         method=method,
         details=details,
     )
@@ -523,10 +535,8 @@ class _RunState:
         self.build_s += seconds
         self.sessions_observed += not absent
 
-    def describe(self, dialogue_id: str, memory: Any) -> None:
-        """Read ``memory.describe()`` (if any) for the manifest; a failing describe() is recorded, not raised."""
-        if not hasattr(memory, "describe"):
-            return
+    def describe(self, dialogue_id: str, memory: MemoryMethod[Any]) -> None:
+        """Read ``memory.describe()`` for the manifest; a failing describe() is recorded, not raised."""
         try:
             self.descriptions[dialogue_id] = MethodDescription.model_validate(dict(memory.describe()))
         except Exception as e:

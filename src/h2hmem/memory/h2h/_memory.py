@@ -32,8 +32,12 @@ import time
 from typing import Any, ClassVar
 
 import numpy as np
+from pydantic import Field
 
+from ... import defaults
 from ...data import MainCategory, Session, TaskType
+from .._method import MemoryMethod
+from .._options import MethodOptions, TopK
 from .._prompt import build_answer_messages
 from .._protocol import Answer, Evidence, MemoryContext
 from .._render import render_turn, session_header
@@ -45,8 +49,6 @@ from ._query import claim_sides, search_text, sentence_queries, sub_queries
 from ._time import TimeRefs, matching_sessions, time_refs
 
 _PICTURE = re.compile(r"\b(?:picture|image|photo|pic|screenshot)s?\b", re.I)
-TOP_K = 5
-"""Turns retrieved per question (the baselines' published top-k)."""
 WINDOW = 1
 """Neighbouring turns shown on each side of a retrieved turn in the answer context."""
 IMAGE_FOLLOWERS = 2
@@ -58,53 +60,85 @@ ABSTAIN_THRESHOLD = 0.35
 """Best question–turn cosine (MiniLM) below which memory is taken to hold nothing relevant."""
 
 
-class H2HMemory:
+class H2HOptions(MethodOptions):
+    """Options of ``h2h`` (``docs/h2h-memory.md``); the switches turn one component off (the ablation)."""
+
+    top_k: TopK = defaults.TOP_K
+    window: int = Field(WINDOW, ge=0, description="neighbours on each side shown with a retrieved turn (0 = alone)")
+    image_followers: int = Field(IMAGE_FOLLOWERS, ge=0, description="turns after an image linked to it")
+    abstain_threshold: float = Field(
+        ABSTAIN_THRESHOLD, description="best question-turn cosine below which memory is taken to hold nothing"
+    )
+    session_cap: int = Field(
+        SESSION_CAP, ge=0, description="most turns from one session in the top-k when no time anchor matched (0 = none)"
+    )
+    bm25: bool = Field(True, description="the BM25 part of the hybrid score")
+    context: bool = Field(True, description="the dense score of a turn's window")
+    speakers: bool = Field(True, description="speaker and addressee boosts")
+    time_anchors: bool = Field(True, description="session, date and round anchors")
+    session_prior: bool = Field(
+        False, description="the session prior (off: it lowered turn recall and session hit@5 on the sample)"
+    )
+    decompose: bool = Field(True, description="per-event sub-queries merged round-robin")
+    clean_query: bool = Field(True, description="task-aware query cleaning")
+    recency: bool = Field(True, description="the later-session boost of KR questions")
+    pictures: bool = Field(True, description="the image-turn boost of questions about pictures")
+    both_sides: bool = Field(True, description="CD questions: search each side of the claim")
+    revisions: bool = Field(
+        True, description="KR questions: a sentence without its own time anchor joins the one before it"
+    )
+
+
+class H2HMemory(MemoryMethod[H2HOptions]):
     """Speaker-, time- and image-aware hybrid turn memory.
 
     Args:
         ctx: run context (answer model, captions, shared text embedder).
-        top_k: turns retrieved (ranked evidence).
-        window: neighbours on each side shown with a retrieved turn (0 = the turn alone).
-        image_followers: turns after an image linked to it.
-        abstain_threshold: abstention signal threshold (see module docstring).
-        session_cap: most turns from one session in the top-k when no time anchor matched (0 = none).
-        bm25, context, speakers, time_anchors, decompose, clean_query, recency, pictures: switch
-            one component off (the ablation in ``docs/h2h-memory.md``).
-        both_sides: CD questions: search each side of the claim (:func:`~._query.claim_sides`).
-        revisions: KR questions: a sentence without its own time anchor joins the one before it.
-        session_prior: add the session prior (off by default: it lowered both turn recall and
-            session hit@5 on the sample, see the ablation).
+        options: :class:`H2HOptions` (``None`` = from ``params`` under ``ctx.preset``).
     """
 
     name: ClassVar[str] = "h2h"
+    Options = H2HOptions
     modality: ClassVar[str] = "caption"
 
-    def __init__(
-        self,
-        ctx: MemoryContext,
-        top_k: int = TOP_K,
-        window: int = WINDOW,
-        image_followers: int = IMAGE_FOLLOWERS,
-        abstain_threshold: float = ABSTAIN_THRESHOLD,
-        bm25: bool = True,
-        context: bool = True,
-        speakers: bool = True,
-        time_anchors: bool = True,
-        session_prior: bool = False,
-        decompose: bool = True,
-        clean_query: bool = True,
-        recency: bool = True,
-        pictures: bool = True,
-        both_sides: bool = True,
-        revisions: bool = True,
-        session_cap: int = SESSION_CAP,
-    ):
+    def __init__(self, ctx: MemoryContext, options: H2HOptions | None = None, **params: Any):
+        super().__init__(ctx, options, **params)
+        o = self.options
+        top_k, window, image_followers, abstain_threshold, session_cap = (
+            o.top_k,
+            o.window,
+            o.image_followers,
+            o.abstain_threshold,
+            o.session_cap,
+        )
+        (
+            bm25,
+            context,
+            speakers,
+            time_anchors,
+            session_prior,
+            decompose,
+            clean_query,
+            recency,
+            pictures,
+            both_sides,
+            revisions,
+        ) = (
+            o.bm25,
+            o.context,
+            o.speakers,
+            o.time_anchors,
+            o.session_prior,
+            o.decompose,
+            o.clean_query,
+            o.recency,
+            o.pictures,
+            o.both_sides,
+            o.revisions,
+        )
         if ctx.embedder_factory is None:
             raise ValueError("h2h needs a text embedder (MemoryContext.embedder_factory)")
-        if top_k < 1 or window < 0 or image_followers < 0 or session_cap < 0:
-            raise ValueError("h2h: top_k must be >= 1, window, image_followers and session_cap >= 0")
         self.session_cap = session_cap
-        self.ctx = ctx
         self.top_k, self.window, self.image_followers = top_k, window, image_followers
         self.abstain_threshold = abstain_threshold
         self.switches = {
@@ -146,13 +180,7 @@ class H2HMemory:
         return {
             "method": self.name,
             "modality": self.modality,
-            "top_k": self.top_k,
-            "window": self.window,
-            "image_followers": self.image_followers,
-            "session_cap": self.session_cap,
-            "abstain_threshold": self.abstain_threshold,
             "weights": self.weights.__dict__,
-            "components": self.switches,
             "embedder": getattr(self.embedder, "name", "?"),
             "images": "captions (never file names in queries); image turns linked to the turns discussing them",
         }
@@ -376,8 +404,6 @@ class H2HMemory:
         return Answer(
             text=result.text.strip(),
             evidence=evidence,
-            usage=result.usage,
-            cached=result.cached,
             details={
                 **facts,
                 "retrieved": len(hits),
