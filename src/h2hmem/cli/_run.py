@@ -83,7 +83,13 @@ def run_cmd(
     ),
     build_model: str | None = typer.Option(None, help="Separate memory-construction model (A-Mem notes)."),
     embedder: str = typer.Option(defaults.EMBEDDER, help="Text embedder: minilm or openai:<model>."),
-    top_k: int | None = typer.Option(None, "--top-k", min=1, help="Retrieved units per question (published: 5)."),
+    top_k: int | None = typer.Option(
+        None,
+        "--top-k",
+        min=1,
+        help="Same as --param top_k=N: memory units retrieved per question (default 5), for every method with "
+        "a top_k option (h2hmem methods list).",
+    ),
     param: list[str] | None = typer.Option(
         None, "--param", help="Method parameter or preset option KEY=VALUE (repeatable), e.g. truncation=recent."
     ),
