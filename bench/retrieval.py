@@ -324,7 +324,7 @@ def main(argv: list[str] | None = None) -> None:
         )
         answers = args.out / "runs" / "h2h-answers"
         manifest = json.loads((answers / "manifest.json").read_text(encoding="utf-8"))
-        rows["abstain"] = abstention(answers, float(manifest["method_arguments"]["abstain_threshold"]))
+        rows["abstain"] = abstention(answers, float(manifest["components"]["memory"]["options"]["abstain_threshold"]))
         print(json.dumps(rows["abstain"], indent=1))
     (args.out / "retrieval.md").write_text(md + "\n", encoding="utf-8")
     (args.out / "retrieval.json").write_text(json.dumps(rows, indent=1), encoding="utf-8")

@@ -33,9 +33,10 @@ def test_full_text_answers_every_question_once(sample_root, tmp_path):
     assert m["counts"]["recorded"] == 152 and m["status"] == "complete"
     assert m["prompt_hashes"]["answer"] and m["prompt_hashes"]["paper/full_text"]
     # default preset paper: every resolved option recorded (head truncation at 4,096 cl100k tokens)
-    assert m["preset"] == "paper" and m["identity"]["preset"] == "paper"
-    assert m["options"]["truncation"] == "head" and m["options"]["max_context_tokens"] == 4096
-    assert m["options"] == m["method_description"]["options"] and m["options"]["top_p"] == 0.9
+    assert m["config"]["preset"] == "paper" and m["identity"]["preset"] == "paper"
+    options = m["components"]["memory"]["options"]
+    assert options["truncation"] == "head" and options["max_context_tokens"] == 4096 and options["top_p"] == 0.9
+    assert "options" not in m["method_description"]
     assert m["usage"]["answer"]["calls"] == 152
     assert m["timing"]["sessions_observed"] == 6 and m["timing"]["memory_build_s"] >= 0
     # questions about absent sessions are still answered, with the memory that exists
