@@ -61,7 +61,7 @@ def test_registered_and_describes_itself():
     assert resolve_method("h2h") is H2HMemory
     mem, _ = _memory()
     d = mem.describe()
-    assert d["components"]["speakers"] and d["top_k"] == 5 and d["weights"]["bm25"] == 0.30
+    assert mem.options.speakers and mem.options.top_k == 5 and d["weights"]["bm25"] == 0.30
     with pytest.raises(ValueError, match="top_k"):
         H2HMemory(MemoryContext(dialogue_id="x", chat=recording_chat(), embedder_factory=HashEmbedder), top_k=0)
 
