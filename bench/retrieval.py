@@ -117,8 +117,8 @@ def run_method(
         out_dir=out,
         run_id=run_id,
         retrieval_only=retrieval_only,
-        model="fake:none",
-        use_cache=False,
+        models={"model": "fake:none"},
+        execution={"use_cache": False},
         preset=preset,
     )
     chat = FallbackNoteChat() if retrieval_only else FixedAnswerChat()

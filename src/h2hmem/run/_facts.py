@@ -66,10 +66,10 @@ def run_components(
     values = options.values()
     values.pop("preset", None)
     out = {"memory": component_spec("memory", config.method, method_cls, values)}
-    out["answer_model"] = component_spec("answer_model", str(getattr(chat, "spec", config.model)))
+    out["answer_model"] = component_spec("answer_model", str(getattr(chat, "spec", config.models.model)))
     if builder is not None:
-        out["build_model"] = component_spec("build_model", str(getattr(builder, "spec", config.build_model)))
-    out["embedder"] = component_spec("embedder", config.embedder)
+        out["build_model"] = component_spec("build_model", str(getattr(builder, "spec", config.models.build_model)))
+    out["embedder"] = component_spec("embedder", config.models.embedder)
     return out
 
 

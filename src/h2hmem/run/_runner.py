@@ -164,7 +164,7 @@ async def arun_benchmark(
     from ..embed import parse_embedder_spec
 
     if embedder is None:  # a ready embedder object needs no spec (tests, notebooks, the benchmarks)
-        parse_embedder_spec(config.embedder)
+        parse_embedder_spec(config.models.embedder)
     if config.captions_dir is not None and not Path(config.captions_dir).is_dir():  # noqa: ASYNC240 — once per run
         raise FileNotFoundError(
             f"captions folder {config.captions_dir} does not exist (write it with "
@@ -209,17 +209,19 @@ async def _run_locked(
     if torn:
         manifest.repairs.append(Repair(at=now_iso(), torn_bytes_removed=torn))
     recorded = {p.question_id: p for p in store.predictions()}
-    pending = [q for q in questions if q.id not in recorded or (config.retry_failed and recorded[q.id].failed)]
+    pending = [
+        q for q in questions if q.id not in recorded or (config.execution.retry_failed and recorded[q.id].failed)
+    ]
     skipped = len(questions) - len(pending)
 
-    chat = chat_model or _load_chat(config, config.model)
-    builder = build_model or (_load_chat(config, config.build_model) if config.build_model else None)
-    budget, (chat, builder) = guard_models(config.max_cost_usd, config.prices, chat, builder)
+    chat = chat_model or _load_chat(config, config.models.model)
+    builder = build_model or (_load_chat(config, config.models.build_model) if config.models.build_model else None)
+    budget, (chat, builder) = guard_models(config.execution.max_cost_usd, config.execution.prices, chat, builder)
     embed_factory = _shared(lambda: embedder if embedder is not None else _load_embedder(config))
     embed_since = copy.copy(getattr(embedder, "stats", None))  # a ready embedder's counts before this run
     captions = _caption_lookup(config)
     answer_config = GenerationConfig(temperature=config.generation.temperature, max_tokens=config.generation.max_tokens)
-    manifest.transcripts = store.transcripts.path.name if config.transcripts else None
+    manifest.transcripts = store.transcripts.path.name if config.execution.transcripts else None
     # the runner, not the method, records which code ran, with which options, on which software
     manifest.components = run_components(config, method_cls, options, chat, builder)
     manifest.environment = run_environment(method_cls)
@@ -282,13 +284,13 @@ async def _run_locked(
             finally:
                 await memory.aclose()
 
-    store.open(transcripts=config.transcripts)
+    store.open(transcripts=config.execution.transcripts)
     if store.transcripts.torn_bytes_removed:
         manifest.repairs.append(Repair(at=now_iso(), transcript_bytes_removed=store.transcripts.torn_bytes_removed))
     state.start(total=len(pending), progress=progress, label=f"{config.method} · {config.split}")
     try:
         with (
-            record_calls(store.transcripts.write if config.transcripts else None),
+            record_calls(store.transcripts.write if config.execution.transcripts else None),
             tag_calls(invocation=manifest.resumes),
         ):
             # return_exceptions: a budget stop in one dialogue lets the others finish their calls in flight
@@ -592,7 +594,7 @@ def _open_manifest(store: RunStore, config: RunConfig, ds: Dataset) -> Manifest:
             )
         old.resumes += 1
         old.invocations.append(
-            Invocation(started_at=now_iso(), command=command_line(), retry_failed=config.retry_failed)
+            Invocation(started_at=now_iso(), command=command_line(), retry_failed=config.execution.retry_failed)
         )
         return old
     return Manifest(
@@ -600,11 +602,13 @@ def _open_manifest(store: RunStore, config: RunConfig, ds: Dataset) -> Manifest:
         version=__version__,
         command=command_line(),
         started_at=now_iso(),
-        invocations=[Invocation(started_at=now_iso(), command=command_line(), retry_failed=config.retry_failed)],
+        invocations=[
+            Invocation(started_at=now_iso(), command=command_line(), retry_failed=config.execution.retry_failed)
+        ],
         config=RunSettings.model_validate(config.recorded()),
         identity=identity,
         method=config.method,
-        model=config.model,
+        model=config.models.model,
         protocol=config.protocol,
         split=config.split,
         data_root=str(ds.root),
