@@ -126,7 +126,7 @@ def test_store_repair_keeps_complete_record_without_newline(tmp_path):
 
 def test_unknown_method_parameter_refused_before_any_work(sample_root, tmp_path):
     cfg = _config(sample_root, tmp_path, method_params={"top_k": 3})  # full-text has no top-k
-    with pytest.raises(ValueError, match="takes no parameter top_k; its parameters: context_tokens"):
+    with pytest.raises(ValueError, match="'full-text' has no option top_k; its options: layout, prompt, truncation"):
         run_benchmark(cfg, chat_model=fake_chat(), progress=False)
     assert not (cfg.run_dir / "predictions.jsonl").exists()
 
@@ -154,7 +154,7 @@ def test_bad_parameter_value_stops_the_run_before_any_work(sample_root, tmp_path
     from h2hmem.run import MethodSetupError
 
     cfg = _config(sample_root, tmp_path, method="naive-rag", method_params={"top_k": 0})
-    with pytest.raises(MethodSetupError, match="cannot build method 'naive-rag'.*top_k must be at least 1"):
+    with pytest.raises(MethodSetupError, match="method 'naive-rag' option top_k: expected int >= 1, got 0"):
         run_benchmark(cfg, chat_model=fake_chat(), embedder=object(), progress=False)
     assert not (cfg.run_dir / "predictions.jsonl").exists() and not (cfg.run_dir / "manifest.json").exists()
 

@@ -36,6 +36,7 @@ from ..memory import (
     MemoryContext,
     MemoryMethod,
     MethodOptions,
+    MethodOptionsError,
     check_fields,
     method_options,
     paper_prompt_hashes,
@@ -69,7 +70,8 @@ class RunConflictError(ValueError):
 
 
 class MethodSetupError(ValueError):
-    """The method cannot be built with the given parameters (nothing was run)."""
+    """The method cannot be built with the given parameters (nothing was run): an option the method's
+    ``Options`` model refuses (the message names it and what it accepts), or its constructor failed."""
 
 
 class RunSummary(BaseModel):
@@ -115,6 +117,8 @@ def run_benchmark(
         DatasetError: the dataset has errors (every one named).
         RunConflictError: the run directory belongs to a run with other settings.
         UnknownMethodError: unknown method name or plugin spec.
+        MethodSetupError: an option the method's ``Options`` model refuses (named, with what it accepts), or
+            ``retrieval_only`` for a method without ``retrieve_evidence``, or its constructor failed.
         FileNotFoundError: ``config.captions_dir`` is set but is not a folder.
         InRunningLoopError: called inside a running event loop (Jupyter): use :func:`arun_benchmark`.
     """
@@ -154,7 +158,10 @@ async def arun_benchmark(
 ) -> RunSummary:
     """Async form of :func:`run_benchmark` (for notebooks that already run an event loop)."""
     method_cls = resolve_method(config.method)
-    options = method_options(config.method, method_cls.Options, config.method_params, config.preset)
+    try:
+        options = method_options(config.method, method_cls.Options, config.method_params, config.preset)
+    except MethodOptionsError as e:  # names the option and what it accepts
+        raise MethodSetupError(str(e)) from e
     check_fields(method_cls.question_fields, f"{method_cls.__name__}.question_fields")
     if config.retrieval_only and not method_cls.supports_retrieval:
         raise MethodSetupError(
