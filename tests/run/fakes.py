@@ -100,3 +100,22 @@ class SnoopMemory(MemoryMethod):
                 SnoopMemory.image_bytes.append(img.read_bytes())
         SnoopMemory.received.extend(got)
         return Answer(text="ok")
+
+
+class TwoCallMemory(MemoryMethod):
+    """Two answer-model calls per question (a draft, then the answer) and one build call per session:
+    the runner must add up both answer calls for the question, and none of the build calls."""
+
+    name: ClassVar[str] = "two-calls"
+
+    async def observe(self, session) -> None:
+        from h2hmem.llm import Message
+
+        await self.ctx.chat.chat([Message(role="user", content="summarise " + session.name)], stage="memory_build")
+
+    async def answer(self, question) -> Answer:
+        from h2hmem.memory import build_answer_messages
+
+        draft = await self.ctx.chat.chat(build_answer_messages(question, "draft"), self.ctx.answer_config)
+        final = await self.ctx.chat.chat(build_answer_messages(question, draft.text), self.ctx.answer_config)
+        return Answer(text=final.text)

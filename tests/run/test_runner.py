@@ -163,3 +163,21 @@ def test_unknown_embedder_refused_up_front(sample_root, tmp_path):
     cfg = _config(sample_root, tmp_path, method="naive-rag", embedder="bogus")
     with pytest.raises(ValueError, match="unknown embedder spec 'bogus'"):
         run_benchmark(cfg, chat_model=fake_chat(), progress=False)
+
+
+def test_runner_tallies_each_questions_calls_itself(sample_root, tmp_path):
+    # the Answer carries no usage: the runner adds up the calls made while the question was answered
+    chat = fake_chat()
+    cfg = _config(sample_root, tmp_path, method="fakes:TwoCallMemory", limit=3)
+    summary = run_benchmark(cfg, chat_model=chat, progress=False)
+    preds = read_predictions(summary.run_dir)
+    answer_calls = [r for r in chat.requests if r.stage == "answer"]
+    assert len(preds) == 3 and len(answer_calls) == 6
+    for p in preds:
+        mine = [r for r in answer_calls if r.question and p.question.startswith(r.question)]
+        assert len(mine) == 2  # draft and answer; no build call is charged to a question
+        assert p.usage.calls == 2 and p.usage.completion_tokens == 2 * 3
+        assert p.usage.prompt_tokens == sum(len(r.user_text) // 4 for r in mine)
+        assert p.cached is False
+    m = json.loads((summary.run_dir / "manifest.json").read_text())
+    assert m["usage"]["answer"]["calls"] == 6 and m["usage"]["memory_build"]["calls"] >= 1
