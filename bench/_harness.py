@@ -17,10 +17,12 @@ def harness_step(spec: dict[str, Any]) -> dict[str, Any]:
     """One ``arun_benchmark`` call (what ``run_benchmark`` runs). ``spec``: data_root, method, concurrency, limit, base_url,
     embedder ("hashed"/"hashed-cached"/"minilm"), out_dir, run_id, cache_path (None = no cache),
     embedding_cache (None = memory only), wipe (subset of ["run", "cache", "embeddings"]: delete
-    the run dir / the request cache / the embedding cache first), transcripts (default true).
+    the run dir / the request cache / the embedding cache first), transcripts (default true),
+    preset (default "paper").
 
     Returns wall time of the ``run_benchmark`` call (dataset load, memory build, answers,
-    recording), CPU seconds of this process in it, the run summary's counts and tokens, and the
+    recording), CPU seconds of this process in it, the CPU seconds of the method's retrieval step in it
+    (:class:`_RetrievalCPU`; None for a method without one), the run summary's counts and tokens, and the
     manifest's embedding counts (``embed_*``) when the embedder keeps them.
     """
     from h2hmem.llm import load_chat_model
@@ -41,6 +43,7 @@ def harness_step(spec: dict[str, Any]) -> dict[str, Any]:
     config = RunConfig(
         data_root=spec["data_root"],
         method=spec["method"],
+        preset=spec.get("preset", "paper"),
         models={"model": MOCK_MODEL, "base_url": [spec["base_url"]], "embedder": f"bench-{spec['embedder']}"},
         out_dir=out_dir,
         run_id=run_id,
@@ -74,7 +77,9 @@ def harness_step(spec: dict[str, Any]) -> dict[str, Any]:
         finally:
             await chat.aclose()  # the runner closes only models it built itself
 
-    summary, wall, cpu = asyncio.run(run())
+    retrieval = _RetrievalCPU(spec["method"])
+    with retrieval:
+        summary, wall, cpu = asyncio.run(run())
     answer = summary.usage.get("answer")
     manifest = json.loads((Path(summary.run_dir) / "manifest.json").read_text(encoding="utf-8"))
     embedding = {
@@ -86,6 +91,7 @@ def harness_step(spec: dict[str, Any]) -> dict[str, Any]:
         **embedding,
         "wall_s": round(wall, 3),
         "cpu_s": round(cpu, 3),
+        "retrieval_s": round(retrieval.cpu_s, 3) if retrieval.wrapped else None,
         "embedder_load_s": round(embedder_load_s, 3),
         "questions": summary.questions,
         "answered": summary.answered_now,
@@ -97,3 +103,55 @@ def harness_step(spec: dict[str, Any]) -> dict[str, Any]:
         "completion_tokens": answer.completion_tokens if answer else 0,
         "run_dir": str(summary.run_dir),
     }
+
+
+RETRIEVAL_STEPS = {
+    "naive-rag": ("h2hmem.memory.naive_rag._memory", "NaiveRAGMemory", "_hits"),
+    "h2h": ("h2hmem.memory.h2h._memory", "H2HMemory", "_ranked"),
+}
+"""Method → (module, class, coroutine method) of its retrieval step: query embedding, scoring, top-k."""
+
+
+class _RetrievalCPU:
+    """While active, adds the process CPU time spent inside the method's retrieval coroutine to
+    ``cpu_s``. Exact with the bench's embedders: the hashed stand-in never suspends, so the coroutine
+    runs from start to end without another task in between (a suspending embedder would add the
+    CPU of the tasks run meanwhile). ``wrapped`` is False for a method without a retrieval step
+    (full-text) or whose step is not found under its known name."""
+
+    def __init__(self, method: str):
+        self.cpu_s = 0.0
+        self.wrapped = False
+        self._target: tuple[Any, str, Any] | None = None
+        where = RETRIEVAL_STEPS.get(method)
+        if where is None:
+            return
+        import importlib
+
+        cls = getattr(importlib.import_module(where[0]), where[1], None)
+        original = getattr(cls, where[2], None)
+        if cls is None or original is None:
+            return
+        self._target = (cls, where[2], original)
+
+    def __enter__(self) -> _RetrievalCPU:
+        if self._target is None:
+            return self
+        cls, name, original = self._target
+        meter = self
+
+        async def timed(*args: Any, **kwargs: Any) -> Any:
+            cpu0 = time.process_time()
+            try:
+                return await original(*args, **kwargs)
+            finally:
+                meter.cpu_s += time.process_time() - cpu0
+
+        setattr(cls, name, timed)
+        self.wrapped = True
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._target is not None and self.wrapped:
+            cls, name, original = self._target
+            setattr(cls, name, original)

@@ -9,7 +9,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from . import embed, index, run, scale, score, transcripts, warm
+from . import cpu, embed, index, run, scale, score, transcripts, warm
 from ._core import Bench, Workload, WorkloadResult, fmt, now_iso
 from ._profile import Profile
 
@@ -21,6 +21,7 @@ WORKLOADS: dict[str, Workload] = {
     "score": score.measure,
     "scale": scale.measure,
     "transcripts": transcripts.measure,
+    "cpu": cpu.measure,
 }
 """Name → function, in the order ``all`` runs them."""
 

@@ -52,6 +52,7 @@ def harness_row(
     cache_name: str | None = None,
     transcripts: bool = True,
     embedding_cache: str | None = None,
+    preset: str = "paper",
 ) -> dict[str, Any]:
     """Run the harness once (child process) and return a table row with the bound and its ratio.
 
@@ -60,7 +61,9 @@ def harness_row(
     The bound is calls·L/C with calls = chat requests the mock server received in this step.
     """
     scale = root.name
-    run_id = run_id or f"{scale}-{method}-c{concurrency}-{embedder}-{limit or 'all'}"
+    run_id = run_id or f"{scale}-{method}-c{concurrency}-{embedder}-{limit or 'all'}" + (
+        "" if preset == "paper" else f"-{preset}"
+    )
     work = b.work_dir("runs")
     spec = {
         "data_root": str(root),
@@ -75,8 +78,9 @@ def harness_row(
         "wipe": list(wipe),
         "transcripts": transcripts,
         "embedding_cache": embedding_cache,
+        "preset": preset,
     }
-    key = f"harness|{run_id}|{concurrency}|{limit}|{embedder}|{tag}|{wipe}|{transcripts}"
+    key = f"harness|{run_id}|{concurrency}|{limit}|{embedder}|{tag}|{wipe}|{transcripts}|{preset}"
     srv.reset()
     res = b.step(
         f"{method} C={concurrency} {tag} ({embedder}, {limit or 'all'} q)", "bench._harness:harness_step", spec, key=key

@@ -14,6 +14,7 @@ from ._version import __version__
 
 _LAZY: dict[str, str] = {
     "InRunningLoopError": "h2hmem._aio",
+    "LocalIOError": "h2hmem._localio",
     "RunConfig": "h2hmem.run",
     "run_benchmark": "h2hmem.run",
     "arun_benchmark": "h2hmem.run",

@@ -1,6 +1,6 @@
 """Protocol data files: official prompt and rubric strings kept verbatim as package data.
 
-The ``paper`` preset sends the official scripts' own strings (``shared/spec/protocol-fidelity.md``).
+The ``paper`` preset sends the official scripts' own strings (``docs/protocol.md``).
 Each string lives in a ``.txt`` file beside the module that uses it, in this form::
 
     # source: varib1/H2HMEM <path> @ <commit>

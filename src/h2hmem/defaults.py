@@ -7,7 +7,7 @@ here, so a default is changed in one place. Values that are protocol data of the
 presets' named choices stay in each stage's preset table (:mod:`h2hmem.presets`).
 
 This module sits in the bottom layer (no h2hmem imports), beside :mod:`h2hmem.presets`.
-Sources: ``shared/spec/baselines.md`` (answer settings, caption model), ``shared/spec/metrics.md``
+Sources: ``docs/baselines.md`` (answer settings, caption model), ``docs/metric-definitions.md``
 §2–3 (judge, bootstrap).
 """
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Final
 
-# --- answer generation (spec/baselines.md: the paper's answer call) ---
+# --- answer generation (docs/baselines.md: the paper's answer call) ---
 ANSWER_TEMPERATURE: Final = 0.1
 """Answer sampling temperature (published: 0.1)."""
 ANSWER_MAX_TOKENS: Final = 1024
@@ -52,7 +52,7 @@ TIMEOUT_S: Final = 120.0
 MAX_RETRIES: Final = 5
 """Retries of a failed model call (429, 5xx, timeouts, broken replies)."""
 
-# --- judge and statistics (spec/metrics.md) ---
+# --- judge and statistics (docs/metric-definitions.md) ---
 JUDGE_MODEL: Final = "openai:gpt-4o-mini"
 """The official judge model."""
 JUDGE_TEMPERATURE: Final = 0.0
@@ -60,7 +60,7 @@ JUDGE_TEMPERATURE: Final = 0.0
 N_BOOT: Final = 1000
 """Bootstrap resamples for the 95% confidence intervals (spec §3: at least 1,000)."""
 
-# --- captions (spec/baselines.md; official caption/gpt_4o_caption.py) ---
+# --- captions (docs/baselines.md; official caption/gpt_4o_caption.py) ---
 CAPTION_MODEL: Final = "openai:gpt-4o"
 """The paper captioned every image with GPT-4o."""
 CAPTION_MAX_TOKENS: Final = 256

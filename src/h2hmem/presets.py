@@ -1,7 +1,7 @@
 """Protocol presets: ``paper`` (default) and ``harmonized``.
 
 ``paper`` behaves as the newest official H2HMem scripts do, choice for choice, so published numbers
-can be reproduced (``shared/spec/protocol-fidelity.md``); ``harmonized`` is the corrected protocol that
+can be reproduced (``docs/protocol.md``); ``harmonized`` is the corrected protocol that
 compares memories on equal terms (one shared answer prompt, no head truncation, strict judge levels).
 Each stage (run, caption, judge) resolves a preset into named options of its own and records the
 resolved values in its manifest; this module owns only the preset names and the default.

@@ -129,3 +129,28 @@ def test_embed_workload_counts_cold_and_cached(tmp_path):
     assert run_warm["embed_texts"] == run_cold["embed_texts"]
     met = {t.name: t.met for t in res.targets}
     assert met["naive-rag warm-embedding run: texts computed"] and met["index build, warm cache: turns computed"]
+
+
+def test_cpu_workload_reports_cpu_per_question_and_a_fully_cached_rerun(tmp_path, monkeypatch):
+    """The ``cpu`` workload in tiny mode for naive-rag (one preset): CPU per question with the
+    retrieval step's CPU apart, the floor beside the cold run, and a rerun served wholly from the cache."""
+    from bench import cpu
+
+    monkeypatch.setattr(cpu, "METHODS", ("naive-rag",))
+    monkeypatch.setattr(cpu, "PRESETS", ("paper",))
+    monkeypatch.setattr(cpu, "REFERENCE_METHODS", ())
+    quiet = Console(file=open(os.devnull, "w"))
+    (res,) = run_workloads(
+        ["cpu"], PROFILES["tiny"], results_dir=tmp_path / "r", data_dir=tmp_path / "d", console=quiet
+    )
+    rows = {r["step"]: r for r in res.rows}
+    cold, floor, rerun = rows["harness cold"], rows["transport floor"], rows["harness cached rerun"]
+    assert cold["questions"] == cold["calls"] == floor["calls"] == 60 and cold["preset"] == "paper"
+    assert cold["cpu_ms_per_q"] == round(1000 * cold["cpu_s"] / 60, 3)
+    assert 0 < cold["retrieval_s"] < cold["cpu_s"]  # naive-rag's _hits was timed, inside the run's CPU
+    assert cold["cpu_ms_per_q_excl"] == round(1000 * (cold["cpu_s"] - cold["retrieval_s"]) / 60, 3)
+    assert cold["ratio_to_floor"] == round(cold["wall_s"] / floor["wall_s"], 3)
+    assert rerun["calls"] == 0 and rerun["cached_calls"] == 60 and rerun["questions"] == 60
+    met = {t.name: t.met for t in res.targets}
+    assert met["naive-rag (paper) cached rerun: model calls"] is True
+    assert met["naive-rag (paper): harness ÷ floor at C=32"] is None  # 60 questions: reported, not judged

@@ -111,3 +111,14 @@ def test_serve_command_starts_a_working_server(tmp_path, sample_root):
     finally:
         proc.terminate()
         proc.wait(timeout=20)
+
+
+def test_serve_refuses_an_unknown_judge_preset(tmp_path, sample_root):
+    from typer.testing import CliRunner
+
+    from h2hmem.cli import app
+
+    res = CliRunner().invoke(
+        app, ["leaderboard", "serve", "--data", str(sample_root), "--judge-preset", "official", "--db", "sqlite://"]
+    )
+    assert res.exit_code == 2 and "--judge-preset must be one of paper, harmonized" in res.output

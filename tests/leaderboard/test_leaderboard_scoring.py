@@ -43,7 +43,8 @@ def test_summarise_by_hand():
     assert a["n"] == 4 and a["answered"] == 3 and a["coverage"] == 0.75
     assert a["f1"] == pytest.approx((1 + 0.5 + 0 + 0.25) / 4)  # micro: 0.4375
     assert a["f1_macro"] == pytest.approx(((1 + 0.5) / 2 + 0 + 0.25) / 3)  # UPR .75, CD 0, TR .25
-    assert a["judge"] == pytest.approx((1 + 0 + 0.5) / 3) and a["judged"] == 3 and a["judge_coverage"] == 0.75
+    # judged: answered questions the judge scored (q0, TR); the unanswered CD is scored 0, not judged
+    assert a["judge"] == pytest.approx((1 + 0 + 0.5) / 3) and a["judged"] == 2 and a["judge_coverage"] == 2 / 3
     lo, hi = a["f1_ci"]
     assert 0 <= lo <= a["f1"] <= hi <= 1
     assert s["split:dyadic"]["n"] == 3 and s["split:dyadic"]["f1"] == pytest.approx(0.5)
@@ -165,6 +166,7 @@ class _E:
         import datetime as dt
 
         self.id, self.method, self.organisation, self.duplicate_of = id, method, "", None
+        self.judge_status, self.judge_preset = "none", "paper"
         self.created_at = dt.datetime(2026, 1, id)
         self.summary = {"all": {"f1": f1, "f1_macro": f1, "coverage": 1.0}} if f1 is not None else {}
 

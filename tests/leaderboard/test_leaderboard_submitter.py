@@ -179,7 +179,7 @@ def test_a_database_of_the_previous_version_is_upgraded(tmp_path, sample_root, f
     con.execute(OLD_ENTRIES)
     con.execute(
         "INSERT INTO lb_entries VALUES (1, 'Old method', '', '', 'approved', '', '2025-01-02 03:04:05', "
-        "'2025-01-03 00:00:00', 'alice', ?, '{}', NULL, 'none', '')",
+        "'2025-01-03 00:00:00', 'alice', ?, '{}', 'openai:gpt-4o-mini', 'done', '')",
         (json.dumps({"all": {"f1": 0.4567, "n": 441, "coverage": 1.0}}),),
     )
     con.commit()
@@ -194,6 +194,9 @@ def test_a_database_of_the_previous_version_is_upgraded(tmp_path, sample_root, f
     client = make_client(tmp_path, sample_root, db_url=url)
     assert "0.457" in client.get("/").text  # the old entry, scored (server default), on the 0–1 scale
     assert client.get("/api/entries/1").json()["duplicate_of"] is None
+    # judged before the judge preset was recorded: the leaderboard judged with harmonized then; marked
+    assert client.get("/api/entries/1").json()["judge_preset"] == "harmonized"
+    assert "† harmonized judge</span>" in client.get("/").text
     r = upload(client, files, method="New one")
     assert r.status_code == 200 and "Entry #2 received" in r.text
     assert _state(client, status_path(r.text))["state"] == "scored"

@@ -258,3 +258,37 @@ def test_dropped_model_closes_its_session_quietly(capfd):
         asyncio.run(main(srv.base_url))
     gc.collect()
     assert "Unclosed" not in capfd.readouterr().err
+
+
+async def test_attempt_reaches_the_model_and_replays_from_the_cache(tmp_path):
+    """A request asked again because its reply was unusable (``GenerationConfig.attempt``) is a new
+    cache key, so it reaches the model; the wire body is the same; the first try keeps its old key."""
+    cache = RequestCache(tmp_path / "c.sqlite")
+    replies = iter(["unusable", "usable"])
+    with MockOpenAIServer(responder=lambda body: next(replies)) as srv:
+        model = load_chat_model("openai:m", base_url=srv.base_url, cache=cache)
+        cfg = GenerationConfig(temperature=0.3)
+        first = await model.chat(user("hello"), cfg)
+        again = await model.chat(user("hello"), cfg.model_copy(update={"attempt": 1}))
+        assert (first.text, again.text) == ("unusable", "usable") and srv.calls == 2
+        assert srv.requests[0] == srv.requests[1]  # "attempt" is never sent
+        assert model.cache_key(user("hello"), cfg) == model.cache_key(
+            user("hello"), cfg.model_copy(update={"attempt": 0})
+        )
+        # a rerun replays both tries from the cache
+        assert (await model.chat(user("hello"), cfg.model_copy(update={"attempt": 1}))).cached
+        assert srv.calls == 2
+        await model.aclose()
+
+
+async def test_as_parts_sends_a_list_even_without_an_image(tmp_path):
+    with MockOpenAIServer() as srv:
+        model = load_chat_model("openai:m", base_url=srv.base_url, cache=RequestCache(tmp_path / "c.sqlite"))
+        await model.chat([Message(role="user", content="hi")])
+        await model.chat([Message(role="user", content=[TextPart(text="hi")], as_parts=True)])
+        await model.chat([Message(role="user", content="hi", as_parts=True)])
+        assert srv.calls == 3  # the wire form is part of the key
+        assert srv.requests[0]["messages"][0]["content"] == "hi"
+        assert srv.requests[1]["messages"][0]["content"] == [{"type": "text", "text": "hi"}]
+        assert srv.requests[2]["messages"][0]["content"] == [{"type": "text", "text": "hi"}]
+        await model.aclose()

@@ -298,3 +298,90 @@ async def test_online_protocol_sees_new_notes(tmp_path):
     await mem.observe(s2)  # the BM25 index and vectors follow the new notes
     second = await mem.answer(make_question("bike"))
     assert len(second.evidence) == 5 and {e.session for e in second.evidence} == {"session1", "session2"}
+
+
+# ---------------------------------------------------------------- paper: deferred re-indexing (row 1)
+
+
+def official_writer(req):
+    """The official prompts: a readable analysis for every turn; every evolution rewrites the context of
+    all its neighbours with a word unique to the new turn ("zebra<k>")."""
+    prompt = req.user_text
+    if prompt.startswith("Generate a structured analysis"):
+        word = prompt.rsplit(":", 1)[-1].split()[0]
+        return json.dumps({"keywords": [word], "context": f"about {word}", "tags": ["chat"]})
+    new = prompt.split("content: ", 1)[1].split("\n", 1)[0]
+    k = new.split("turn", 1)[1].split()[0]
+    n = int(prompt.split("The number of neighbors is ", 1)[1].split(".", 1)[0])
+    return json.dumps(
+        {
+            "should_evolve": True,
+            "actions": ["update_neighbor"],
+            "suggested_connections": [],
+            "tags_to_update": [],
+            "new_context_neighborhood": [f"rewritten zebra{k}"] * n,
+            "new_tags_neighborhood": [["chat", f"zebra{k}"]] * n,
+        }
+    )
+
+
+def paper_memory(tmp_path, chat, embedder, **kw) -> AMemMemory:
+    ctx = MemoryContext(
+        preset="paper",
+        dialogue_id="dyadic/dialogue1",
+        chat=chat,
+        captions=lambda ref: None,
+        state_dir=tmp_path / "state",
+        embedder_factory=lambda: embedder,
+    )
+    return AMemMemory(ctx, **kw)
+
+
+def test_reindex_every_per_preset(tmp_path):
+    assert make(tmp_path, recording_chat()).options["reindex_every"] == 0  # harmonized: at once
+    assert paper_memory(tmp_path / "p", recording_chat(), HashEmbedder()).options["reindex_every"] == 100
+
+
+async def test_paper_reindexes_rewritten_neighbours_only_every_nth_evolution(tmp_path):
+    """Official ``add_note``/``consolidate_memories``: a neighbour whose context and tags an evolution
+    rewrote keeps its old text in the index (BM25 and vectors) until every ``reindex_every``-th evolution
+    rebuilds the whole index; answers use the index as last rebuilt, also after a reload."""
+    embedder = HashEmbedder()
+    mem = paper_memory(tmp_path, recording_chat(official_writer), embedder, reindex_every=3)
+    session = make_session("session1", D, [("Ann", f"turn{k} word{k} here", None) for k in range(8)])
+    rebuilt_at, seen = [], 0
+    for k in range(8):  # one turn at a time, to see when the index changes
+        await mem.observe(session.model_copy(update={"turns": session.turns[: k + 1]}))
+        new_texts, seen = embedder.texts[seen:], len(embedder.texts)
+        if any("rewritten" in t for t in new_texts):  # a rewritten context reached the index
+            rebuilt_at.append(k)
+            notes = mem.store.notes  # the whole index, rebuilt from every note's current text
+            assert new_texts[-len(notes) :] == [n.searchable() for n in notes]
+    # turn 0 has no neighbour; turns 1..7 each evolve: the 3rd and the 6th evolution rebuild the index
+    assert mem.store.stats.evolutions == 7 and rebuilt_at == [3, 6] and mem.store.stats.reindexes == 2
+    stale = [n for n in mem.store.notes if n.indexed is not None]
+    assert stale and all("zebra7" in n.searchable() and "zebra7" not in n.indexed for n in stale)
+    assert all(n.indexed is None for n in mem.store.notes if "zebra7" not in n.context)
+    # answers retrieve from the index as last rebuilt: the rewrite of evolution 7 is not searchable yet
+    await mem.retrieve("zebra7")
+    assert not mem._bm25.scores("zebra7").any()
+    # the saved store keeps what the index holds
+    again = paper_memory(tmp_path, recording_chat(official_writer), HashEmbedder(), reindex_every=3)
+    assert [n.indexed for n in again.store.notes] == [n.indexed for n in mem.store.notes]
+    await again.retrieve("zebra7")
+    assert not again._bm25.scores("zebra7").any()
+    np.testing.assert_allclose(
+        again._vectors,
+        np.asarray(await HashEmbedder().embed([mem._indexed_doc(n) for n in mem.store.notes])),
+        atol=1e-6,
+    )
+
+
+async def test_harmonized_reindexes_at_once(tmp_path):
+    embedder = HashEmbedder()
+    mem = paper_memory(tmp_path, recording_chat(official_writer), embedder, reindex_every=0)
+    session = make_session("session1", D, [("Ann", f"turn{k} word{k} here", None) for k in range(4)])
+    await mem.observe(session)
+    assert mem.store.stats.reindexes == 0 and all(n.indexed is None for n in mem.store.notes)
+    await mem.retrieve("zebra3")
+    assert mem._bm25.scores("zebra3").any()  # the latest rewrite is searchable at once

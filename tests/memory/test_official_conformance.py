@@ -13,6 +13,7 @@ given retrieved turns (``hits``), compared with h2hmem's request builders on the
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 
@@ -28,15 +29,22 @@ from h2hmem.testing import MockOpenAIServer
 FIXTURES = Path(__file__).parent / "fixtures" / "official"
 
 
+def _image(part: dict) -> str:
+    """An image part as ``<image:MIME detail>``: the MIME type of its data URL (or of the fixture's
+    ``<image:MIME>`` placeholder) and its ``detail`` field; the bytes aside."""
+    url, detail = part["image_url"]["url"], part["image_url"].get("detail")
+    mime = url[len("<image:") : -1] if url.startswith("<image:") else url[len("data:") : url.index(";")]
+    return f"<image:{mime} {detail}>"
+
+
 def _wire(body: dict) -> dict:
-    """What must agree: roles, text parts, image placeholders (bytes and MIME type aside), generation params."""
+    """What must agree: roles, the content's form (a string, or a list of parts even for text alone),
+    text parts, image parts (number, order, MIME type and ``detail``; bytes aside), generation params."""
     messages = []
     for m in body["messages"]:
         content = m["content"]
-        if isinstance(content, list) and all(p["type"] == "text" for p in content):
-            content = "\n".join(p["text"] for p in content)  # [text] alone is the same message as the string
-        elif isinstance(content, list):
-            content = [p["text"] if p["type"] == "text" else "<image>" for p in content]
+        if isinstance(content, list):
+            content = [p["text"] if p["type"] == "text" else _image(p) for p in content]
         messages.append({"role": m["role"], "content": content})
     return {
         "messages": messages,
@@ -137,6 +145,99 @@ async def test_paper_request_builders_match_the_official_ones(fixture, sample_ro
             result = await chat.chat(messages, config)
             where = f"{fixture} {rec['session']} q{rec['index']}"
             assert _wire(srv.requests[-1]) == _wire(rec["body"]), where
+            if fixture == "amem" and q.images:  # the official part carries the file's own bytes (row 4)
+                url = srv.requests[-1]["messages"][1]["content"][0]["image_url"]["url"]
+                assert base64.b64decode(url.split(",", 1)[1]) == q.images[0].path.read_bytes(), where
             answer = read_reply(result.text) if fixture == "amem" else result.text.strip()
             assert answer == rec["answer"], where
         await chat.aclose()
+
+
+# ----- A-Mem construction: the note writer and the evolution request (rows 2 and 3 of the 2026-12-01 audit) -----
+
+CONSTRUCTION = FIXTURES / "amem_construction.json"
+
+
+def _construction() -> dict:
+    return json.loads(CONSTRUCTION.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("k", range(3))
+async def test_amem_note_writer_sends_the_official_requests(k, sample_root, tmp_path):
+    """One turn's note under ``paper``: the official ``analyze_content`` request (the JSON schema's
+    properties in the script's order: keywords, context, tags), asked again after an unreadable reply,
+    3 tries in all, then the official fallback note; each retry reaches the model although a request
+    cache is on (a new key per try), and every try is in the transcript."""
+    from h2hmem.llm import RequestCache, record_calls
+
+    fx = _construction()
+    sc = fx["analysis"][k]
+    d = load_dialogue(with_images(sample_root, tmp_path))
+    session = next(s for s in d.sessions if s.name == sc["session"])
+    one_turn = session.model_copy(update={"turns": [session.turns[sc["turn"]]]})
+    replies = list(sc["replies"])
+    calls: list[dict] = []
+    with MockOpenAIServer(responder=lambda body: replies.pop(0)) as srv:
+        cache = RequestCache(tmp_path / "cache.sqlite")
+        chat = load_chat_model("openai:mock-vlm", base_url=srv.base_url, max_retries=0, cache=cache)
+        ctx = MemoryContext(
+            dialogue_id=d.id,
+            chat=chat,
+            preset="paper",
+            embedder_factory=HashEmbedder,
+            captions=lambda ref: fx["caption"].format(file=ref.file, session=ref.session),
+        )
+        memory = resolve_method("a-mem")(ctx)
+        with record_calls(calls.append):
+            await memory.observe(one_turn)
+        await chat.aclose()
+    assert len(srv.requests) == len(sc["requests"])
+    for ours, theirs in zip(srv.requests, sc["requests"]):
+        assert ours == theirs, sc["name"]
+        assert json.dumps(ours["response_format"]) == json.dumps(theirs["response_format"])  # key order too
+    note = memory.store.notes[0]
+    assert (note.keywords, note.context, note.tags) == (
+        sc["result"]["keywords"],
+        sc["result"]["context"],
+        sc["result"]["tags"],
+    )
+    assert note.fallback == (sc["name"] == "three unreadable: fallback note")
+    assert [c["params"].get("attempt", 0) for c in calls] == list(range(len(sc["requests"])))
+    assert [c["reply"] for c in calls] == sc["replies"] and not any(c["cached"] for c in calls)
+
+
+async def test_amem_evolution_request_is_the_official_one(sample_root, tmp_path):
+    """The evolution request for a new note and three neighbours given by memory index (2, 0, 1): the
+    official prompt and its JSON schema with the properties in the script's order."""
+    from h2hmem.memory.amem._notes import Note, official_note_content
+    from h2hmem.memory.amem._paper import official_evolution
+
+    fx = _construction()
+    ev = fx["evolution"]
+    d = load_dialogue(with_images(sample_root, tmp_path))
+    session = next(s for s in d.sessions if s.name == ev["session"])
+    captions = lambda ref: fx["caption"].format(file=ref.file, session=ref.session)  # noqa: E731
+
+    def note(turn: int, keywords, context, tags) -> Note:
+        t = session.turns[turn]
+        return Note(
+            id=f"{session.name}/t{turn}",
+            session=session.name,
+            turn=turn,
+            date=session.raw_date or "",
+            content=official_note_content(session, t, captions),
+            time=f"{session.raw_date}_{turn + 1:03d}",
+            keywords=keywords,
+            context=context,
+            tags=tags,
+        )
+
+    new = note(ev["new_turn"], ev["new"]["keywords"], ev["new"]["context"], ev["new"]["tags"])
+    neighbours = [(n["index"], note(n["turn"], n["keywords"], n["context"], n["tags"])) for n in ev["neighbours"]]
+    messages, config = official_evolution(new, neighbours)
+    with MockOpenAIServer(responder=lambda body: '{"should_evolve": false}') as srv:
+        chat = load_chat_model("openai:mock-vlm", base_url=srv.base_url, max_retries=0)
+        await chat.chat(messages, config, stage="memory_build")
+        await chat.aclose()
+    assert srv.requests[0] == ev["body"]
+    assert json.dumps(srv.requests[0]["response_format"]) == json.dumps(ev["body"]["response_format"])

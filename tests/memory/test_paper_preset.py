@@ -230,3 +230,26 @@ async def test_paper_amem_construction_uses_the_official_prompts():
     first, second = memory.store.notes
     assert second.links == [first.id] and second.tags == ["pets"]  # "0" = memory index 0
     assert first.tags == ["cats"] and first.context == "About Miso"
+
+
+def test_native_paper_requests_send_a_list_of_parts_without_any_image():
+    """Full (MM), MuRAG and NGM: the official scripts always sent ``content`` as a list of parts
+    (``[text, *images]``), also when there is no image at all."""
+    import datetime as dt
+
+    from mm_fakes import make_question, make_session
+
+    from h2hmem.memory._paper_native import full_mm_request, murag_request, ngm_request
+    from h2hmem.memory._view import question_view
+
+    s = make_session("session1", dt.date(2024, 3, 1), [("Ann", "hello there", None), ("Bob", "hi", None)])
+    q = question_view(make_question("What did Ann say?"), lambda ref: None)
+    hits = [(s, t) for t in s.turns]
+    for messages in (
+        full_mm_request([s], q, lambda ref: None, max_context_tokens=4096, max_images=10)[0],
+        murag_request(hits, q, lambda ref: None, max_context_tokens=4096, max_images=5)[0],
+        ngm_request(hits, q, lambda ref: None)[0],
+    ):
+        (user,) = messages
+        assert user.as_parts and isinstance(user.content, list) and len(user.content) == 1
+        assert isinstance(user.content[0], TextPart)

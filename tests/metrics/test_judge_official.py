@@ -173,7 +173,12 @@ def test_evaluate_records_preset_and_options(tmp_path):
         assert srv.calls == 1
         judge = summary["metrics"]["judge"]
         assert summary["preset"] == "paper" and judge["preset"] == "paper"
-        assert judge["options"] == {"judge_format": "user_array", "score_levels": "snap", "batching": "session"}
+        assert judge["options"] == {
+            "judge_format": "user_array",
+            "score_levels": "snap",
+            "batching": "session",
+            "session_header": "official",
+        }
         assert judge["coverage"]["judged"] == len(preds)
         again = evaluate_run(d, ["judge"], judge_model=model, n_boot=0)["metrics"]["judge"]
         assert srv.calls == 1 and again["aggregate"] == judge["aggregate"]  # same options: reused
@@ -189,6 +194,7 @@ def test_evaluate_records_preset_and_options(tmp_path):
             "judge_format": "system_object",
             "score_levels": "snap",
             "batching": "session",
+            "session_header": "folder",
         }
     with pytest.raises(ValueError, match="unknown judge option"):
         evaluate_run(d, ["judge"], judge_model=model, judge_options={"levels": "snap"})
@@ -225,8 +231,42 @@ def test_cli_preset_and_option_flags(tmp_path, monkeypatch):
             "judge_format": "user_array",
             "score_levels": "strict",
             "batching": "session",
+            "session_header": "official",
         }
         bad = runner.invoke(app, base + ["--preset", "published"])
         assert bad.exit_code == 2 and "--preset must be one of paper, harmonized" in bad.output
         bad = runner.invoke(app, base + ["--judge-format", "xml"])
         assert bad.exit_code == 2 and "--judge-format" in bad.output
+
+
+@pytest.mark.parametrize(
+    "method, options, session_line",
+    [
+        ("a-mem", None, "Session: unknown"),
+        ("ngm", None, "Session: unknown"),
+        ("full-text", None, "Session: session1"),
+        ("a-mem", {"session_header": "folder"}, "Session: session1"),
+    ],
+)
+async def test_paper_header_says_session_unknown_for_amem_and_ngm(method, options, session_line):
+    """The official judge read the ``Session:`` line from ``metadata.session_dir_name``, which the
+    official A-Mem and NGM result files lack: their published scores were judged under
+    ``Session: unknown``. ``paper`` reproduces it for those two methods only; the rest of the body is
+    the recorded official one."""
+    preds = [p.model_copy(update={"method": method}) for p in _preds()]
+    with MockOpenAIServer(responder=_responder) as srv:
+        model = load_chat_model("openai:gpt-4o-mini", base_url=srv.base_url, cache=None)
+        opts = JudgeOptions.model_validate({"preset": "paper", **(options or {})})
+        records = await judge_predictions(preds, model, options=opts)
+        first = srv.requests[0]
+    expected = _expected_body()
+    text = expected["messages"][0]["content"]
+    assert text.count("\nSession: session1\n") == 1
+    expected["messages"][0]["content"] = text.replace("\nSession: session1\n", f"\n{session_line}\n")
+    assert first == expected
+    assert all(r.options["session_header"] == (options or {}).get("session_header", "official") for r in records)
+
+
+def test_session_header_option_per_preset():
+    assert JudgeOptions().session_header == "official"
+    assert JudgeOptions(preset="harmonized").session_header == "folder"

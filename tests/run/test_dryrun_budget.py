@@ -124,7 +124,8 @@ def test_caption_stage_counts_one_call_per_uncaptioned_image(synth, tmp_path):
 
 
 def test_a_mem_note_writing_is_counted_as_memory_build(synth, tmp_path):
-    with MockOpenAIServer() as server:
+    # plain-text replies (no schema instance): the notes are unusable, as in the dry run
+    with MockOpenAIServer(responder=lambda body: "not a note") as server:
         cfg = _cfg(synth, tmp_path, server, method="a-mem", selection=Selection(dialogues=["dyadic/1"]))
         est = estimate_run(cfg, embedder=HashEmbedder())
         assert server.calls == 0

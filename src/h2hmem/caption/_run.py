@@ -2,7 +2,7 @@
 
 Official step 1 of the caption-based baselines (Full (Text), Naive RAG, A-Mem). The official
 captioner had no cache, no resume, no concurrency and stopped at the first API error
-(``shared/spec/official-pitfalls.md`` #15); here each caption is written the moment it exists,
+(``docs/official-pitfalls.md`` #15); here each caption is written the moment it exists,
 a rerun skips images whose caption has the same cache key, and failures are recorded.
 """
 

@@ -1,7 +1,7 @@
 """Captioning settings: the two presets' named options, the prompts, and the cache key that
 decides when a caption is reused.
 
-Presets (``shared/spec/protocol-fidelity.md`` row 9; ``docs/protocol.md``):
+Presets (``docs/protocol.md``, "Captions"):
 
 =====================  =============================  ==========================
 option                 ``paper`` (official)           ``harmonized``
@@ -30,7 +30,7 @@ from ..llm import count_tokens, get_encoding, truncate_tokens
 from ..presets import DEFAULT_PRESET, Preset, fill_from_preset
 
 DEFAULT_MODEL = defaults.CAPTION_MODEL
-"""The paper captioned every image with GPT-4o (``shared/spec/baselines.md``)."""
+"""The paper captioned every image with GPT-4o (``docs/baselines.md``)."""
 
 OCR_MODEL = "ocr"
 """Model spec of the offline fallback: Pillow facts plus Tesseract text."""

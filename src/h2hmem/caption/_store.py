@@ -1,7 +1,7 @@
 """Caption files on disk, in the official layout, read from the dataset root and an optional
 separate captions folder.
 
-Layout (``shared/spec/dataset.md``; the official captioner and baselines use it)::
+Layout (``docs/dataset-format.md``; the official captioner and baselines use it)::
 
     <dir>/<split>/<dialogue>/scenes/<session>/caption/<stem>.json   (text in description.final_text)
     <dir>/<split>/<dialogue>/scenes/<session>/caption/<stem>.txt    (the same text, plain)
@@ -34,7 +34,7 @@ from ..data import ImageRef, IssueLog, find_root
 class ImageId:
     """Identity of one image in a dataset: ``(split, dialogue, session, file)``.
 
-    File names repeat in every session and dialogue (official pitfall 4), so all four are needed.
+    File names repeat in every session and dialogue (docs/official-pitfalls.md #4), so all four are needed.
     """
 
     split: str

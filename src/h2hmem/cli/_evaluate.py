@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
@@ -9,6 +10,7 @@ import typer
 from rich.markup import escape
 
 from .. import defaults
+from .._localio import LOCAL_IO_EXIT_CODE, LocalIOError
 from ..records import ScoresSummary, read_manifest
 from . import _select as sel
 from ._app import app, console, err_console, fail
@@ -90,7 +92,8 @@ def evaluate_cmd(
     """Score RUN_DIR: writes scores/*.jsonl and scores/summary.json, prints one table per metric.
 
     Exit codes (as `h2hmem run`): 0 done; 1 the judge left questions unjudged (for reasons other than
-    failed answers, which are scored 0): the closing line counts the reasons; 2 bad input; 130 interrupted.
+    failed answers, which are scored 0): the closing line counts the reasons; 2 bad input; 4 local I/O
+    error (a file of the run could not be written: free space and rerun); 130 interrupted.
     """
     from ..data import DatasetError
     from ..metrics import METRICS, JudgeOptions, evaluate_run, summary_tables
@@ -168,8 +171,13 @@ def evaluate_cmd(
             judge_options=options,
             evidence_labels=evidence_labels,
         )
+    except LocalIOError as e:
+        raise fail(str(e), LOCAL_IO_EXIT_CODE)
     except (FileNotFoundError, ValueError, DatasetError) as e:
         raise fail(str(e))
+    except (OSError, sqlite3.OperationalError) as e:  # writing scores/ (disk full, file-size limit, I/O error)
+        where = getattr(e, "filename", None) or run_dir / "scores"
+        raise fail(str(LocalIOError(where, e)), LOCAL_IO_EXIT_CODE)
     except KeyboardInterrupt:
         err_console.print(
             "[yellow]interrupted[/]: the judgments made so far are kept in scores/judge.jsonl; rerun "

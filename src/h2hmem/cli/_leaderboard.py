@@ -6,6 +6,7 @@ import getpass
 import json
 import sys
 from pathlib import Path
+from typing import cast
 
 import typer
 from rich.table import Table
@@ -138,6 +139,13 @@ def serve_cmd(
     judge_base_url: str | None = typer.Option(
         None, "--judge-base-url", help="OpenAI-compatible endpoint of the judge."
     ),
+    judge_preset: str = typer.Option(
+        "paper",
+        "--judge-preset",
+        help="paper (the official judge request, as the published table was scored) or harmonized "
+        "(h2hmem's strict judge). Recorded with each entry's judge scores; entries judged under the "
+        "other preset are marked on the public pages.",
+    ),
     max_file_mb: float = typer.Option(10.0, "--max-file-mb", help="Upload limit per file (MB)."),
     uploads_per_hour: int = typer.Option(10, "--uploads-per-hour", help="Upload attempts per client address per hour."),
     https_only: bool = typer.Option(
@@ -150,12 +158,16 @@ def serve_cmd(
 
     from ..data import DatasetError
     from ..leaderboard import LeaderboardSettings, create_app
+    from ..presets import PRESETS, Preset
 
+    if judge_preset not in PRESETS:
+        raise fail(f"--judge-preset must be one of {', '.join(PRESETS)}, not {judge_preset!r}")
     settings = LeaderboardSettings(
         data_root=data,
         db_url=db,
         judge_model=judge_model,
         judge_base_url=judge_base_url,
+        judge_preset=cast(Preset, judge_preset),  # checked above
         max_file_bytes=int(max_file_mb * 1e6),
         uploads_per_hour=uploads_per_hour,
         https_only_cookies=https_only,
@@ -164,9 +176,8 @@ def serve_cmd(
         application = create_app(settings)
     except (FileNotFoundError, ValueError, RuntimeError, DatasetError, SQLAlchemyError, ImportError) as e:
         raise fail(f"cannot start the leaderboard: {e}")
-    console.print(
-        f"leaderboard on http://{host}:{port}/ (database {_redact(db)}; judge {judge_model or 'off'})", highlight=False
-    )
+    judge = f"{judge_model}, {judge_preset} preset" if judge_model else "off"
+    console.print(f"leaderboard on http://{host}:{port}/ (database {_redact(db)}; judge {judge})", highlight=False)
     uvicorn.run(application, host=host, port=port, log_level="info")
 
 

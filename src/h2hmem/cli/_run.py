@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from .. import defaults
+from .._localio import LOCAL_IO_EXIT_CODE, LocalIOError, disk_error
 from ..presets import DEFAULT_PRESET, check_preset
 from . import _select as sel
 from ._app import app, console, err_console, fail
@@ -219,6 +220,8 @@ def run_cmd(
     restore = _stop_on_sigterm()
     try:
         summary = run_benchmark(config, progress=not quiet)
+    except LocalIOError as e:  # the run's own files: nothing recorded as failed for it, rerun resumes
+        raise fail(str(e), LOCAL_IO_EXIT_CODE)
     except (
         DatasetError,
         RunConflictError,
@@ -230,7 +233,10 @@ def run_cmd(
         raise fail(str(e))
     except ValueError as e:  # e.g. a damaged manifest or predictions line: the message names file and line
         raise fail(str(e))
-    except OSError as e:  # --out under a file, disk full, …: say which file, not a traceback
+    except OSError as e:  # --out under a file, …: say which file, not a traceback
+        local = disk_error(e, config.run_dir)  # a full disk before the runner's own checks (the lock file)
+        if local is not None:
+            raise fail(str(local), LOCAL_IO_EXIT_CODE)
         raise fail(f"{e.filename or config.run_dir}: {e.strerror or e}")
     except KeyboardInterrupt:
         err_console.print(
@@ -308,12 +314,28 @@ def parse_prices(items: list[str]) -> dict[str, tuple[float, float]]:
     return out
 
 
+def dry_run_notice(config: Any) -> str:
+    """What ``--dry-run`` does on this machine, said before it starts: it runs the method for real
+    (memories built, retrieval included) with counting models in place of the chat models."""
+    reuse = "vectors already in the embedding cache are reused" if config.execution.use_cache else "--no-cache: none reused"
+    embeds = (
+        f"a method that retrieves embeds every turn with the local embedder {config.models.embedder} (minutes on a "
+        f"laptop CPU and about 1 GB of memory for a few dozen questions; {reuse})"
+    )
+    return (
+        "dry run: the memories are built on this machine to count the real prompts, and "
+        f"{embeds}; no model is called and {config.run_dir} is not written."
+    )
+
+
 def _dry_run(config: Any, quiet: bool, caption_model: str | None = None) -> None:
     from ..data import DatasetError
     from ..memory import UnknownMethodError
     from ..run import estimate_run
     from ._cost import print_estimate
 
+    if not quiet:
+        err_console.print(dry_run_notice(config), highlight=False, soft_wrap=True)
     try:
         estimate = estimate_run(config, progress=not quiet, caption_model=caption_model)
     except (DatasetError, UnknownMethodError, FileNotFoundError, ValueError) as e:

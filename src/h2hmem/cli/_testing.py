@@ -35,9 +35,12 @@ def mock_server_cmd(
 ) -> None:
     """Serve an OpenAI-compatible API (chat completions, embeddings, models) until Ctrl-C.
 
-    Replies are deterministic: ``mock-`` + the first 16 hex digits of the SHA-256 of the last user
-    message (``{"answer": …}`` in JSON mode); embeddings hash the words of each text. Point a run at
-    it with ``h2hmem run --model openai:mock --base-url <printed URL>`` (any API key works).
+    Replies are deterministic and follow the request's protocol: judge prompts of both presets get
+    valid judgments, a JSON-schema request a schema-valid instance, a forced tool call a call with
+    schema-valid arguments, JSON mode ``{"answer": …}``, anything else ``mock-`` + the first 16 hex
+    digits of the SHA-256 of the last user message; embeddings hash the words of each text. Point a
+    run at it with ``h2hmem run --model openai:mock --base-url <printed URL>`` (any API key works),
+    or ``h2hmem evaluate --judge-model openai:mock --judge-base-url <printed URL>``.
     """
     from ..testing import FaultSpecError, MockOpenAIServer, parse_fault_spec
 

@@ -47,6 +47,7 @@ def runs_list_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print JSON (one object per run) instead of a table."),
 ) -> None:
     """Table of the runs in a folder: id, method, model, preset, status, answered/failed, headline score."""
+    from rich.measure import Measurement
     from rich.table import Table
     from rich.text import Text
 
@@ -59,6 +60,13 @@ def runs_list_cmd(
     if as_json:
         typer.echo(json.dumps([i.as_json() for i in infos], ensure_ascii=False, indent=1))
         return
+    rows = []
+    for i in infos:
+        total = f"/{i.questions}" if i.questions is not None else ""
+        score = "not scored" if i.score is None else f"{i.metric} {i.score:.3f}" + (" (stale)" if i.stale else "")
+        rows.append(
+            (i.run_id, i.method, i.model, i.preset or "–", i.status, f"{i.answered}{total}", str(i.failed), score)
+        )
     table = Table(title=f"Runs in {out}", title_justify="left")
     for name, justify in (
         ("id", "left"),
@@ -70,25 +78,16 @@ def runs_list_cmd(
         ("failed", "right"),
         ("headline", "right"),
     ):
-        table.add_column(name, justify=justify, overflow="fold")  # type: ignore[arg-type]
-    for i in infos:
-        total = f"/{i.questions}" if i.questions is not None else ""
-        score = "not scored" if i.score is None else f"{i.metric} {i.score:.3f}" + (" (stale)" if i.stale else "")
-        table.add_row(
-            *(
-                Text(str(x))
-                for x in (
-                    i.run_id,
-                    i.method,
-                    i.model,
-                    i.preset or "–",
-                    i.status,
-                    f"{i.answered}{total}",
-                    i.failed,
-                    score,
-                )
-            )
-        )
-    console.print(table)
+        table.add_column(name, justify=justify, no_wrap=True)  # type: ignore[arg-type]
+    for row in rows:
+        table.add_row(*(Text(x) for x in row))
+    if Measurement.get(console, console.options.update_width(10_000), table).maximum <= console.width:
+        console.print(table)
+    else:  # a narrow terminal: each run id whole on its own line (never wrapped), its facts below it
+        console.print(Text(f"Runs in {out}", style="italic"))
+        for run_id, method, model, preset, status, answered, failed, score in rows:
+            console.print(Text(run_id, style="bold"), no_wrap=True, crop=False, soft_wrap=True)
+            facts = f"  {method} · {model} · {preset} · {status} · {answered} answered · {failed} failed · {score}"
+            console.print(Text(facts), highlight=False)
     if not infos:
         console.print(f"no runs in {out}", style="dim", highlight=False)

@@ -2,7 +2,7 @@
 
 Uses ``huggingface_hub.snapshot_download(repo_id, repo_type="dataset", local_dir=dest)`` and
 then lays the files out as ``dest/dyadic`` and ``dest/multi-party`` whether the repository holds
-them at its top level or under ``dataset/`` (``shared/spec/dataset.md``). A finished download is
+them at its top level or under ``dataset/`` (``docs/dataset-format.md``). A finished download is
 recorded in ``dest/.h2hmem-download.json``; running again with the same repository and revision
 returns at once, and an interrupted download resumes where it stopped (``snapshot_download``
 keeps per-file metadata under ``dest/.cache/huggingface``; its cache and refs stay there too,
@@ -21,7 +21,7 @@ from ._loader import find_root
 from ._schema import SPLITS
 
 DEFAULT_REPO_ID = "varib/H2HMEM"
-"""The official dataset repository (``shared/spec/dataset.md``, section Download)."""
+"""The official dataset repository (``docs/dataset-format.md``, section Download)."""
 MARKER = ".h2hmem-download.json"
 _PATTERNS = [f"{prefix}{split}/*" for prefix in ("", "dataset/") for split in SPLITS]
 """Only the split folders are fetched (fnmatch ``*`` also matches ``/``)."""

@@ -1,6 +1,6 @@
 """Load an H2HMem dataset folder into :class:`Dataset`, collecting every problem as an :class:`Issue`.
 
-Rules (``shared/spec/dataset.md``):
+Rules (``docs/dataset-format.md``):
 - sessions sort numerically (``session10`` after ``session9``);
 - ``session0`` has no ``session.json``: it is the pool of cross-session questions;
 - a missing ``session.json`` elsewhere makes the session *absent* (a warning, not fatal);
@@ -78,7 +78,7 @@ def load_dataset(root: str | Path, split: str = "all", *, strict: bool = True, l
             if split == sp:
                 log.error("missing-split", sp, f"split folder {sp}/ not found under {base}")
             continue
-        for number, ddir in _numbered_dirs(sdir, _DIALOGUE_DIR, base, log, "dialogue"):
+        for number, ddir in _numbered_dirs(sdir, _DIALOGUE_DIR, base, log, "dialogue")[0]:
             d = _load_dialogue(base, sp, ddir, number, log)
             if d is not None:
                 dialogues.append(d)
@@ -89,8 +89,17 @@ def load_dataset(root: str | Path, split: str = "all", *, strict: bool = True, l
 
 def _numbered_dirs(
     parent: Path, pattern: re.Pattern[str], root: Path, log: IssueLog, kind: str
-) -> list[tuple[int, Path]]:
+) -> tuple[list[tuple[int, Path]], bool]:
+    """The ``<kind><number>`` folders of ``parent`` by number, and whether any was refused as
+    ambiguous (two names for one number, or a link to a sibling folder: errors naming both).
+
+    A folder that is a symlink leading outside the dataset root is an error and skipped (as an
+    image link is); a link to a sibling (``session30 → session3``) would add its questions twice.
+    """
     found: dict[int, Path] = {}
+    real_of: dict[Path, Path] = {}
+    ambiguous = False
+    real_root = root.resolve()
     for child in sorted(parent.iterdir()):
         if not child.is_dir():
             continue
@@ -98,16 +107,32 @@ def _numbered_dirs(
         if not m:
             log.warning(f"unexpected-{kind}-folder", rel(child, root), f"folder name is not '{kind}<number>'; ignored")
             continue
+        real = child.resolve()
+        if not real.is_relative_to(real_root):
+            log.error(
+                f"unsafe-{kind}-folder", rel(child, root), f"folder is a link to {real}, outside the dataset root"
+            )
+            continue
+        if real in real_of:
+            log.error(
+                f"duplicate-{kind}-folder",
+                rel(child, root),
+                f"folder is a link to {real_of[real].name} (the same {kind} twice); remove the link",
+            )
+            ambiguous = True
+            continue
+        real_of[real] = child
         n = int(m.group(1))
         if n in found:
             log.error(
                 f"duplicate-{kind}-number",
                 rel(child, root),
-                f"{kind} number {n} also used by {found[n].name}; both ignored is unsafe, keeping {found[n].name}",
+                f"ambiguous {kind} index: {child.name} and {found[n].name} are both {kind} {n}; rename or remove one",
             )
+            ambiguous = True
             continue
         found[n] = child
-    return sorted(found.items())
+    return sorted(found.items()), ambiguous
 
 
 def _load_dialogue(root: Path, split: Split, ddir: Path, number: int, log: IssueLog) -> Dialogue | None:
@@ -117,25 +142,73 @@ def _load_dialogue(root: Path, split: Split, ddir: Path, number: int, log: Issue
         return None
     sessions: list[Session] = []
     question_files: list[tuple[str, Path]] = []
-    for k, sdir in _numbered_dirs(scenes, _SESSION_DIR, root, log, "session"):
+    numbered, ambiguous = _numbered_dirs(scenes, _SESSION_DIR, root, log, "session")
+    if ambiguous:  # its questions cannot be told apart or would count twice: the error says why
+        return None
+    for k, sdir in numbered:
         qf = sdir / "questions.json"
-        if qf.is_file():
+        if _regular_file(qf, root, log):
             question_files.append((sdir.name, qf))
         if k == 0:
             continue
         sessions.append(_load_session(root, sdir, k, log))
-        if not qf.is_file():
+        if not _exists(qf):
             log.warning("missing-questions", rel(sdir, root), "no questions.json")
     if not sessions:
         log.error("empty-dialogue", rel(ddir, root), "dialogue has no sessions")
     _check_dates(root, ddir, sessions, log)
     _check_speakers(root, ddir, sessions, log)
-    by_label = {s.label: s.name for s in sessions if s.label}
+    by_label: dict[str, str] = {}
+    for s in sessions:
+        if s.label and s.label in by_label:
+            log.warning(
+                "duplicate-session-id",
+                rel(scenes / s.name / "session.json", root),
+                f"session_id {s.label!r} is also that of {by_label[s.label]}; answer sessions naming it "
+                f"resolve to {by_label[s.label]}",
+                field="session_id",
+            )
+        elif s.label:
+            by_label[s.label] = s.name
     names = {s.name: s for s in sessions}
     questions: list[Question] = []
     for sname, qf in question_files:
         questions.extend(_load_questions(root, split, ddir.name, scenes, sname, qf, names, by_label, log))
     return Dialogue(split=split, name=ddir.name, number=number, sessions=tuple(sessions), questions=tuple(questions))
+
+
+def _exists(path: Path) -> bool:
+    """Whether anything is at ``path`` (a dangling symlink counts: it is reported, not taken as absent)."""
+    return path.exists() or path.is_symlink()
+
+
+def _regular_file(path: Path, root: Path, log: IssueLog) -> bool:
+    """Whether ``path`` is a regular file inside the dataset root. Anything else that is there (a
+    FIFO, a device such as ``/dev/zero``, a folder, a dangling link, a link leading outside the
+    root) is an error naming it; it is never opened, so a FIFO cannot block the loader. Absent:
+    False without an issue."""
+    if not _exists(path):
+        return False
+    name = rel(path, root)
+    try:
+        real = path.resolve(strict=True)
+    except (OSError, RuntimeError) as e:
+        log.error("not-a-file", name, f"cannot be read: {type(e).__name__}: {e} (a dangling or looping link?)")
+        return False
+    if not real.is_relative_to(root.resolve()):
+        log.error("unsafe-path", name, f"is a link to {real}, outside the dataset root")
+        return False
+    if not real.is_file():
+        kind = (
+            "a FIFO"
+            if real.is_fifo()
+            else "a device"
+            if real.is_char_device() or real.is_block_device()
+            else ("a folder" if real.is_dir() else "not a regular file")
+        )
+        log.error("not-a-file", name, f"is {kind}, not a regular JSON file")
+        return False
+    return True
 
 
 def _validated(model: type[_M], data: object, fname: str, log: IssueLog, prefix: str = "") -> _M | None:
@@ -164,8 +237,10 @@ def parse_date(raw: str | None) -> dt.date | None:
 def _load_session(root: Path, sdir: Path, k: int, log: IssueLog) -> Session:
     sf = sdir / "session.json"
     name = sdir.name
-    if not sf.is_file():
+    if not _exists(sf):
         log.warning("absent-session", rel(sdir, root), "no session.json: session is absent (its turns are unknown)")
+        return Session(name=name, number=k, absent=True)
+    if not _regular_file(sf, root, log):
         return Session(name=name, number=k, absent=True)
     data = read_json(sf, root, log)
     if data is None:

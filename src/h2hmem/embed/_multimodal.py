@@ -1,7 +1,7 @@
 """Image+text encoders for the native retrieval baselines (MuRAG, NGM).
 
 One interface, :class:`ImageTextEncoder`: ``encode([(text, image_path | None), …])`` → one fused,
-L2-normalised vector per item. Backends (spec/baselines.md, "MuRAG"):
+L2-normalised vector per item. Backends (docs/baselines.md, "MuRAG"):
 
 - ``gme:<path-or-id>`` — ``Alibaba-NLP/gme-Qwen2-VL-7B-Instruct`` (the paper's encoder), through
   ``transformers.AutoModel`` with the model's own remote code (``get_fused_embeddings`` /

@@ -7,7 +7,7 @@
   :func:`list_sessions` / :func:`revoke_session` / :func:`revoke_admin_sessions` /
   :func:`remove_admin` manage server-side admin sessions and accounts.
 
-Spec: ``shared/spec/submission.md`` (files, process) and ``shared/spec/metrics.md`` (scores).
+Docs: ``docs/leaderboard.md`` (files, process) and ``docs/metric-definitions.md`` (scores).
 """
 
 from ._app import create_app

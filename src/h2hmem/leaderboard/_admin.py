@@ -21,7 +21,7 @@ from ._security import authenticate, client_key, over_limit, record_event
 from ._sessions import AdminIdentity, revoke_session, start_session
 from ._store import TransitionError, entries_by_status, set_status
 from ._views import METRIC_LABELS, subtype_chart
-from ._web import PageError, checked_form, current_admin, form_text, get_db, render, require_admin
+from ._web import EntryId, PageError, checked_form, current_admin, form_text, get_db, render, require_admin
 
 router = APIRouter()
 
@@ -102,7 +102,7 @@ def api_queue(status: str = "pending", db: Session = Depends(get_db), _: AdminId
 
 @router.get("/admin/entries/{entry_id}", response_class=HTMLResponse)
 def entry_review(
-    request: Request, entry_id: int, db: Session = Depends(get_db), _: AdminIdentity = Depends(require_admin)
+    request: Request, entry_id: EntryId, db: Session = Depends(get_db), _: AdminIdentity = Depends(require_admin)
 ):
     e = db.get(Entry, entry_id)
     if e is None:
@@ -137,28 +137,28 @@ async def _act(request: Request, db: Session, entry_id: int, status: str, admin:
 
 @router.post("/admin/entries/{entry_id}/approve")
 async def approve(
-    request: Request, entry_id: int, db: Session = Depends(get_db), admin: AdminIdentity = Depends(require_admin)
+    request: Request, entry_id: EntryId, db: Session = Depends(get_db), admin: AdminIdentity = Depends(require_admin)
 ):
     return await _act(request, db, entry_id, "approved", admin)
 
 
 @router.post("/admin/entries/{entry_id}/reject")
 async def reject(
-    request: Request, entry_id: int, db: Session = Depends(get_db), admin: AdminIdentity = Depends(require_admin)
+    request: Request, entry_id: EntryId, db: Session = Depends(get_db), admin: AdminIdentity = Depends(require_admin)
 ):
     return await _act(request, db, entry_id, "rejected", admin)
 
 
 @router.post("/admin/entries/{entry_id}/withdraw")
 async def withdraw(
-    request: Request, entry_id: int, db: Session = Depends(get_db), admin: AdminIdentity = Depends(require_admin)
+    request: Request, entry_id: EntryId, db: Session = Depends(get_db), admin: AdminIdentity = Depends(require_admin)
 ):
     return await _act(request, db, entry_id, "withdrawn", admin)
 
 
 @router.post("/admin/entries/{entry_id}/rejudge")
 async def rejudge(
-    request: Request, entry_id: int, db: Session = Depends(get_db), _: AdminIdentity = Depends(require_admin)
+    request: Request, entry_id: EntryId, db: Session = Depends(get_db), _: AdminIdentity = Depends(require_admin)
 ):
     await checked_form(request)
     judge = request.app.state.judge

@@ -73,7 +73,10 @@ def create_app(settings: LeaderboardSettings) -> FastAPI:
     chat = settings.judge_chat
     if chat is None and settings.judge_model:
         chat = load_chat_model(settings.judge_model, base_url=settings.judge_base_url, cache=default_cache_path())
-    judge = JudgeWorker(sessions, dataset, MetricsJudge(chat), chat.spec) if chat is not None else None
+    judge = None
+    if chat is not None:
+        preset = settings.judge_preset
+        judge = JudgeWorker(sessions, dataset, MetricsJudge(chat, preset), chat.spec, preset)
     scorer = ScoreWorker(sessions, dataset, settings.scorer, max_rows=settings.max_rows)
 
     @contextlib.asynccontextmanager

@@ -104,6 +104,9 @@ class Entry(Base):
     """SHA-256 of the normalized predictions (see ``_store.predictions_hash``)."""
     duplicate_of: Mapped[int | None] = mapped_column(Integer, nullable=True)
     """The earliest entry with the same :attr:`content_hash`, if any."""
+    judge_preset: Mapped[str] = mapped_column(String(16), default="paper", server_default="harmonized")
+    """The judge preset (``paper`` or ``harmonized``) of the entry's judge scores, set when it is
+    queued for judging; rows from before this column were judged with ``harmonized``."""
     receipt_hash: Mapped[str | None] = mapped_column(String(64), nullable=True, unique=True, index=True)
     """SHA-256 of the submitter's status token (the token itself is only in the status URL)."""
     files: Mapped[list[EntryFile]] = relationship(back_populates="entry", cascade="all, delete-orphan")

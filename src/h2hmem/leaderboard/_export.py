@@ -1,4 +1,4 @@
-"""Write a run's predictions as the two leaderboard files (``shared/spec/submission.md``)."""
+"""Write a run's predictions as the two leaderboard files (``docs/leaderboard.md``)."""
 
 from __future__ import annotations
 

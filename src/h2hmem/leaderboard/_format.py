@@ -1,4 +1,4 @@
-"""The leaderboard submission file: two JSON files, one per split (``shared/spec/submission.md``).
+"""The leaderboard submission file: two JSON files, one per split (``docs/leaderboard.md``).
 
 Each file is ``{"predictions": [row, ...]}``; a row holds the official fields
 (``question_text``, ``question_image``, ``system_answer``, ``original_answer``, ``category``) and
@@ -15,7 +15,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictStr
 from ..data import SPLITS, Split
 
 FILE_NAMES: dict[Split, str] = {"dyadic": "prediction_dyadic.json", "multi-party": "prediction_multiparty.json"}
-"""The names :func:`export_submission` writes (spec/submission.md)."""
+"""The names :func:`export_submission` writes (docs/leaderboard.md)."""
 
 ACCEPTED_NAMES: dict[str, Split] = {
     "prediction_dyadic.json": "dyadic",
@@ -24,7 +24,7 @@ ACCEPTED_NAMES: dict[str, Split] = {
 }
 
 MAX_ROWS = 10_000
-"""Rows per file. The full dataset has 2,046 dyadic and 190 multi-party questions (spec/dataset.md)."""
+"""Rows per file. The full dataset has 2,046 dyadic and 190 multi-party questions (docs/dataset-format.md)."""
 MAX_ANSWER_CHARS = 20_000
 """Longest accepted ``system_answer``/``original_answer``: the dataset's own text limit (data loader)."""
 MAX_QUESTION_CHARS = 5_000

@@ -3,15 +3,18 @@
 An entry is queued when an administrator approves it (judging costs money: spam never reaches
 the judge) and the service has a judge. The worker scores every answered question through a
 :data:`JudgeFn`; a question with no answer scores 0 without a call (the rubric's "no answer",
-spec/metrics.md §2). Items the judge could not score stay unjudged and lower ``judge_coverage``.
+docs/metric-definitions.md §2). Items the judge could not score stay unjudged and lower ``judge_coverage``
+(judged / answered questions). The entry's ``judge_status`` says what happened to the answered
+questions: ``done`` (every one scored), ``partial`` (some unscored) or ``failed`` (none scored, or the
+pass raised), with the counts and the commonest reason in ``judge_error``.
 Entries still ``queued``/``running`` when the server stopped are queued again at start-up.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from collections.abc import Callable
-from typing import cast
 
 from pydantic import BaseModel
 from sqlalchemy import select
@@ -19,9 +22,9 @@ from sqlalchemy.orm import sessionmaker
 
 from ..data import Dataset, Question
 from ..llm import ChatModel
-from ..presets import Preset
+from ..presets import DEFAULT_PRESET, Preset
 from ..run import Prediction
-from ._db import Entry
+from ._db import Entry, QuestionScore
 from ._store import refresh_summary
 from ._worker import EntryQueue, record_failure
 
@@ -43,11 +46,11 @@ class MetricsJudge:
     session batches, single re-asks; the model's cache and retries) on an event loop owned by the
     one thread that calls it; :meth:`close` (same thread) closes the model.
 
-    ``preset``: the judge protocol (:class:`h2hmem.metrics.JudgeOptions`); the leaderboard keeps
-    ``harmonized`` (strict levels: an off-level score stays unjudged) so its entries stay
-    comparable with those judged before presets existed."""
+    ``preset``: the judge protocol (:class:`h2hmem.metrics.JudgeOptions`): ``paper`` (default)
+    sends the official judge request, as the published table was scored; ``harmonized`` the
+    strict judge (an off-level score stays unjudged)."""
 
-    def __init__(self, model: ChatModel, preset: str = "harmonized") -> None:
+    def __init__(self, model: ChatModel, preset: Preset = DEFAULT_PRESET) -> None:
         self.model = model
         self.preset = preset
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -56,9 +59,8 @@ class MetricsJudge:
         from ..metrics import JudgeOptions, judge_predictions
 
         self.loop = self.loop or asyncio.new_event_loop()
-        preset = cast(Preset, self.preset)  # JudgeOptions validates it (ValueError on an unknown preset)
         records = self.loop.run_until_complete(
-            judge_predictions(preds, self.model, options=JudgeOptions(preset=preset))
+            judge_predictions(preds, self.model, options=JudgeOptions(preset=self.preset))
         )
         return [
             JudgeVerdict(question_id=r.question_id, score=r.score, reasoning=r.reasoning or (r.error or ""))
@@ -90,18 +92,41 @@ def _prediction(q: Question, answer: str) -> Prediction:
     )
 
 
+def judge_outcome(answered: list[QuestionScore]) -> tuple[str, str]:
+    """``(judge_status, judge_error)`` of a judge pass over the ``answered`` questions' rows:
+    ``("done", "")`` when every one has a score (or there was none to judge), else ``"partial"`` or
+    ``"failed"`` (none scored) with ``"judged K of N answered questions; U unjudged (reason: …)"``."""
+    unjudged = [qs for qs in answered if qs.judge_score is None]
+    if not unjudged:
+        return "done", ""
+    reasons = Counter((qs.judge_reasoning or "no verdict").strip()[:200] for qs in unjudged)
+    top, n_top = reasons.most_common(1)[0]
+    n, k = len(answered), len(answered) - len(unjudged)
+    message = (
+        f"judged {k} of {n} answered questions; {len(unjudged)} unjudged "
+        f"(commonest reason, {n_top}×: {top}); run the judge again once the cause is fixed"
+    )
+    return ("partial" if k else "failed"), message
+
+
 class JudgeWorker(EntryQueue):
     """Runs a judge over entries, one at a time, in a daemon thread fed by a queue (a server
-    stopping mid-entry leaves it ``running``; :meth:`resume` queues it again on the next start)."""
+    stopping mid-entry leaves it ``running``; :meth:`resume` queues it again on the next start).
+
+    ``model`` and ``preset`` (the judge model spec and judge preset behind ``judge``) are recorded
+    with every entry it judges (``Entry.judge_model``, ``Entry.judge_preset``)."""
 
     thread_name = "h2hmem-judge"
 
-    def __init__(self, sessions: sessionmaker, dataset: Dataset, judge: JudgeFn, model: str) -> None:
+    def __init__(
+        self, sessions: sessionmaker, dataset: Dataset, judge: JudgeFn, model: str, preset: Preset = DEFAULT_PRESET
+    ) -> None:
         super().__init__()
         self.sessions = sessions
         self.gold = {q.id: q for q in dataset.questions}
         self.judge = judge
         self.model = model
+        self.preset = preset
 
     def enqueue(self, entry_id: int) -> None:
         """Mark the entry ``queued`` and hand it to the worker thread (started on first use)."""
@@ -110,6 +135,7 @@ class JudgeWorker(EntryQueue):
             if entry is None:
                 return
             entry.judge_status, entry.judge_model, entry.judge_error = "queued", self.model, ""
+            entry.judge_preset = self.preset
             db.commit()
         self.submit(entry_id)
 
@@ -151,7 +177,7 @@ class JudgeWorker(EntryQueue):
                     if qs is not None:
                         qs.judge_score, qs.judge_reasoning = v.score, v.reasoning
                 refresh_summary(entry)
-                entry.judge_status = "done"
+                entry.judge_status, entry.judge_error = judge_outcome([rows[p.question_id] for p in items])
                 db.commit()
             except Exception as e:
                 record_failure(db, entry_id, e, "judge_status", "judge_error", "judge")

@@ -22,7 +22,7 @@ from ._views import (
     ranking_csv,
     subtype_chart,
 )
-from ._web import PageError, get_db, render
+from ._web import EntryId, PageError, get_db, render
 
 router = APIRouter()
 QUESTIONS_PER_PAGE = 100
@@ -58,7 +58,7 @@ def ranking_page(
 
 
 @router.get("/entries/{entry_id}", response_class=HTMLResponse)
-def entry_page(request: Request, entry_id: int, db: Session = Depends(get_db)):
+def entry_page(request: Request, entry_id: EntryId, db: Session = Depends(get_db)):
     e = _entry_or_404(db, entry_id)
     public_dup = e.duplicate_of is not None and public_entry(db, e.duplicate_of) is not None
     return render(
@@ -77,7 +77,7 @@ def entry_page(request: Request, entry_id: int, db: Session = Depends(get_db)):
 @router.get("/entries/{entry_id}/questions", response_class=HTMLResponse)
 def questions_page(
     request: Request,
-    entry_id: int,
+    entry_id: EntryId,
     split: str = "",
     task: str = "",
     page: int = Query(1, ge=1),
@@ -112,7 +112,7 @@ def questions_page(
 
 
 @router.get("/entries/{entry_id}/questions.csv")
-def questions_download(entry_id: int, db: Session = Depends(get_db)):
+def questions_download(entry_id: EntryId, db: Session = Depends(get_db)):
     e = _entry_or_404(db, entry_id, with_questions=True)
     return Response(
         questions_csv(e),
@@ -145,12 +145,12 @@ def api_entries(db: Session = Depends(get_db)):
 
 
 @router.get("/api/entries/{entry_id}")
-def api_entry(entry_id: int, db: Session = Depends(get_db)):
+def api_entry(entry_id: EntryId, db: Session = Depends(get_db)):
     return entry_public(_entry_or_404(db, entry_id))
 
 
 @router.get("/api/entries/{entry_id}/questions")
-def api_entry_questions(entry_id: int, db: Session = Depends(get_db)):
+def api_entry_questions(entry_id: EntryId, db: Session = Depends(get_db)):
     e = _entry_or_404(db, entry_id, with_questions=True)
     cols = ["question_id", "split", "task_type", "main_category", "answered", "system_answer", *METRICS, "judge_score"]
     return {"id": e.id, "questions": [{c: getattr(q, c) for c in cols} for q in e.questions]}

@@ -2,9 +2,9 @@
 
 The submitted ``original_answer`` and ``category`` are never read here: a question's gold and
 sub-type come from the dataset, so editing them in a file cannot change a score
-(``shared/spec/submission.md``). Every dataset question of a submitted split is scored; a question
+(``docs/leaderboard.md``). Every dataset question of a submitted split is scored; a question
 without a row, or with an empty ``system_answer`` (a failed answer), scores 0 and counts in the
-denominator (``shared/spec/metrics.md`` §3).
+denominator (``docs/metric-definitions.md`` §3).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from ..records import Aggregate, Cell
 from ._validate import SubmissionReport
 
 METRICS = ("precision", "recall", "f1", "bleu1", "exact_match")
-"""Lexical columns, in display order (spec/metrics.md §1)."""
+"""Lexical columns, in display order (docs/metric-definitions.md §1)."""
 
 
 class QuestionResult(BaseModel):
@@ -122,7 +122,23 @@ def _records(results: list[QuestionResult], with_judge: bool) -> list[dict]:
     return out
 
 
-def _stats(cell: Cell, metrics: tuple[str, ...], macro: bool) -> dict[str, float | int | list[float] | None]:
+def _judge_counts(records: list[dict]) -> dict[str, tuple[int, int]]:
+    """Group key → (answered questions, answered questions the judge scored). A missing answer is
+    scored 0 without a call: it is not *judged*, so it counts in neither."""
+    out: dict[str, list[int]] = {}
+    for r in records:
+        if r["failed"]:
+            continue
+        for g in ("all", f"split:{r['split']}", f"main:{r['main_category']}", f"sub:{r['task_type']}"):
+            c = out.setdefault(g, [0, 0])
+            c[0] += 1
+            c[1] += r.get("judge") is not None
+    return {g: (a, j) for g, (a, j) in out.items()}
+
+
+def _stats(
+    cell: Cell, metrics: tuple[str, ...], macro: bool, judge_counts: tuple[int, int] = (0, 0)
+) -> dict[str, float | int | list[float] | None]:
     n = cell.n_total
     st: dict[str, float | int | list[float] | None] = {
         "n": n,
@@ -135,9 +151,9 @@ def _stats(cell: Cell, metrics: tuple[str, ...], macro: bool) -> dict[str, float
         st[f"{m}_ci"] = c.ci if c else None
         if macro:
             st[f"{m}_macro"] = c.macro if c else None
-    jc = cell.metrics.get("judge")
-    st["judged"] = jc.n if jc else 0
-    st["judge_coverage"] = jc.coverage if jc else 0.0
+    answered, judged = judge_counts
+    st["judged"] = judged
+    st["judge_coverage"] = judged / answered if answered else 0.0
     return st
 
 
@@ -146,28 +162,33 @@ def summarise(results: list[QuestionResult], *, n_boot: int = 1000, seed: int = 
 
     Each group: ``n`` (questions), ``answered`` and ``coverage`` (= share with a non-empty answer;
     the others score 0 and stay in the denominator), for every lexical metric and ``judge`` the
-    micro average (the paper's "weighted average", spec/metrics.md §3) and ``<metric>_ci`` (95%
-    bootstrap interval, ``n_boot`` resamples, seeded), ``judged`` and ``judge_coverage``
-    (= judged / n). ``all`` and split groups also carry ``<metric>_macro`` (mean of sub-type means).
-    ``judge`` is None until the entry has been judged.
+    micro average (the paper's "weighted average", docs/metric-definitions.md §3) and ``<metric>_ci`` (95%
+    bootstrap interval, ``n_boot`` resamples, seeded), ``judged`` (answered questions the judge
+    scored) and ``judge_coverage`` (= judged / answered: a missing answer scores 0 in ``judge``
+    without being judged). ``all`` and split groups also carry ``<metric>_macro`` (mean of sub-type
+    means). ``judge`` is None until the judge has scored at least one answered question.
     """
-    with_judge = any(r.judge_score is not None for r in results)
+    with_judge = any(r.judge_score is not None and r.system_answer.strip() for r in results)
     metrics = (*METRICS, "judge") if with_judge else METRICS
+    records = _records(results, with_judge)
+    counts = _judge_counts(records) if with_judge else {}
     agg = Aggregate.model_validate(
-        aggregate(
-            _records(results, with_judge), metrics, groups=("task_type", "main_category"), n_boot=n_boot, seed=seed
-        )
+        aggregate(records, metrics, groups=("task_type", "main_category"), n_boot=n_boot, seed=seed)
     )
     out: dict[str, dict] = {}
     splits = agg.splits
     present = {r.split for r in results}
+
+    def stats(cell: Cell, group: str, macro: bool) -> dict:
+        return _stats(cell, metrics, macro=macro, judge_counts=counts.get(group, (0, 0)))
+
     if results:
-        out["all"] = _stats(splits["all"].overall, metrics, macro=True)
+        out["all"] = stats(splits["all"].overall, "all", macro=True)
     for sp in SPLITS:
         if sp in present:
-            out[f"split:{sp}"] = _stats(splits[sp].overall, metrics, macro=True)
+            out[f"split:{sp}"] = stats(splits[sp].overall, f"split:{sp}", macro=True)
     for main, cell in splits["all"].main_category.items():
-        out[f"main:{main}"] = _stats(cell, metrics, macro=False)
+        out[f"main:{main}"] = stats(cell, f"main:{main}", macro=False)
     for abbr, cell in splits["all"].task_type.items():
-        out[f"sub:{abbr}"] = _stats(cell, metrics, macro=False)
+        out[f"sub:{abbr}"] = stats(cell, f"sub:{abbr}", macro=False)
     return {g: out[g] for g in GROUP_ORDER if g in out}

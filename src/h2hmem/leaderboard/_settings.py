@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..presets import Preset
 from ._format import MAX_ROWS
 
 SECRET_ENV = "H2HMEM_LEADERBOARD_SECRET"
@@ -23,9 +24,14 @@ class LeaderboardSettings(BaseModel):
     db_url: str = "sqlite:///h2hmem-leaderboard.db"
     """SQLAlchemy URL: a SQLite file, or ``postgresql+psycopg://user:pw@host/db``."""
     judge_model: str | None = None
-    """Judge model spec (``openai:gpt-4o-mini`` is the official judge, spec/metrics.md §2); None:
+    """Judge model spec (``openai:gpt-4o-mini`` is the official judge, docs/metric-definitions.md §2); None:
     lexical metrics only. Built with :func:`h2hmem.llm.load_chat_model` (API key from
     ``$OPENAI_API_KEY``; replies cached in :func:`h2hmem.llm.default_cache_path`)."""
+    judge_preset: Preset = "paper"
+    """Judge protocol (:class:`h2hmem.metrics.JudgeOptions`): ``paper`` sends the official judge
+    request (the official prompt verbatim, one user message per session, scores snapped to the
+    nearest level), as the published table was scored; ``harmonized`` uses h2hmem's strict judge.
+    Recorded with every entry's judge scores; entries judged under another preset are marked."""
     judge_base_url: str | None = None
     """OpenAI-compatible endpoint of the judge (default ``$OPENAI_BASE_URL``, then OpenAI)."""
     judge_chat: Any = Field(default=None, exclude=True)

@@ -1,7 +1,7 @@
 """Check submission files against the dataset: schema, matching, duplicates, missing questions.
 
 Rows are joined to dataset questions by ``question_id`` when present, else by (split, question
-text, question image) — the official format has no ids (``shared/spec/submission.md``). The
+text, question image) — the official format has no ids (``docs/leaderboard.md``). The
 submitted ``original_answer`` and ``category`` are never used for scoring; rows where they
 disagree with the dataset are reported as warnings. When several dataset questions share a text
 and image, the submitted ``original_answer`` may pick among them (matching only).
@@ -145,6 +145,9 @@ class _Checker:
             return []
         except RecursionError:
             self.add("error", "invalid-json", f.name, "invalid JSON: nesting too deep")
+            return []
+        except ValueError as e:  # an integer of more than 4,300 digits (Python's conversion limit), …
+            self.add("error", "invalid-json", f.name, f"invalid JSON: {e}")
             return []
         if (
             isinstance(data, dict)
@@ -344,7 +347,7 @@ def check_submission(
         files: the files; each file's split is its ``split`` or inferred from its name.
         dataset: the gold dataset.
         require_both: a split of the dataset with no file is an error (a leaderboard entry needs
-            both, spec/submission.md) instead of a warning.
+            both, docs/leaderboard.md) instead of a warning.
         max_rows: rows accepted per file.
     """
     c = _Checker(dataset, max_rows)

@@ -46,6 +46,12 @@ def column_titles() -> dict[str, str]:
     return titles
 
 
+def judged_preset(e: Entry) -> str | None:
+    """The judge preset of ``e``'s judge scores (``paper`` or ``harmonized``); None when it was never
+    sent to the judge."""
+    return e.judge_preset if e.judge_status != "none" else None
+
+
 def entry_public(e: Entry) -> dict[str, Any]:
     """The public JSON of an entry (metadata and aggregated scores; no review details)."""
     return {
@@ -56,6 +62,7 @@ def entry_public(e: Entry) -> dict[str, Any]:
         "submitted": e.created_at.isoformat(timespec="seconds") + "Z",
         "approved": e.reviewed_at.isoformat(timespec="seconds") + "Z" if e.reviewed_at else None,
         "judge_model": e.judge_model,
+        "judge_preset": judged_preset(e),
         "judge_status": e.judge_status,
         "duplicate_of": e.duplicate_of,
         "scores": {g: e.summary[g] for g in GROUP_ORDER if g in e.summary},
@@ -66,7 +73,8 @@ def ranking(
     entries: list[Entry], metric: str = "f1", sort: str = "all", descending: bool = True
 ) -> list[dict[str, Any]]:
     """One row per entry: ``{"id", "rank", "method", "organisation", "submitted", "duplicate_of",
-    "values": {col: float|None}}`` (``duplicate_of``: the earlier entry with the same predictions, or None).
+    "judge_preset", "values": {col: float|None}}`` (``duplicate_of``: the earlier entry with the same
+    predictions, or None; ``judge_preset``: see :func:`judged_preset`).
 
     ``values`` holds ``metric`` for every group of :func:`ranking_columns` (``macro`` = mean of
     the sub-type means, ``coverage`` = answered / questions). Rows are sorted by ``sort`` (a
@@ -95,6 +103,7 @@ def ranking(
                 "organisation": e.organisation,
                 "submitted": e.created_at.date().isoformat(),
                 "duplicate_of": e.duplicate_of,
+                "judge_preset": judged_preset(e),
                 "values": values,
             }
         )
@@ -122,7 +131,7 @@ def _csv_safe(value: object) -> object:
 def ranking_csv(entries: list[Entry]) -> str:
     """CSV of every entry: metadata, then ``<group>/<metric>`` for each group, with n and coverages."""
     fields = [*METRICS, "judge", "n", "coverage", "judged", "judge_coverage"]
-    header = ["id", "method", "organisation", "submitted", "judge_model"]
+    header = ["id", "method", "organisation", "submitted", "judge_model", "judge_preset"]
     header += [f"{g}/{f}" for g in GROUP_ORDER for f in fields]
     header += [f"all/{m}_macro" for m in (*METRICS, "judge")]
     buf = io.StringIO()
@@ -135,6 +144,7 @@ def ranking_csv(entries: list[Entry]) -> str:
             e.organisation,
             e.created_at.isoformat(timespec="seconds") + "Z",
             e.judge_model or "",
+            judged_preset(e) or "",
         ]
         for g in GROUP_ORDER:
             st = e.summary.get(g, {})

@@ -7,15 +7,20 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterator
-from typing import Any, cast
+from typing import Annotated, Any, cast
 
 import jinja2
 from fastapi import HTTPException, Request
+from fastapi import Path as PathParam
 from fastapi.responses import HTMLResponse
 from sqlalchemy.orm import Session
 
 from ._security import csrf_ok, csrf_token
 from ._sessions import AdminIdentity, SessionPolicy, resume_session
+
+EntryId = Annotated[int, PathParam(ge=1, le=2**63 - 1, description="entry number (a SQLite integer)")]
+"""An entry number in a URL: one SQLite cannot hold (``/entries/9223372036854775808``) is a 422 with
+a message, not an ``OverflowError`` in the database driver."""
 
 
 class PageError(HTTPException):
@@ -76,9 +81,11 @@ def get_db(request: Request) -> Iterator[Session]:
 
 
 def render(request: Request, template: str, status_code: int = 200, **ctx: Any) -> HTMLResponse:
-    """Render ``template`` with the common context (site title, admin name, CSRF token)."""
+    """Render ``template`` with the common context (site title, the server's judge preset, admin
+    name, CSRF token)."""
     env: jinja2.Environment = request.app.state.templates
     ctx.setdefault("site_title", request.app.state.settings.title)
+    ctx.setdefault("judge_preset", request.app.state.settings.judge_preset)
     identity = current_admin(request)
     ctx["admin"] = identity.username if identity else None
     ctx["csrf"] = csrf_token(request.session)

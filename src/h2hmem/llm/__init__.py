@@ -1,7 +1,7 @@
 """Model layer: one ChatModel interface for every backend, with cache, retries and usage."""
 
 from ._cache import CacheEntry, RequestCache, default_cache_path, open_sqlite_store
-from ._calllog import CallSink, record_calls, tag_calls
+from ._calllog import CallSink, current_tag, record_calls, tag_calls
 from ._client import ModelClient
 from ._errors import (
     BadRequestError,
@@ -66,6 +66,7 @@ __all__ = [
     "Usage",
     "cost_usd",
     "count_tokens",
+    "current_tag",
     "default_cache_path",
     "image_data_url",
     "image_text",

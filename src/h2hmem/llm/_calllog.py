@@ -83,6 +83,13 @@ def tag_calls(
         _tag.reset(token)
 
 
+def current_tag() -> dict[str, Any]:
+    """The tag of the running context (a copy): ``question_ids``, ``dialogue``, ``session`` and the
+    extras given to :func:`tag_calls`, as far as they are set (``{}`` outside any tag). The model
+    gateway sends it along with calls made by code we do not own (its ``X-H2HMem-Tag`` header)."""
+    return dict(_tag.get())
+
+
 def recording() -> bool:
     """True when a sink is active in this context (the client skips building records otherwise)."""
     return _sink.get() is not None
@@ -135,6 +142,9 @@ def emit_call(
     if sink is None:
         return
     tag = _tag.get()
+    params = config.model_dump(mode="json")
+    if not params.get("attempt"):  # a first try: transcripts unchanged by the field
+        params.pop("attempt", None)
     record: dict[str, Any] = {
         "v": SCHEMA_VERSION,
         "at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds"),
@@ -144,7 +154,7 @@ def emit_call(
         "session": tag.get("session"),
         "model": model,
         "cache_key": cache_key,
-        "params": config.model_dump(mode="json"),
+        "params": params,
         "messages": messages,
         "images_substituted": images_substituted,
         "reply": reply,

@@ -62,6 +62,12 @@ class ModelClient:
     5. every call (hit, paid or failed) is reported to the transcript sink of the running context,
        if one is set (:func:`~h2hmem.llm.record_calls`; paid calls before their cache entry).
 
+    A request cache that cannot be written (disk full, file-size limit, ``disk I/O error``) is
+    not an error of the call: the reply, paid for, is returned, one warning is logged and no
+    further reply is stored (lookups go on); one that cannot be read is dropped likewise (a miss).
+    An error of the transcript sink (a :class:`~h2hmem.LocalIOError`) is raised: the run's own
+    record of the call could not be written.
+
     ``latency_s`` is the wall time of the whole call, retries included, less the time spent
     waiting for a slot (``queue_s``: the concurrency semaphore, or a local model serving
     another request), so a queue of requests on one local model is not reported as latency.
@@ -86,6 +92,8 @@ class ModelClient:
         self.spec = spec
         self.backend = backend
         self.cache = cache
+        self.cache_error: str | None = None
+        """Why the request cache stopped being written (or read) in this process; None while it works."""
         self.concurrency = concurrency
         self.timeout_s = timeout_s
         self.retry = retry or RetryPolicy()
@@ -133,6 +141,8 @@ class ModelClient:
         for newer in ("top_p", "json_schema"):  # unset, they leave the keys of requests cached before they existed
             if settings.get(newer) is None:
                 settings.pop(newer, None)
+        if not settings.get("attempt"):  # the first try keeps the key it always had
+            settings.pop("attempt", None)
         return cache_key(
             {"identity": self.backend.identity(), "messages": messages_fingerprint(messages), "config": settings}
         )
@@ -145,8 +155,12 @@ class ModelClient:
         start = time.perf_counter()
         prepared, substituted = prepare_messages(messages, send_images=self.supports_images)
         key = self.cache_key(prepared, config) if self.cache is not None else None
-        if key is not None and not self.refresh:
-            hit = self.cache.get(key)  # type: ignore[union-attr]
+        if key is not None and not self.refresh and self.cache is not None:
+            try:
+                hit = self.cache.get(key)
+            except (sqlite3.Error, OSError) as e:
+                self._drop_cache(e, "read")
+                hit = None
             if hit is not None:
                 usage = Usage(cached_calls=1)
                 self._usage[stage] = self._usage[stage] + usage
@@ -240,7 +254,7 @@ class ModelClient:
         text = _valid_unicode(reply.text)
         # the transcript before the cache: every reply the cache can serve later has its paid record
         self._transcript(stage, prepared, config, key, text, reply.finish_reason, usage, latency, substituted)
-        if key is not None and self.cache is not None:  # key is None without a cache
+        if key is not None and self.cache is not None and self.cache_error is None:  # key is None without a cache
             try:
                 self.cache.put(
                     key,
@@ -254,7 +268,7 @@ class ModelClient:
                 )
             except (sqlite3.Error, OSError) as e:
                 # The reply is paid for: keep it, lose only the cache entry (disk full, I/O error).
-                log.warning("request cache write failed (%s); the reply is used but not cached", e)
+                self._drop_cache(e, "write")
         return ChatResult(
             text=text,
             model=self.spec,
@@ -264,6 +278,21 @@ class ModelClient:
             finish_reason=reply.finish_reason,
             images_substituted=substituted,
             queue_s=queued,
+        )
+
+    def _drop_cache(self, exc: BaseException, doing: str) -> None:
+        """Stop writing the request cache (after a failed read, stop using it at all): one warning."""
+        path = getattr(self.cache, "path", None)
+        self.cache_error = f"{doing}: {type(exc).__name__}: {exc}"
+        if doing == "read":
+            self.cache = None
+        log.warning(
+            "request cache %s cannot be %s (%s: %s); going on without it: replies are used and recorded, "
+            "but not stored (a rerun pays again for them)",
+            path,
+            "read" if doing == "read" else "written",
+            type(exc).__name__,
+            exc,
         )
 
     def _transcript(

@@ -7,6 +7,7 @@ import base64
 import functools
 import hashlib
 import io
+import os
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +50,7 @@ def prepare_messages(messages: list[Message], *, send_images: bool) -> tuple[lis
                 substituted += 1
             else:
                 parts.append(part)
-        out.append(msg if parts == list(msg.content) else Message(role=msg.role, content=parts))
+        out.append(msg if parts == list(msg.content) else msg.model_copy(update={"content": parts}))
     return out, substituted
 
 
@@ -63,8 +64,10 @@ def flatten_text(content: str | list[ContentPart]) -> str | None:
 
 
 def _stat_key(path: Path) -> tuple[str, int, int]:
-    st = path.stat()
-    return (str(path.resolve()), st.st_mtime_ns, st.st_size)
+    """``(absolute path, mtime ns, size)``: one ``stat`` per call (``resolve()`` would ``lstat`` every
+    component of the path, and this runs several times per image on every model call)."""
+    st = os.stat(path)
+    return (os.path.abspath(path), st.st_mtime_ns, st.st_size)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -140,8 +143,10 @@ def messages_fingerprint(messages: list[Message]) -> list[dict[str, Any]]:
     """JSON-able form of prepared messages for cache keys: images by content hash, not path."""
     out: list[dict[str, Any]] = []
     for msg in messages:
+        # only where it changes the wire (text-only content), so earlier keys stay valid
+        wire_form = {"as_parts": True} if msg.as_parts and flatten_text(msg.content) is not None else {}
         if isinstance(msg.content, str):
-            out.append({"role": msg.role, "content": msg.content})
+            out.append({"role": msg.role, "content": msg.content, **wire_form})
             continue
         parts: list[dict[str, str]] = []
         for p in msg.content:
@@ -158,5 +163,5 @@ def messages_fingerprint(messages: list[Message]) -> list[dict[str, Any]]:
                 parts.append(fp)
             else:
                 parts.append({"type": "text", "text": p.text})
-        out.append({"role": msg.role, "content": parts})
+        out.append({"role": msg.role, "content": parts, **wire_form})
     return out

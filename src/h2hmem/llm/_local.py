@@ -107,7 +107,7 @@ def _load_llama(path: Path) -> Any:
 
 
 PUBLISHED_ANSWER_TOKENS = defaults.ANSWER_MAX_TOKENS
-"""The published answer budget (spec/baselines.md), kept for every model that is not embedded."""
+"""The published answer budget (docs/baselines.md), kept for every model that is not embedded."""
 
 
 def demo_answer_tokens(spec: str) -> int:

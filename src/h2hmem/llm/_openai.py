@@ -21,7 +21,7 @@ from ._backend import BackendReply
 from ._errors import BadResponseError, ContentFilterError, RequestInfo
 from ._http import SessionPool, classify_http_error, post_json
 from ._images import JPEG_QUALITY, MAX_SIDE_PX, flatten_text, part_data_url
-from ._types import GenerationConfig, ImagePart, Message
+from ._types import ContentPart, GenerationConfig, ImagePart, Message, TextPart
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
@@ -74,12 +74,12 @@ class OpenAIBackend:
         wire: list[dict[str, Any]] = []
         for msg in messages:
             text = flatten_text(msg.content)
-            if text is not None:
+            if text is not None and not msg.as_parts:
                 wire.append({"role": msg.role, "content": text})
                 continue
-            assert isinstance(msg.content, list)  # flatten_text gives None only for parts with an image
+            content: list[ContentPart] = [TextPart(text=msg.content)] if isinstance(msg.content, str) else msg.content
             parts: list[dict[str, Any]] = []
-            for p in msg.content:
+            for p in content:
                 if isinstance(p, ImagePart):
                     url = await asyncio.to_thread(part_data_url, p)
                     image_url = {"url": url} if p.detail is None else {"url": url, "detail": p.detail}

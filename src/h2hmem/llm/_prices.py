@@ -45,6 +45,12 @@ def cost_usd(
     if price is None:
         if warn and model not in _warned:
             _warned.add(model)
-            log.warning("no price known for model %r; its cost is counted as 0 (pass prices={...})", model)
+            log.warning(
+                "no price known for model %r; its cost is counted as 0 (give it with --price %s=IN/OUT, USD per "
+                "million input/output tokens; in Python: prices={%r: (IN, OUT)})",
+                model,
+                model,
+                model,
+            )
         return 0.0
     return (prompt_tokens * price[0] + completion_tokens * price[1]) / 1_000_000

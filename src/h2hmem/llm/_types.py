@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from .. import defaults
 from ..records import Usage as Usage
@@ -50,6 +50,10 @@ class Message(BaseModel):
     model_config = ConfigDict(frozen=True)
     role: Literal["system", "user", "assistant"]
     content: str | list[ContentPart]
+    as_parts: bool = False
+    """Send ``content`` to an OpenAI-compatible server as a list of parts even when it holds text
+    only (the official native scripts' wire format, preset ``paper``); by default text-only content
+    goes as one string. Part of the cache key where it changes the wire (content without an image)."""
 
 
 class GenerationConfig(BaseModel):
@@ -57,7 +61,7 @@ class GenerationConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True)
     temperature: float = defaults.ANSWER_TEMPERATURE
-    """Paper's answer temperature (spec/baselines.md; :data:`h2hmem.defaults.ANSWER_TEMPERATURE`)."""
+    """Paper's answer temperature (docs/baselines.md; :data:`h2hmem.defaults.ANSWER_TEMPERATURE`)."""
     max_tokens: int | None = defaults.ANSWER_MAX_TOKENS
     """None sends no limit (the official judge sets none)."""
     json_mode: bool = False
@@ -69,6 +73,11 @@ class GenerationConfig(BaseModel):
     ``paper``); a backend without schema support treats it as ``json_mode``."""
     """Nucleus sampling; ``None`` = not sent (the server's default). The official Full (Text) and Naive RAG
     scripts send 0.9 (preset ``paper``)."""
+    attempt: int = Field(default=0, ge=0)
+    """Which try of a request this is, when the caller asks again because the reply was unusable (A-Mem's
+    note writer under ``paper``: up to 3 tries). Never sent; part of the cache key (from 1 on), so a
+    retry reaches the model instead of the cached unusable reply, and a rerun replays every try from the
+    cache. Recorded in transcripts (``params.attempt``, from the 2nd try on)."""
 
 
 class ChatResult(BaseModel):

@@ -18,7 +18,7 @@ from typing import Any
 from ..data import TaskType
 
 DATASET_SUB_TYPE: dict[TaskType, str] = {t: t.value for t in TaskType}
-"""``question_type.sub_type`` as the H2HMem dataset files spell it (shared/spec/taxonomy.md: every
+"""``question_type.sub_type`` as the H2HMem dataset files spell it (docs/taxonomy.md: every
 type by its canonical name except MCR)."""
 DATASET_SUB_TYPE[TaskType.MCR] = "Multimodal Causal Inference"
 

@@ -28,15 +28,22 @@ def question_caption(image: ImageRef | QuestionImage, captions: CaptionLookup | 
     return captions(image) if captions else None
 
 
-def question_image_parts(images: Sequence[ImageRef | QuestionImage], captions: CaptionLookup | None) -> list[ImagePart]:
+def question_image_parts(
+    images: Sequence[ImageRef | QuestionImage], captions: CaptionLookup | None, *, encoding: str = "jpeg1024"
+) -> list[ImagePart]:
     """The question's first image that exists on disk as an :class:`ImagePart` (none when no file exists).
 
     The part is named :data:`QUESTION_IMAGE_NAME`, so a text-only backend substitutes
     ``[Image the question's image: <caption>]`` without revealing where the image came from.
+    ``encoding``: ``jpeg1024`` (re-encoded JPEG, long side ≤ 1,024 px, no ``detail``) or ``raw``
+    (the file's bytes, MIME type from its extension, ``"detail": "auto"``: A-Mem's official part).
     """
     for ref in images:
         if ref.path is not None:
-            return [ImagePart(name=QUESTION_IMAGE_NAME, path=ref.path, caption=question_caption(ref, captions))]
+            part = ImagePart(name=QUESTION_IMAGE_NAME, path=ref.path, caption=question_caption(ref, captions))
+            if encoding == "raw":
+                part = part.model_copy(update={"encoding": "raw", "detail": "auto"})
+            return [part]
     return []
 
 

@@ -2,11 +2,13 @@
 
 Written anew from the behaviour of ``baselines/FullMM/FullMM.py`` @ b6070899,
 ``baselines/MuRAG/MuRAG.py`` and ``baselines/NGM/NGM.py`` @ 919db825 (prompt texts in
-``prompts/paper/{full_mm,murag,ngm}.json``). Each builds one user message: the prompt text first,
-then the image parts — Full (MM): question image(s), then dialogue images; MuRAG and NGM: memory
-images, then the question image. Never reproduced: the extra JSON fields the scripts put on image
+``prompts/paper/{full_mm,murag,ngm}.json``). Each builds one user message whose content is always
+a list of parts (also without an image, as the scripts sent it): the prompt text first, then the
+image parts — Full (MM): question image(s), then dialogue images; MuRAG and NGM: memory images,
+then the question image. Never reproduced: the extra JSON fields the scripts put on image
 parts (``session_id``, ``file_name``, markers naming the question id — not part of the chat API),
-dropping a ``session0`` question's image (MuRAG, NGM compared a full path with "session0") and
+dropping a ``session0`` question's image (MuRAG's retrieval query lost it, NGM lost it from query and
+request: both compared a full path with "session0") and
 Full (MM)'s unordered choice of dialogue images (here: dialogue order, earliest first).
 """
 
@@ -30,8 +32,10 @@ MAX_CONTEXT_TOKENS = 4096
 
 
 def _message(prompt: str, images: Sequence[ImagePart]) -> list[Message]:
+    """One user message whose content is a list of parts, the prompt text first: the scripts always
+    sent a list (``[{"type": "text", …}, *images]``), also without an image."""
     parts: list[ContentPart] = [TextPart(text=prompt), *images]
-    return [Message(role="user", content=parts if images else prompt)]
+    return [Message(role="user", content=parts, as_parts=True)]
 
 
 def _turn_text(session: Session, turn: Turn, date_format: DateFormat) -> str:

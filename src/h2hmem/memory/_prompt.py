@@ -1,8 +1,8 @@
 """The shared answer prompt (all six methods), with the per-task instruction.
 
-Source: spec/baselines.md "Shared answer step", restated in our own words. The per-task
+Source: docs/baselines.md "Shared answer step", restated in our own words. The per-task
 instruction is chosen from the canonical :class:`TaskType` — the official code looked it up under
-inconsistent keys, so many questions never got it (official pitfall 8).
+inconsistent keys, so many questions never got it (docs/official-pitfalls.md #8).
 """
 
 from __future__ import annotations

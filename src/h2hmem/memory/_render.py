@@ -1,6 +1,6 @@
 """How memory is shown to a model: one line per turn with its session, date and speaker.
 
-Shared by every method (spec/baselines.md, "Shared answer step"): each turn carries its session's
+Shared by every method (docs/baselines.md, "Shared answer step"): each turn carries its session's
 date (``timeline_date``), its speaker (``role``) and its text; an image turn adds its file name and
 session ("1.png in session3", because some gold answers are exactly that) and, for caption-based
 methods, its caption. A question's own image (:class:`~._view.QuestionImage`) is never named: it

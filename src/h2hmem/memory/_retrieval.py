@@ -1,4 +1,4 @@
-"""A-Mem's hybrid retriever: 0.5 · min-max-normalised BM25 + 0.5 · cosine (spec/baselines.md).
+"""A-Mem's hybrid retriever: 0.5 · min-max-normalised BM25 + 0.5 · cosine (docs/baselines.md).
 
 BM25 is ``bm25s`` (Lucene variant, k1 = 1.5, b = 0.75, English stopwords removed); the cosine is
 between unit vectors from the text embedder (all-MiniLM-L6-v2 in the paper).

@@ -1,4 +1,4 @@
-"""Metrics: lexical scores, LLM judge, evidence recall@k, turn-level evidence metrics, aggregation (spec/metrics.md)."""
+"""Metrics: lexical scores, LLM judge, evidence recall@k, turn-level evidence metrics, aggregation (docs/metric-definitions.md)."""
 
 from ._aggregate import DEFAULT_GROUPS, SPLIT_KEYS, aggregate
 from ._coverage import coverage_line

@@ -1,6 +1,6 @@
 """Aggregation of per-question scores: splits × groups, micro and macro averages, bootstrap CIs.
 
-Definitions (``shared/spec/metrics.md`` §3):
+Definitions (``docs/metric-definitions.md`` §3):
 
 - **micro average** (the paper's "weighted average") = mean over the questions of a group;
 - **macro average** = mean of the sub-type means (the nine sub-types, or those present);

@@ -1,6 +1,6 @@
 """Evidence hit@k and recall@k: did the memory units a method used come from the gold sessions?
 
-Definition (``shared/spec/metrics.md`` §4, beyond the official metrics): take the method's
+Definition (``docs/metric-definitions.md`` §4, beyond the official metrics): take the method's
 evidence list (ranked, as :class:`~h2hmem.memory.Evidence` units — turns or whole sessions), keep
 its first ``k`` units, and look at the distinct sessions they come from:
 

@@ -5,7 +5,7 @@ judge's own prompt and reads its JSON array reply, snapping scores to the neares
 (:mod:`._judge_official`); ``harmonized`` sends our rubric below as a system message, reads a JSON
 object and holds scores to the five levels. Whatever the format, nothing is dropped.
 
-Official setting (``shared/spec/metrics.md`` §2): ``gpt-4o-mini`` at temperature 0, one call per
+Official setting (``docs/metric-definitions.md`` §2): ``gpt-4o-mini`` at temperature 0, one call per
 (method, session) holding all that session's questions, reply = a JSON list of
 ``{question_id, score, reasoning}``. Our additions (both presets): every question id must come
 back (``system_object``: exactly once); a missing or invalid item (no usable score, broken JSON)
@@ -201,7 +201,9 @@ class _Judge:
 
     # -- the request format: official (user_array) or ours (system_object) ---------------------
     def _messages(self, items: Sequence[tuple[str, Prediction]]) -> list[Message]:
-        return official_judge_messages(items) if self.official else judge_messages(items)
+        if self.official:
+            return official_judge_messages(items, self.options.session_header)
+        return judge_messages(items)
 
     def _config(self, n_items: int) -> GenerationConfig:
         return OFFICIAL_CONFIG if self.official else _config(n_items)

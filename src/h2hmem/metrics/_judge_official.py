@@ -6,7 +6,7 @@ Request (varib1/H2HMEM ``evaluate_metrics/LLM-as-judge/LLM_as_judge.py`` @ b6070
 
     <DEFAULT_BATCH_PROMPT, ending in a newline>        (official_judge_prompt.txt)
     <empty>Dialogue: dialogue5
-    Session: session3
+    Session: session3                                  (A-Mem, NGM: unknown; see below)
     Memory System: unknown                             (official: the method's class name)
     VLM Model: unknown                                 (official: the answer model)
     <empty>
@@ -23,6 +23,10 @@ Never reproduced: the official header named the method and the answer model (the
 know what it grades; we write ``unknown``, as the official script itself did for result files
 without metadata), and its question ids carried the method's name (``FullText_0``; ours are the
 method-neutral ``q{index}``, the question's position in its ``questions.json``).
+
+The ``Session:`` line comes from the results file's ``metadata.session_dir_name``; the official
+A-Mem and NGM result files have no such field, so their published scores were judged under
+``Session: unknown``: :func:`official_session_header` reproduces it (option ``session_header``).
 
 Reply: the text from the first ``[`` to the last ``]`` is read as a JSON array of
 ``{question_id, score, reasoning}``; a non-string ``question_id`` is compared as text; a later item
@@ -47,6 +51,10 @@ OFFICIAL_PROMPT_FILE = "official_judge_prompt.txt"
 HIDDEN = "unknown"
 """Written where the official header named the method and the answer model."""
 LEVELS: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 1.0)
+NO_SESSION_FOLDER: frozenset[str] = frozenset({"a-mem", "ngm"})
+"""Methods (``Prediction.method``) whose official result files carried no session folder
+(``A_MEM.py``, ``NGM.py``: no ``metadata.session_dir_name``), so the official judge header read
+``Session: unknown`` for them."""
 
 OFFICIAL_CONFIG = GenerationConfig(temperature=defaults.JUDGE_TEMPERATURE, max_tokens=None)
 """The official judge call: ``temperature=0`` (the script's default), no other parameter."""
@@ -64,8 +72,15 @@ def official_local_id(p: Prediction) -> str:
     return p.question_id.rsplit("/", 1)[-1]
 
 
-def official_judge_prompt(items: Sequence[tuple[str, Prediction]]) -> str:
-    """The official batch prompt for ``(local id, prediction)`` pairs of one session.
+def official_session_header(p: Prediction, session_header: str = "official") -> str:
+    """The value of the prompt's ``Session:`` line: ``unknown`` for a method of
+    :data:`NO_SESSION_FOLDER` under ``session_header="official"``, else the session folder."""
+    return HIDDEN if session_header == "official" and p.method in NO_SESSION_FOLDER else p.session
+
+
+def official_judge_prompt(items: Sequence[tuple[str, Prediction]], session_header: str = "official") -> str:
+    """The official batch prompt for ``(local id, prediction)`` pairs of one session
+    (``session_header``: see :func:`official_session_header`).
 
     Raises:
         ValueError: no items, or items from more than one (split, dialogue, session).
@@ -78,7 +93,7 @@ def official_judge_prompt(items: Sequence[tuple[str, Prediction]]) -> str:
     lines = [
         official_rubric(),
         f"\nDialogue: {first.dialogue}",
-        f"Session: {first.session}",
+        f"Session: {official_session_header(first, session_header)}",
         f"Memory System: {HIDDEN}",
         f"VLM Model: {HIDDEN}",
         "",
@@ -96,9 +111,9 @@ def official_judge_prompt(items: Sequence[tuple[str, Prediction]]) -> str:
     return "\n".join(lines)
 
 
-def official_judge_messages(items: Sequence[tuple[str, Prediction]]) -> list[Message]:
+def official_judge_messages(items: Sequence[tuple[str, Prediction]], session_header: str = "official") -> list[Message]:
     """The official request's messages: one user message holding :func:`official_judge_prompt`."""
-    return [Message(role="user", content=official_judge_prompt(items))]
+    return [Message(role="user", content=official_judge_prompt(items, session_header))]
 
 
 def official_followup(local_id: str, problem: str) -> str:

@@ -11,6 +11,10 @@ option               ``paper``                             ``harmonized``
 ``score_levels``     ``snap``: any number → nearest level  ``strict``: a score off the five
                      (ties to the lower one)               levels is an error (re-asked)
 ``batching``         ``session`` (one call per session)    ``session``
+``session_header``   ``official``: ``Session: unknown``    ``folder``: the session folder
+                     for A-Mem and NGM (their official     for every method (only the
+                     result files had no session folder),  ``user_array`` format has this
+                     the folder for the others             line)
 ===================  ====================================  ================================
 
 Official source: varib1/H2HMEM ``evaluate_metrics/LLM-as-judge/LLM_as_judge.py`` and
@@ -29,12 +33,23 @@ from ..presets import DEFAULT_PRESET, Preset, fill_from_preset
 JudgeFormat = Literal["user_array", "system_object"]
 ScoreLevels = Literal["snap", "strict"]
 JudgeMode = Literal["session", "question"]
+SessionHeader = Literal["official", "folder"]
 
-JUDGE_OPTION_NAMES: tuple[str, ...] = ("judge_format", "score_levels", "batching")
+JUDGE_OPTION_NAMES: tuple[str, ...] = ("judge_format", "score_levels", "batching", "session_header")
 
 JUDGE_PRESETS: dict[str, dict[str, Any]] = {
-    "paper": {"judge_format": "user_array", "score_levels": "snap", "batching": "session"},
-    "harmonized": {"judge_format": "system_object", "score_levels": "strict", "batching": "session"},
+    "paper": {
+        "judge_format": "user_array",
+        "score_levels": "snap",
+        "batching": "session",
+        "session_header": "official",
+    },
+    "harmonized": {
+        "judge_format": "system_object",
+        "score_levels": "strict",
+        "batching": "session",
+        "session_header": "folder",
+    },
 }
 """Resolved option values of each preset."""
 
@@ -54,6 +69,11 @@ class JudgeOptions(BaseModel):
     batching: JudgeMode = "session"
     """``session``: one call per (split, dialogue, session) holding its questions (official);
     ``question``: one call per question."""
+    session_header: SessionHeader = "official"
+    """The ``Session:`` line of the ``user_array`` prompt: ``official`` writes ``unknown`` for
+    predictions of the methods in :data:`h2hmem.metrics._judge_official.NO_SESSION_FOLDER` (A-Mem,
+    NGM: their official result files carried no session folder, so the published judge saw
+    ``unknown``) and the folder for the others; ``folder`` always writes the folder."""
 
     @model_validator(mode="before")
     @classmethod

@@ -1,7 +1,7 @@
 """Supporting-turn labels: which turns of a dialogue support each question's gold answer.
 
-Format (one JSON object per line, ``<split>.jsonl``; the shared sample's labels use it, see
-``shared/data/h2hmem-sample-labels/README.md``)::
+Format (one JSON object per line, ``<split>.jsonl``; fields and statuses in
+``docs/dataset-format.md``, "Supporting-turn labels")::
 
     {"question_id": "dyadic/dialogue5/session3/q0", "status": "labelled",
      "turns": [{"session": "session3", "turn": 4, "quote": "…"}], "note": "…", "sub_type": "…", "gold": "…"}

@@ -1,6 +1,6 @@
 """Per-question lexical scores: set-based precision/recall/F1, BLEU-1 and exact match.
 
-Definitions: ``shared/spec/metrics.md`` §1 (the official ones, bit-compatible). Worked example:
+Definitions: ``docs/metric-definitions.md`` §1 (the official ones, bit-compatible). Worked example:
 pred "The capital is Paris.", ref "Paris" → content sets {capital, paris} and {paris}:
 precision 0.5, recall 1.0, F1 0.6667; BLEU-1 on [the, capital, is, paris] vs [paris] = 1/4
 (clipped unigram precision; no brevity penalty since pred is longer). Known flaw kept on purpose: pred "No", ref "No" scores F1 0
@@ -28,7 +28,7 @@ class LexicalScores(BaseModel):
 
 
 ZERO = LexicalScores(precision=0.0, recall=0.0, f1=0.0, bleu1=0.0, exact_match=0.0)
-"""Scores of a failed answer (the method errored): zero everywhere (spec/metrics.md §3)."""
+"""Scores of a failed answer (the method errored): zero everywhere (docs/metric-definitions.md §3)."""
 
 
 @lru_cache(maxsize=1)

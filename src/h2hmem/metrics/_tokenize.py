@@ -1,6 +1,6 @@
 """The official lexical tokenizer, stopword list and exact-match normaliser.
 
-Definitions: ``shared/spec/metrics.md`` §1 (bit-compatible with the official scorer):
+Definitions: ``docs/metric-definitions.md`` §1 (bit-compatible with the official scorer):
 
 1. lowercase, collapse whitespace runs to one space, strip;
 2. split into sentences with NLTK Punkt (``PunktSentenceTokenizer()`` with default parameters: the
@@ -12,7 +12,7 @@ Definitions: ``shared/spec/metrics.md`` §1 (bit-compatible with the official sc
 4. drop empty tokens and tokens made only of ASCII punctuation.
 
 Nothing here reads downloaded NLTK data, and nothing falls back to another tokenizer: a missing
-piece raises :class:`TokenizerUnavailableError` (official pitfall 13).
+piece raises :class:`TokenizerUnavailableError` (docs/official-pitfalls.md #13).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ _ASCII_PUNCT = frozenset(string.punctuation)
 EXTRA_STOP_SYMBOLS: frozenset[str] = frozenset(
     [".", ",", "!", "?", ";", ":", '"', "'", "(", ")", "[", "]", "{", "}", "-", "–", "—", "...", ".."]
 )
-"""Symbols removed with the stopwords for precision/recall/F1 (spec/metrics.md §1)."""
+"""Symbols removed with the stopwords for precision/recall/F1 (docs/metric-definitions.md §1)."""
 
 
 class TokenizerUnavailableError(RuntimeError):
@@ -126,7 +126,7 @@ def normalize_answer(text: str) -> str:
     """Exact-match normal form: lowercase, every Unicode punctuation character removed,
     whitespace runs collapsed to one space, stripped. ``"No."`` → ``"no"``.
 
-    Our own column (spec/metrics.md §1), so punctuation means any Unicode category ``P*``
+    Our own column (docs/metric-definitions.md §1), so punctuation means any Unicode category ``P*``
     (curly quotes and dashes included), not only ASCII.
     """
     return _WS.sub(" ", text.lower().translate(_punct_table())).strip()

@@ -1,6 +1,6 @@
 """The ``aggregate`` object of a scores summary: splits × groups of cells, micro/macro means and CIs.
 
-Produced by :func:`h2hmem.metrics.aggregate` (definitions there and in spec/metrics.md §3).
+Produced by :func:`h2hmem.metrics.aggregate` (definitions there and in docs/metric-definitions.md §3).
 """
 
 from __future__ import annotations

@@ -48,7 +48,7 @@ class ScoreKey(Record):
 
 
 class LexicalScore(Versioned, ScoreKey):
-    """One line of ``scores/lexical.jsonl`` (official definitions, spec/metrics.md §1; each in [0, 1])."""
+    """One line of ``scores/lexical.jsonl`` (official definitions, docs/metric-definitions.md §1; each in [0, 1])."""
 
     KIND = "lexical-score"
     schema_: Literal["h2hmem.lexical-score/1"] = Field("h2hmem.lexical-score/1", alias="schema")
@@ -60,7 +60,7 @@ class LexicalScore(Versioned, ScoreKey):
 
 
 class _EvidenceScoreBase(Versioned, ScoreKey):
-    """One line of ``scores/evidence.jsonl``: session hit@k / recall@k (spec/metrics.md §4)."""
+    """One line of ``scores/evidence.jsonl``: session hit@k / recall@k (docs/metric-definitions.md §4)."""
 
     model_config = ConfigDict(extra="allow")  # other cut-offs (score_evidence(ks=…)) are kept as they are
     KIND = "evidence-score"

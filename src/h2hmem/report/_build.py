@@ -119,7 +119,7 @@ def build_report(
         out_dir: output folder; default :func:`default_out_dir` (the run directory for one run,
             ``reports/<run ids>`` for several).
         worst: how many worst-scored questions to show (default 15).
-        n_boot: bootstrap resamples when a run must be scored (default 1,000, spec/metrics.md §3).
+        n_boot: bootstrap resamples when a run must be scored (default 1,000, docs/metric-definitions.md §3).
         on_step: called with a short description before each step (progress display).
         group: add the table pooling repeated runs of one configuration (mean ± sd across runs,
             CI of the pooled questions).

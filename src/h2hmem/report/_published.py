@@ -1,6 +1,6 @@
 """The paper's published numbers, kept as package data (``published.json``) with their source.
 
-Source: the H2HMem project page, restated in ``shared/spec/baselines.md`` ("Published quality":
+Source: the H2HMem project page, restated in ``docs/baselines.md`` ("Published quality":
 LLM-judge weighted average per main category, 2 decimals, judge gpt-4o-mini; "Published
 efficiency": seconds of wall time per session / per query).
 """

@@ -89,7 +89,7 @@ def load_run(run_dir: str | Path, *, n_boot: int = defaults.N_BOOT, selection: A
 
     Args:
         run_dir: a run directory holding ``predictions.jsonl`` (``manifest.json`` optional).
-        n_boot: bootstrap resamples when scoring is needed (default 1,000, spec/metrics.md §3).
+        n_boot: bootstrap resamples when scoring is needed (default 1,000, docs/metric-definitions.md §3).
         selection: a :class:`~h2hmem.run.Selection`: keep only those questions (their scores are
             aggregated again from ``scores/*.jsonl``).
 

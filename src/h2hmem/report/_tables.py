@@ -247,7 +247,7 @@ def difficulty_table(runs: list[RunResult], metric: ScoreMetric) -> ReportTable:
 
 
 def evidence_table(runs: list[RunResult]) -> ReportTable:
-    """Runs × sub-type evidence recall@5 and hit@5 (spec/metrics.md §4); n/a runs are listed."""
+    """Runs × sub-type evidence recall@5 and hit@5 (docs/metric-definitions.md §4); n/a runs are listed."""
     cols = [Column("run", "run"), Column("metric", "metric")]
     cols += [Column(t.abbr, t.abbr, "score") for t in TaskType]
     cols += [Column("all", "all", "score"), Column("n", "n", "count")]

@@ -6,7 +6,7 @@ from ._export import export_official
 from ._records import DuplicatePredictionsWarning, Prediction, QuestionKey, prediction_hash, read_predictions
 from ._runner import MethodSetupError, RunConflictError, RunSummary, arun_benchmark, run_benchmark, select_questions
 from ._selection import Selection, SelectionError, expand_id_args, stratified_sample
-from ._spend import BudgetExhausted, UnpricedModelError
+from ._spend import BudgetExhausted, UnpricedModelError, guard_models
 from ._store import MANIFEST, PREDICTIONS, RunStore, dataset_fingerprint, now_iso
 from ._transcripts import (
     JUDGE_TRANSCRIPTS,
@@ -54,6 +54,7 @@ __all__ = [
     "decode_member",
     "expand_id_args",
     "export_official",
+    "guard_models",
     "iter_members",
     "now_iso",
     "read_transcripts",

@@ -5,8 +5,8 @@ The official baselines wrote one results file per session next to its questions.
 "results": [...]}``; each result repeats the question's own fields as ``questions.json`` has them
 (``question {text, image}``, ``original_answer``, ``answer_session``, ``question_type {main_type,
 sub_type}``, ``difficulty``) plus ``system_answer`` and our ``question_id``. Rows are in question
-order (the official files were in completion order — pitfall 11), and every method carries the same
-metadata (pitfall 11: NGM had none).
+order (the official files were in completion order — docs/official-pitfalls.md #11), and every method carries the same
+metadata (docs/official-pitfalls.md #11: NGM had none).
 """
 
 from __future__ import annotations

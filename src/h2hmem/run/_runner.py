@@ -2,7 +2,7 @@
 
 Protocols (a setting, recorded in the manifest):
 - ``full`` (default, the official protocol): observe every session of a dialogue, then ask all
-  its questions — including questions about earlier sessions (official pitfall 5 made explicit);
+  its questions — including questions about earlier sessions (docs/official-pitfalls.md #5 made explicit);
 - ``online``: answer each session's questions right after observing it; ``session0`` (the
   cross-session pool) at the end.
 
@@ -13,6 +13,11 @@ Dialogues run in parallel (``dialogue_concurrency``), questions in parallel (``c
 and the model layer bounds calls in flight. Each prediction is appended to
 ``predictions.jsonl`` and flushed the moment it exists; a rerun skips answered ids, and the
 request cache makes every model call already paid for free.
+
+A failure to write the run's own files (predictions, transcripts, manifest: disk full, file-size
+limit, I/O error) is not a failure of any question: it is raised as a :class:`~h2hmem.LocalIOError`
+naming the file, every dialogue still running is cancelled at once (no further model call), the
+manifest is finalised when it still can be, and the same command resumes once space is freed.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from pydantic import BaseModel
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from .._aio import run_sync
+from .._localio import LocalIOError, disk_error, local_io
 from .._version import __version__
 from ..data import Dataset, Dialogue, Question, load_dataset
 from ..llm import ChatModel, GenerationConfig, Usage, record_calls, tag_calls
@@ -120,6 +126,8 @@ def run_benchmark(
         MethodSetupError: an option the method's ``Options`` model refuses (named, with what it accepts), or
             ``retrieval_only`` for a method without ``retrieve_evidence``, or its constructor failed.
         FileNotFoundError: ``config.captions_dir`` is set but is not a folder.
+        LocalIOError: a file of the run (predictions, transcripts, manifest) could not be written;
+            nothing was recorded as failed for it, and rerunning resumes.
         InRunningLoopError: called inside a running event loop (Jupyter): use :func:`arun_benchmark`.
     """
     return run_sync(
@@ -179,23 +187,43 @@ async def arun_benchmark(
         )
     ds = load_dataset(config.data_root, config.split)
     store = RunStore(config.run_dir)
+    new_dir = not store.dir.exists()
     with store.locked() as holder:
         if holder is not None:
             raise RunConflictError(
                 f"{store.dir} is being written by another h2hmem run ({holder}); wait for it "
                 "to end, or choose another --run-id"
             )
-        return await _run_locked(
-            config,
-            method_cls,
-            options,
-            ds,
-            store,
-            chat_model=chat_model,
-            build_model=build_model,
-            embedder=embedder,
-            progress=progress,
-        )
+        try:
+            return await _run_locked(
+                config,
+                method_cls,
+                options,
+                ds,
+                store,
+                chat_model=chat_model,
+                build_model=build_model,
+                embedder=embedder,
+                progress=progress,
+            )
+        except BaseException:
+            if new_dir:  # stopped before writing anything (a plugin that cannot be built, a model without
+                _remove_unused_run_dir(store.dir)  # a key): leave no run folder holding only its .lock
+            raise
+
+
+def _remove_unused_run_dir(run_dir: Path) -> None:
+    """Remove ``run_dir`` (created by this invocation) when it holds nothing but the lock file and
+    empty folders (e.g. a method's state folder); a folder holding any file is kept as it is."""
+    files = [p for p in run_dir.rglob("*") if not p.is_dir() and p.name != ".lock"]
+    if files or run_dir.is_symlink():
+        return
+    for p in sorted(run_dir.rglob("*"), key=lambda p: -len(p.parts)):
+        if p.is_dir():
+            p.rmdir()
+        else:
+            p.unlink()
+    run_dir.rmdir()
 
 
 async def _run_locked(
@@ -212,7 +240,8 @@ async def _run_locked(
 ) -> RunSummary:
     questions = select_questions(ds, config.limit, config.selection)
     manifest = _open_manifest(store, config, ds)
-    torn = store.repair()
+    with local_io(store.predictions_path):
+        torn = store.repair()
     if torn:
         manifest.repairs.append(Repair(at=now_iso(), torn_bytes_removed=torn))
     recorded = {p.question_id: p for p in store.predictions()}
@@ -275,7 +304,8 @@ async def _run_locked(
             ) from e
     if dialogues:
         state.describe(dialogues[0].id, built[dialogues[0].id])
-    store.write_manifest(manifest)
+    with local_io(store.manifest_path):
+        store.write_manifest(manifest)
 
     async def run_dialogue(d: Dialogue) -> None:
         async with dialogue_sem:
@@ -283,6 +313,7 @@ async def _run_locked(
             try:
                 memory = built.pop(d.id) if d.id in built else build(d)
             except Exception as e:  # dialogue-specific (e.g. its saved state): its questions fail, named
+                state.stop_on_disk_error(e)
                 for q in qs:
                     state.record(_failed(q, config.method, f"method setup failed: {_err(e)}"))
                 return
@@ -291,24 +322,34 @@ async def _run_locked(
             finally:
                 await memory.aclose()
 
-    store.open(transcripts=config.execution.transcripts)
+    with local_io(store.dir):
+        store.open(transcripts=config.execution.transcripts)
     if store.transcripts.torn_bytes_removed:
         manifest.repairs.append(Repair(at=now_iso(), transcript_bytes_removed=store.transcripts.torn_bytes_removed))
     state.start(total=len(pending), progress=progress, label=f"{config.method} · {config.split}")
+    close_error: LocalIOError | None = None
     try:
         with (
-            record_calls(store.transcripts.write if config.execution.transcripts else None),
+            record_calls(state.transcript_sink(store.transcripts) if config.execution.transcripts else None),
             tag_calls(invocation=manifest.resumes),
         ):
             # return_exceptions: a budget stop in one dialogue lets the others finish their calls in flight
-            # (every later call is refused at once), so nothing is written after the store is closed
-            outcomes = await asyncio.gather(*(run_dialogue(d) for d in dialogues), return_exceptions=True)
+            # (every later call is refused at once), so nothing is written after the store is closed;
+            # a local I/O error cancels them all (state.halt)
+            state.tasks = [asyncio.ensure_future(run_dialogue(d)) for d in dialogues]
+            outcomes = await asyncio.gather(*state.tasks, return_exceptions=True)
+        if state.failure is not None:
+            raise state.failure
         for outcome in outcomes:
             if isinstance(outcome, BaseException) and not isinstance(outcome, BudgetExhausted):
                 raise outcome
     finally:
         state.stop()
-        store.close()
+        try:
+            with local_io(store.predictions_path):
+                store.close()
+        except LocalIOError as e:
+            close_error = e
         for m, ours in ((chat, chat_model is None), (builder, build_model is None)):
             if ours and m is not None and hasattr(m, "aclose"):
                 await m.aclose()
@@ -346,7 +387,14 @@ async def _run_locked(
                     stopped=budget.refused,
                 )
             )
-        store.write_manifest(manifest)
+        try:
+            with local_io(store.manifest_path):
+                store.write_manifest(manifest)
+        except LocalIOError:
+            if state.failure is None:
+                raise  # else the first error (already propagating) is the one to report
+    if close_error is not None:
+        raise close_error
     return RunSummary(
         run_dir=store.dir,
         questions=len(questions),
@@ -392,6 +440,7 @@ async def _drive(
             if protocol == "online" and by_session.get(s.name):
                 await ask(by_session.pop(s.name))
     except Exception as e:
+        state.stop_on_disk_error(e)  # e.g. a method's saved state on a full disk: not this dialogue's fault
         err = f"memory build failed: {_err(e)}"
         for q in (q for batch in by_session.values() for q in batch):
             state.record(_failed(q, state.method, err))
@@ -424,6 +473,7 @@ async def _answer(memory: MemoryMethod[Any], q: Question, state: _RunState) -> P
         finally:
             q = state.asked.pop(view.key)
     except Exception as e:
+        state.stop_on_disk_error(e)  # the machine's disk, not this question: the run stops
         return _failed(q, method, _err(e), latency=time.perf_counter() - t0)
     if state.retrieval_only:  # ranked evidence, no answer and no answer-model call
         return Prediction(
@@ -512,6 +562,45 @@ class _RunState:
         self._progress: Progress | None = None
         self._task: Any = None
         self.bars = DialogueBars()
+        self.tasks: list[asyncio.Future[None]] = []
+        """The dialogue tasks of this invocation (cancelled by :meth:`halt`)."""
+        self.failure: LocalIOError | None = None
+        """The first local I/O error: once set, nothing more is written or asked."""
+
+    def halt(self, error: LocalIOError) -> LocalIOError:
+        """Stop the invocation on ``error`` (the first one wins): cancel every dialogue task, so no
+        further model call is made; returns the error to raise."""
+        if self.failure is None:
+            self.failure = error
+            for t in self.tasks:
+                t.cancel()
+        return self.failure
+
+    def stop_on_disk_error(self, exc: BaseException) -> None:
+        """Raise (after :meth:`halt`) when ``exc`` is a local disk failure (:func:`~h2hmem._localio.disk_error`:
+        the run's files, or a method's saved state on a full disk); return for any other error,
+        which the caller records against its question."""
+        local = disk_error(exc, self.store.dir)
+        if local is None:
+            return
+        failure = self.halt(local)
+        if failure is exc:
+            raise failure
+        raise failure from exc
+
+    def transcript_sink(self, writer: Any) -> Any:
+        """``writer.write`` for :func:`~h2hmem.llm.record_calls`, stopping the run on an OS error."""
+
+        def write(record: dict[str, Any]) -> None:
+            if self.failure is not None:
+                raise self.failure
+            try:
+                with local_io(writer.path):
+                    writer.write(record)
+            except LocalIOError as e:
+                raise self.halt(e) from e.__cause__
+
+        return write
 
     def start(self, total: int, progress: bool, label: str) -> None:
         if not progress:
@@ -529,7 +618,13 @@ class _RunState:
         self._progress.start()
 
     def record(self, pred: Prediction) -> None:
-        self.store.append(pred)
+        if self.failure is not None:
+            raise self.failure
+        try:
+            with local_io(self.store.predictions_path):
+                self.store.append(pred)
+        except LocalIOError as e:
+            raise self.halt(e) from e.__cause__
         self.latest[pred.question_id] = pred
         self.done += 1
         self.errors += pred.failed

@@ -6,6 +6,8 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import ValidationError
+
 from ..presets import DEFAULT_PRESET
 from ..run import RunConfig
 from ._spec import MethodEntry, ModelEntry, SweepSpec, SweepSpecError
@@ -56,6 +58,21 @@ def endpoint_capacities(spec: SweepSpec) -> dict[str, int]:
     return caps
 
 
+def _config_error(where: str, error: ValidationError, run_keys: set[str]) -> str:
+    """One clean line per invalid field: ``[run] limt: unknown setting (a typo?)`` for a field of the
+    ``[run]`` table (the same for every cell, so the cell is not named), else ``<cell>: field: msg``."""
+    lines = []
+    for err in error.errors():
+        field = RunConfig.flat_name(tuple(err["loc"]))
+        msg = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden":
+            msg = "unknown setting (a typo?); see `h2hmem run --help` for the settings a run takes"
+        got = repr(err.get("input"))
+        detail = msg if err["type"] == "extra_forbidden" or got in msg else f"{msg} (got {got})"
+        lines.append(f"[run] {field}: {detail}" if field in run_keys else f"{where}: {field}: {detail}")
+    return "\n".join(dict.fromkeys(lines))
+
+
 def expand_grid(spec: SweepSpec) -> list[SweepRun]:
     """Every cell of ``methods × models × presets × protocols × splits``, in that nesting order.
 
@@ -94,6 +111,9 @@ def expand_grid(spec: SweepSpec) -> list[SweepRun]:
             fields["preset"] = preset
         try:
             config = RunConfig(**fields)
+        except ValidationError as e:
+            where = f"cell {method.display} × {model.display} × {preset} × {protocol} × {split}"
+            raise SweepSpecError(_config_error(where, e, set(spec.run))) from None
         except Exception as e:
             raise SweepSpecError(
                 f"cell {method.display} × {model.display} × {preset} × {protocol} × {split}: {e}"

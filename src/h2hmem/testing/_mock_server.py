@@ -28,6 +28,7 @@ import numpy as np
 
 from ..llm import count_tokens, truncate_tokens
 from ._faults import Fault, Script, ScriptItem
+from ._protocols import forced_tool, json_object_reply, mock_answer, structured_reply
 
 Responder = Callable[[dict[str, Any]], "str | Awaitable[str]"]
 
@@ -55,12 +56,26 @@ def last_user_text(body: dict[str, Any]) -> str:
 
 
 def default_responder(body: dict[str, Any]) -> str:
-    """The default answer: ``"mock-" + sha256(last user message text)[:16]`` (hex); in JSON mode
-    (``response_format.type == "json_object"``) the JSON object ``{"answer": <that string>}``."""
-    text = "mock-" + hashlib.sha256(last_user_text(body).encode("utf-8")).hexdigest()[:16]
-    if (body.get("response_format") or {}).get("type") == "json_object":
-        return json.dumps({"answer": text})
-    return text
+    """The default answer, by what the request asks for (see :func:`~h2hmem.testing.structured_reply`):
+    a judge prompt of either preset gets valid judgments; a forced tool call an instance of the
+    tool's ``parameters`` (the server wraps it as the call's arguments); ``response_format``
+    ``json_schema`` an instance of the schema; ``json_object`` the object ``{"answer": A}``;
+    anything else the text A = ``"mock-" + sha256(last user message text)[:16]`` (hex)."""
+    fmt = body.get("response_format") or {}
+    tool = forced_tool(body)
+    schema = (
+        {"schema": tool[1]}
+        if tool is not None
+        else fmt.get("json_schema")
+        if fmt.get("type") == "json_schema"
+        else None
+    )
+    all_text = "\n".join(message_text(m.get("content")) for m in body.get("messages") or [] if isinstance(m, dict))
+    structured = structured_reply(all_text, schema)
+    if structured is not None:
+        return structured
+    answer = mock_answer(last_user_text(body))
+    return json_object_reply(answer) if fmt.get("type") == "json_object" else answer
 
 
 def prompt_tokens(body: dict[str, Any]) -> int:
@@ -117,7 +132,10 @@ class MockOpenAIServer:
 
     Chat replies honour ``max_tokens`` (answer cut to that many cl100k tokens, ``finish_reason``
     ``"length"``) and report usage: prompt tokens per :func:`prompt_tokens`, completion tokens =
-    cl100k tokens of the answer.
+    cl100k tokens of the answer. A request forcing a tool call (``tool_choice`` ``"required"`` or
+    naming a function) gets the answer as the arguments of one call of that tool
+    (``message.tool_calls``, ``finish_reason`` ``"tool_calls"``); a ``tool_choice`` naming an
+    unknown function, or ``stream: true``, gets HTTP 400.
 
     Attributes (read after or during use): ``calls`` (API requests received, faults included),
     ``requests`` (their JSON bodies, in arrival order), ``endpoints`` (``"chat"``/``"embeddings"``
@@ -355,6 +373,9 @@ class MockOpenAIServer:
                 return True
         try:
             reply_payload = await (self._chat(body, fault) if endpoint == "chat" else self._embeddings(body))
+        except _InvalidRequest as exc:
+            await self._send(conn, writer, _Reply(400, _error_body(str(exc), "invalid_request_error")))
+            return True
         except Exception as exc:  # the responder failed: say so, as a real server would
             await self._send(conn, writer, _Reply(500, _error_body(f"responder failed: {exc!r}", "server_error")))
             return True
@@ -382,7 +403,11 @@ class MockOpenAIServer:
     # ----- API semantics ---------------------------------------------------------------------
     async def _chat(self, body: dict[str, Any], fault: Fault | None) -> dict[str, Any]:
         if body.get("stream"):
-            raise ValueError("streaming is not supported by the mock server")
+            raise _InvalidRequest("streaming is not supported by the mock server")
+        try:
+            tool = forced_tool(body)
+        except ValueError as exc:
+            raise _InvalidRequest(str(exc)) from None
         text = self.responder(body)
         if inspect.isawaitable(text):
             text = await text
@@ -402,12 +427,22 @@ class MockOpenAIServer:
         if self.tokens_per_s:
             await asyncio.sleep(completion / self.tokens_per_s)
         prompt = prompt_tokens(body)
+        message: dict[str, Any] = {"role": "assistant", "content": content}
+        if tool is not None and content is not None and finish == "stop":
+            # a forced tool call: the reply text is the call's arguments
+            call = {
+                "id": f"call_mock_{self.calls}",
+                "type": "function",
+                "function": {"name": tool[0], "arguments": text},
+            }
+            message = {"role": "assistant", "content": None, "tool_calls": [call]}
+            finish = "tool_calls"
         return {
             "id": f"chatcmpl-mock-{self.calls}",
             "object": "chat.completion",
             "created": int(time.time()),
             "model": body.get("model", "mock"),
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": finish}],
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
             "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
         }
 
@@ -427,6 +462,10 @@ class MockOpenAIServer:
             ],
             "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
         }
+
+
+class _InvalidRequest(ValueError):
+    """A request the API would refuse with HTTP 400 (the message says why)."""
 
 
 def _error_body(message: str, kind: str) -> dict[str, Any]:

@@ -8,6 +8,7 @@ model)``, a ``MemoryContext``…) and then asserts on :attr:`ScriptedChatModel.r
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 import time
 from collections import defaultdict
@@ -18,6 +19,7 @@ from typing import Any
 from h2hmem.llm import ChatResult, GenerationConfig, ImagePart, Message, TextPart, Usage, count_tokens
 
 from ._mock_server import IMAGE_PART_TOKENS
+from ._protocols import forced_tool, json_object_reply, mock_answer, structured_reply
 from ._requests import ScriptedRequest, content_text
 
 
@@ -99,8 +101,15 @@ class ScriptedChatModel:
     2. ``table``: a list is served in order, one entry per request that reached it; a mapping is
        looked up by ``key(request)`` (default: the request's ``Question:`` line), and a list
        value is served in order per key (its last entry repeats);
-    3. ``default`` (a reply, or a callable of the request); with no default an unanswered request
-       raises :class:`ScriptExhausted`, naming it.
+    3. ``default`` (a reply, or a callable of the request);
+    4. with ``protocol_replies`` (the default), the reply the request's protocol calls for
+       (:func:`~h2hmem.testing.structured_reply`): a judge prompt of either preset gets valid
+       judgments of every item, a request with a JSON schema (``config.json_schema``) a
+       schema-valid instance, a JSON-mode request ``{"answer": "mock-<hash>"}``;
+       otherwise an unanswered request raises :class:`ScriptExhausted`, naming it.
+
+    Anything scripted overrides the protocol replies: leave ``default`` out (or scope text replies
+    with ``When(..., stage="answer")``) to let judge, schema and JSON requests get theirs.
 
     A reply that is an exception (e.g. ``RateLimitError("slow down")``, or the class
     ``ServerError``) is raised from ``chat``, as the real client raises its typed
@@ -122,6 +131,8 @@ class ScriptedChatModel:
         usage: a fixed :class:`~h2hmem.llm.Usage` per call, or ``usage(request, reply_text) -> Usage``.
         cost_per_call: dollars per call when usage is counted.
         latency_s: seconds every call sleeps.
+        protocol_replies: answer judge prompts, JSON-schema and JSON-mode requests that the
+            script leaves unanswered (step 4); False raises :class:`ScriptExhausted` for them.
 
     Example::
 
@@ -147,8 +158,10 @@ class ScriptedChatModel:
         usage: Usage | Callable[[ScriptedRequest, str], Usage] | None = None,
         cost_per_call: float = 0.0,
         latency_s: float = 0.0,
+        protocol_replies: bool = True,
     ):
         self.spec = spec
+        self.protocol_replies = protocol_replies
         self.supports_images = supports_images
         self.context_tokens = context_tokens
         self.rules = [_as_rule(r) for r in rules]
@@ -232,12 +245,20 @@ class ScriptedChatModel:
         :class:`~h2hmem.llm.ImagePart` named by their URL's first 40 characters) and answered by
         the script. An exception reply makes the server answer HTTP 500; use the server's
         ``script`` of :class:`~h2hmem.testing.Fault` for typed HTTP faults. Usage is counted by
-        the server, not here."""
-        fmt = (body.get("response_format") or {}).get("type")
+        the server, not here. A request forcing a tool call is recorded as a request for
+        the tool's ``parameters`` schema (``config.json_schema``); the reply is the call's
+        arguments (the server wraps it as the tool call)."""
+        response_format = body.get("response_format") or {}
+        fmt = response_format.get("type")
+        schema = response_format.get("json_schema") if fmt == "json_schema" else None
+        tool = forced_tool(body)
+        if tool is not None:
+            schema = {"name": tool[0], "schema": tool[1]}
         config = GenerationConfig(
             temperature=body.get("temperature", 1.0),
             max_tokens=body.get("max_tokens") or body.get("max_completion_tokens"),
-            json_mode=fmt in ("json_object", "json_schema"),
+            json_mode=fmt in ("json_object", "json_schema") or tool is not None,
+            json_schema=json.dumps(schema, sort_keys=True) if schema is not None else None,
             seed=body.get("seed"),
             top_p=body.get("top_p"),
         )
@@ -279,6 +300,13 @@ class ScriptedChatModel:
             return found
         if self.default is not None:
             return self.default
+        if self.protocol_replies:
+            schema = json.loads(req.config.json_schema) if req.config.json_schema else None
+            structured = structured_reply(req.text, schema)
+            if structured is not None:
+                return structured
+            if req.config.json_mode:
+                return json_object_reply(mock_answer(req.user_text))
         raise ScriptExhausted(
             f"{self.spec}: no rule, table entry or default for request #{req.index} "
             f"(stage={req.stage!r}, question={req.question!r}, user text {req.user_text[:80]!r})"

@@ -27,6 +27,7 @@ from typing import Any
 
 import jinja2
 from fastapi import FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, HTMLResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException
@@ -64,6 +65,16 @@ class _Viewer:
         if key not in self.runs:
             raise HTTPException(404, f"No run {key!r} in this viewer (runs: {', '.join(self.runs)}).")
         return self.runs[key]
+
+
+def _inside(path: Path, root: Path | None) -> bool:
+    """Whether ``path``, every symlink resolved, lies inside ``root`` (also resolved)."""
+    if root is None:
+        return False
+    try:
+        return path.resolve(strict=True).is_relative_to(Path(root).resolve(strict=True))
+    except (OSError, RuntimeError):  # missing, or a symlink loop
+        return False
 
 
 def _fmt(x: Any, digits: int = 2) -> str:
@@ -138,6 +149,15 @@ def create_viewer_app(run_dirs: Sequence[str | Path], *, data_root: str | Path |
     async def http_error(request: Request, exc: HTTPException):
         message = exc.detail if isinstance(exc.detail, str) and exc.detail != "Not Found" else "Page not found."
         return page("error.html", status_code=exc.status_code, message=message, status=exc.status_code)
+
+    @app.exception_handler(RequestValidationError)
+    async def bad_parameter(request: Request, exc: RequestValidationError):
+        # a query parameter of the wrong type or range (``?page=0``): the HTML error page, like the others
+        problems = "; ".join(
+            f"{'.'.join(str(x) for x in e.get('loc', ())[1:]) or 'parameter'}: {e.get('msg', 'invalid')}"
+            for e in exc.errors()
+        )
+        return page("error.html", status_code=422, message=f"Bad parameter ({problems}).", status=422)
 
     @app.get("/favicon.ico", include_in_schema=False)
     def favicon() -> Response:
@@ -237,8 +257,9 @@ def create_viewer_app(run_dirs: Sequence[str | Path], *, data_root: str | Path |
     @app.get("/runs/{key}/image/{split}/{dialogue}/{session}/{file}")
     def image(key: str, split: str, dialogue: str, session: str, file: str) -> FileResponse:
         run = viewer.run(key)
-        path = viewer.lookups.for_root(run.data_root).image_path(split, dialogue, session, file)
-        if path is None or not Path(path).is_file():
+        lookup = viewer.lookups.for_root(run.data_root)
+        path = lookup.image_path(split, dialogue, session, file)
+        if path is None or not Path(path).is_file() or not _inside(Path(path), lookup.root):
             raise HTTPException(404, f"No image {session}/{file} in {split}/{dialogue} of the run's dataset.")
         return FileResponse(path)
 
@@ -248,6 +269,8 @@ def create_viewer_app(run_dirs: Sequence[str | Path], *, data_root: str | Path |
         path = run.dir / "report.html"
         if not path.is_file():
             raise HTTPException(404, f"Run {key} has no report.html (write it with `h2hmem report {run.dir}`).")
+        if path.is_symlink() or not _inside(path, run.dir):  # a link to /etc/passwd is not the run's report
+            raise HTTPException(403, f"Run {key}'s report.html is a link or lies outside the run folder; not served.")
         html = path.read_text(encoding="utf-8")
         # the report's figures are data: URIs and its CSS inline; its hidden viewer links are shown
         html = re.sub(r"</head>", VIEWER_STYLE + "</head>", html, count=1)

@@ -1,4 +1,4 @@
-"""A-Mem: agentic Zettelkasten notes, caption-based (spec/baselines.md, "A-Mem").
+"""A-Mem: agentic Zettelkasten notes, caption-based (docs/baselines.md, "A-Mem").
 
 Construction, turn by turn in time order (``observe``):
 
@@ -19,7 +19,7 @@ note content and time (``[role]: <timeline_date>:text [image: file] …``, ``<da
 BM25 over NLTK word tokens (no stopword removal) on the official labelled note text with the
 official min-max, evolution neighbours from that hybrid search on the note content, the official
 note-writer and evolution prompts (JSON schemas, neighbours by memory index), and the
-official answer request (:mod:`._amem_paper`): its per-type prompt, ``[k] [Time:…] [Session:…]``
+official answer request (:mod:`._paper`): its per-type prompt, ``[k] [Time:…] [Session:…]``
 context, the question image as an image part, 2,000 answer tokens.
 """
 
@@ -55,7 +55,15 @@ from ._notes import (
     parse_json_object,
     prompts_hash,
 )
-from ._paper import official_analysis, official_evolution, official_messages, official_query, read_reply
+from ._paper import (
+    OFFICIAL_FALLBACK,
+    official_analysis,
+    official_evolution,
+    official_messages,
+    official_query,
+    read_official_analysis,
+    read_reply,
+)
 
 NEIGHBOURS = 5
 """Nearest notes considered for evolution (published)."""
@@ -114,9 +122,30 @@ class AMemOptions(MethodOptions):
     note_prompts: Literal["official", "h2hmem"] = preset_option(
         "official",
         "h2hmem",
-        "note-writer and evolution prompts: the script's texts with their JSON schemas (system 'You are a "
-        "helpful assistant.', temperature 0.3, 2,000 tokens; neighbours listed by memory index, links by "
-        "index or id), or h2hmem's own",
+        "note-writer and evolution prompts: the script's texts with their JSON schemas (properties in the "
+        "script's order; system 'You are a helpful assistant.', temperature 0.3, 2,000 tokens; neighbours "
+        "listed by memory index, links by index or id; after the last unreadable reply the script's note: "
+        "keywords and tags ['对话'], context 'General'), or h2hmem's own (an empty fallback note)",
+    )
+    analysis_tries: int = preset_option(
+        3,
+        1,
+        "note-writer requests per turn while the reply is unreadable (official analyze_content: 3); each "
+        "retry is a new call, keyed by its try number, so it reaches the model, not the request cache",
+        ge=1,
+    )
+    reindex_every: int = preset_option(
+        100,
+        0,
+        "re-index the notes whose context and tags an evolution rewrote only at every N-th evolution, "
+        "answers using the index as last rebuilt (official evo_threshold 100, consolidate_memories); 0 = at once",
+        ge=0,
+    )
+    question_image_encoding: Literal["raw", "jpeg1024"] = preset_option(
+        "raw",
+        "jpeg1024",
+        "an attached question image: the file's bytes with the MIME type of its extension and "
+        "'detail': 'auto' (official), or a JPEG re-encoded to at most 1,024 px",
     )
 
 
@@ -171,7 +200,7 @@ class AMemMemory(MemoryMethod[AMemOptions]):
     def _build_options(self) -> dict[str, Any]:
         """The options that shape the notes, for the store fingerprint (absent when all are h2hmem's, so
         stores written before the presets existed stay valid)."""
-        keys = ("note_format", "retrieval", "evolution_neighbours", "note_prompts")
+        keys = ("note_format", "retrieval", "evolution_neighbours", "note_prompts", "analysis_tries", "reindex_every")
         chosen = {k: getattr(self.options, k) for k in keys}
         harmonized = {k: AMemOptions.preset_table()["harmonized"][k] for k in keys}
         return {} if chosen == harmonized else {"options": chosen}
@@ -186,20 +215,25 @@ class AMemMemory(MemoryMethod[AMemOptions]):
             "images": "captions: note content '[speaker]: date: text [image: <file> in <session>] "
             "[image_description: caption]'; question image as its caption",
             "deviations": [
-                "unparseable note-writer replies give fallback notes (official code crashed); "
-                "count in stats.analysis_failures"
+                "a turn whose note-writer replies stay unreadable gets a fallback note (the script's under "
+                "note_prompts=official, else an empty one), counted in stats.analysis_failures; the official "
+                "construction script crashed on image turns"
             ],
             "stats": self.store.stats.model_dump(),
         }
 
     # ----- construction ----------------------------------------------------------------------
 
+    def _indexed_doc(self, note: Note) -> str:
+        """The retrieval text the index holds for ``note`` (stale until the next re-indexing, see ``reindex_every``)."""
+        return note.indexed if note.indexed is not None else self._doc(note)
+
     async def _vectors_now(self) -> np.ndarray:
         """Note vectors, computed once for notes loaded from disk."""
         if self._vectors is None or len(self._vectors) != len(self.store.notes):
             if self.store.notes:
                 self._vectors = np.asarray(
-                    await self.embedder.embed([self._doc(n) for n in self.store.notes]), np.float32
+                    await self.embedder.embed([self._indexed_doc(n) for n in self.store.notes]), np.float32
                 )
             else:
                 self._vectors = None
@@ -209,6 +243,21 @@ class AMemMemory(MemoryMethod[AMemOptions]):
         self.store.stats.construction_calls += 1
         result = await self.writer.chat(messages, config or self.build_config, stage="memory_build")
         return result.text
+
+    async def _analyse(self, content: str) -> tuple[list[str], list[str], str] | None:
+        """``(keywords, tags, context)`` of the note writer's reply, asking again while the reply is
+        unreadable (``analysis_tries`` in all; try ``k`` is sent with ``GenerationConfig.attempt=k``, a
+        cache key of its own, so it reaches the model and a rerun replays it); None when none was readable."""
+        official = self.options.note_prompts == "official"
+        messages, config = official_analysis(content) if official else (analysis_messages(content), self.build_config)
+        read = read_official_analysis if official else parse_analysis
+        for attempt in range(int(self.options.analysis_tries)):
+            if attempt:
+                self.store.stats.analysis_retries += 1
+            analysis = read(await self._write(messages, config.model_copy(update={"attempt": attempt})))
+            if analysis is not None:
+                return analysis
+        return None
 
     async def _add_turn(self, session: Session, turn_index: int) -> None:
         turn = session.turns[turn_index]
@@ -230,18 +279,21 @@ class AMemMemory(MemoryMethod[AMemOptions]):
                 date=date,
                 content=note_content(session, turn, self.ctx.captions),
             )
-        if self.options.note_prompts == "official":
-            messages, config = official_analysis(note.content)
-            analysis = parse_analysis(await self._write(messages, config))
-        else:
-            analysis = parse_analysis(await self._write(analysis_messages(note.content)))
+        analysis = await self._analyse(note.content)
         if analysis is None:
             note.fallback = True
             self.store.stats.analysis_failures += 1
+            if self.options.note_prompts == "official":  # the script's note after its last try
+                note.keywords, note.tags, note.context = (
+                    list(OFFICIAL_FALLBACK[0]),
+                    list(OFFICIAL_FALLBACK[1]),
+                    OFFICIAL_FALLBACK[2],
+                )
         else:
             note.keywords, note.tags, note.context = analysis
         vectors = await self._vectors_now()
         new_vec = np.asarray(await self.embedder.embed([self._doc(note)]), np.float32)
+        evolutions = self.store.stats.evolutions
         if self.evolve and self.neighbours and len(self.store.notes):
             document = self._doc(note)
             await self._evolve(note, new_vec[0], vectors)
@@ -250,6 +302,33 @@ class AMemMemory(MemoryMethod[AMemOptions]):
                 new_vec = np.asarray(await self.embedder.embed([self._doc(note)]), np.float32)
         self.store.notes.append(note)
         self._vectors = new_vec if len(vectors) == 0 else np.concatenate([vectors, new_vec])
+        self._bm25 = None
+        every = int(self.options.reindex_every)
+        if every and self.store.stats.evolutions > evolutions and self.store.stats.evolutions % every == 0:
+            await self._reindex()
+
+    async def _reindex(self) -> None:
+        """Rebuild the whole index from the notes' current text (official ``consolidate_memories``)."""
+        self.store.stats.reindexes += 1
+        self.store.notes = [
+            n.model_copy(update={"indexed": None}) if n.indexed is not None else n for n in self.store.notes
+        ]
+        self._vectors, self._bm25 = None, None
+        await self._vectors_now()
+
+    async def _neighbours_rewritten(self, rows: list[int], old_docs: dict[int, str]) -> None:
+        """Index the notes at ``rows`` whose context or tags were just rewritten: at once
+        (``reindex_every=0``), or keep their previous indexed text until the next re-indexing."""
+        notes = self.store.notes
+        self.store.stats.neighbour_updates += len(rows)
+        if int(self.options.reindex_every):
+            for i in rows:
+                if notes[i].indexed is None and self._doc(notes[i]) != old_docs[i]:
+                    notes[i] = notes[i].model_copy(update={"indexed": old_docs[i]})
+            return
+        fresh = np.asarray(await self.embedder.embed([self._doc(notes[i]) for i in rows]), np.float32)
+        assert self._vectors is not None
+        self._vectors[rows] = fresh
         self._bm25 = None
 
     async def _evolve(self, note: Note, vec: np.ndarray, vectors: np.ndarray) -> None:
@@ -274,6 +353,7 @@ class AMemMemory(MemoryMethod[AMemOptions]):
                 note.tags = decision.tags
         if decision.update_neighbor:
             changed = []
+            old_docs = {i: self._indexed_doc(self.store.notes[i]) for i in near}
             for k, i in enumerate(near):
                 old = self.store.notes[i]
                 ctx_new = decision.neighbour_contexts[k] if k < len(decision.neighbour_contexts) else None
@@ -287,17 +367,13 @@ class AMemMemory(MemoryMethod[AMemOptions]):
                     self.store.notes[i] = old.model_copy(update=update)
                     changed.append(i)
             if changed:
-                self.store.stats.neighbour_updates += len(changed)
-                fresh = np.asarray(
-                    await self.embedder.embed([self._doc(self.store.notes[i]) for i in changed]), np.float32
-                )
-                assert self._vectors is not None
-                self._vectors[changed] = fresh
+                await self._neighbours_rewritten(changed, old_docs)
 
     async def _evolve_official(self, note: Note, near: list[int]) -> None:
         """The script's evolution step (``memory_system.py`` @ b6070899 ``process_memory``): neighbours listed by
         memory index; links named by index or id; neighbour tags/context replaced in order."""
         notes = self.store.notes
+        old_docs = {i: self._indexed_doc(notes[i]) for i in near}
         messages, config = official_evolution(note, [(i, notes[i]) for i in near])
         obj = parse_json_object(await self._write(messages, config))
         if obj is None:
@@ -334,13 +410,8 @@ class AMemMemory(MemoryMethod[AMemOptions]):
                         }
                     )
                     changed.append(i)
-        if changed:  # the script re-indexed these only at every 100th evolution; here at once
-            self.store.stats.neighbour_updates += len(changed)
-            rows = sorted(set(changed))
-            fresh = np.asarray(await self.embedder.embed([self._doc(notes[i]) for i in rows]), np.float32)
-            assert self._vectors is not None
-            self._vectors[rows] = fresh
-            self._bm25 = None
+        if changed:  # the script re-indexed these only at every 100th evolution (reindex_every)
+            await self._neighbours_rewritten(sorted(set(changed)), old_docs)
 
     async def observe(self, session: Session) -> None:
         """Turn each not-yet-noted turn of ``session`` into a note (saved after each turn)."""
@@ -377,7 +448,7 @@ class AMemMemory(MemoryMethod[AMemOptions]):
         vectors = await self._vectors_now()
         official = self.options.retrieval == "official"
         if self._bm25 is None or self._bm25.n != len(notes):
-            docs = [self._doc(n) for n in notes]
+            docs = [self._indexed_doc(n) for n in notes]
             self._bm25 = OkapiBM25(docs) if official else BM25Scorer(docs)
         qvec = np.asarray(await self.embedder.embed([query]), np.float32)[0]
         if official:
@@ -436,6 +507,7 @@ class AMemMemory(MemoryMethod[AMemOptions]):
             self.ctx.captions,
             attach_image=self.options.attach_question_image,
             sees_images=bool(getattr(self.ctx.chat, "supports_images", False)),
+            image_encoding=self.options.question_image_encoding,
         )
         config = self.ctx.answer_config
         if self.options.answer_max_tokens is not None:

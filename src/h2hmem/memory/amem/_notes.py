@@ -1,11 +1,13 @@
 """A-Mem notes: what a note holds, the two construction prompts, tolerant parsing of the model's
 JSON, and the per-dialogue note store saved in ``state_dir``.
 
-Source: spec/baselines.md ("A-Mem"), restating the official A-Mem construction: an LLM writes
+Source: docs/baselines.md ("A-Mem"), restating the official A-Mem construction: an LLM writes
 keywords, tags and a one-line context for each turn; then, against the 5 nearest notes, decides
 whether to link the new note ("strengthen") and/or rewrite the neighbours' context and tags
-("update_neighbor"). The official construction crashed on image turns and on bad JSON; here a
-reply that cannot be parsed gives a fallback note (empty keywords and tags) and is counted.
+("update_neighbor"). The official construction script crashed on image turns; here a turn whose
+note-writer replies stay unreadable (``analysis_tries`` tries) gets a fallback note — the script's
+(keywords and tags ``["对话"]``, context ``"General"``) under the official prompts, else empty
+keywords and tags — and is counted.
 """
 
 from __future__ import annotations
@@ -90,6 +92,9 @@ class Note(BaseModel):
     """True when the analysis reply could not be parsed (keywords and tags left empty)."""
     time: str = ""
     """The official note time ``<timeline_date>_<turn, 1-based, 3 digits>`` (preset ``paper``)."""
+    indexed: str | None = None
+    """The retrieval text the index still holds for this note when an evolution rewrote its context
+    or tags since the last re-indexing (option ``reindex_every``); None = the index holds the current text."""
 
     def document(self) -> str:
         """Text indexed for retrieval: content, context, keywords and tags."""
@@ -255,6 +260,10 @@ class StoreStats(BaseModel):
     neighbour_updates: int = 0
     construction_calls: int = 0
     """Model calls made while building (both prompts; cache hits included)."""
+    analysis_retries: int = 0
+    """Note-writer requests asked again after an unreadable reply (option ``analysis_tries``)."""
+    reindexes: int = 0
+    """Times the whole index was rebuilt (every ``reindex_every``-th evolution)."""
 
 
 class NoteStore(BaseModel):

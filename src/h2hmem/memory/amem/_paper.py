@@ -3,7 +3,7 @@
 - query: the question text, plus ``\\nimage description: <caption>`` when the question image has one;
 - context: ``[k] [Time:<timeline_date>_<turn>] [Session:<session>] <note content>`` lines;
 - with a question image file: ``[system "You are a helpful AI assistant.", user [image, text]]``
-  (the image before the text); without: ``[system "You are a helpful assistant.", user text]``;
+  (the image before the text: the file's bytes, MIME type from the extension, ``"detail": "auto"``); without: ``[system "You are a helpful assistant.", user text]``;
   a text-only answer model gets the script's text prompt with the caption after the question (its
   fallback when the backend cannot take images);
 - 2,000 new tokens (``llm_controller.py`` @ 47e20bba); the reply, when it is a JSON object with an
@@ -22,7 +22,7 @@ from .._paper_answer import question_caption as image_caption
 from .._paper_answer import question_image_parts
 from .._protocol import CaptionLookup
 from .._view import QuestionView
-from ._notes import Note
+from ._notes import Note, parse_json_object
 
 
 def question_caption(question: QuestionView, captions: CaptionLookup) -> str | None:
@@ -54,13 +54,20 @@ def official_context(notes: Sequence[Note]) -> str:
 
 
 def official_messages(
-    question: QuestionView, notes: Sequence[Note], captions: CaptionLookup, *, attach_image: bool, sees_images: bool
+    question: QuestionView,
+    notes: Sequence[Note],
+    captions: CaptionLookup,
+    *,
+    attach_image: bool,
+    sees_images: bool,
+    image_encoding: str = "raw",
 ) -> tuple[list[Message], int]:
-    """The official messages and the number of image parts in them."""
+    """The official messages and the number of image parts in them (``image_encoding``: see
+    :func:`._paper_answer.question_image_parts`; the script sent the file's bytes, ``raw``)."""
     data = load_prompt("amem")
     instruction, fmt = official_instruction(data, question.task_type)
     context = official_context(notes)
-    images = question_image_parts(question.images, captions) if attach_image else []
+    images = question_image_parts(question.images, captions, encoding=image_encoding) if attach_image else []
     if images and sees_images:
         system = data["multimodal_system"].format(instruction=instruction, format_requirement=fmt)
         text = data["multimodal_prompt"].format(system_prompt=system, context=context, question=question.text)
@@ -97,7 +104,31 @@ def _construction_config(schema: dict[str, Any]) -> GenerationConfig:
         temperature=gen["temperature"],
         max_tokens=gen["max_tokens"],
         json_mode=True,
-        json_schema=json.dumps(schema, sort_keys=True),
+        json_schema=json.dumps(schema),  # the script's key order: a strict schema makes the model follow it
+    )
+
+
+OFFICIAL_FALLBACK: tuple[list[str], list[str], str] = (["对话"], ["对话"], "General")
+"""``(keywords, tags, context)`` of the script's note after three unreadable replies (``analyze_content``)."""
+
+
+def read_official_analysis(text: str) -> tuple[list[str], list[str], str] | None:
+    """``(keywords, tags, context)`` as ``analyze_content`` reads a reply, or None when it is unreadable
+    (no JSON object: the script asks again). A readable object may lack fields: keywords and tags
+    default to ``[]``, the context to ``"General"``; values are coerced to text."""
+    obj = parse_json_object(text)
+    if obj is None:
+        return None
+
+    def words(value: Any) -> list[str]:
+        items = value if isinstance(value, list) else [] if value is None else [value]
+        return [str(v) for v in items]
+
+    context = obj.get("context", "General")
+    return (
+        words(obj.get("keywords", [])),
+        words(obj.get("tags", [])),
+        context if isinstance(context, str) else str(context),
     )
 
 

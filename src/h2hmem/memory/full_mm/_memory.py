@@ -1,9 +1,9 @@
-"""Full (MM): the whole history in context with the images themselves (spec/baselines.md).
+"""Full (MM): the whole history in context with the images themselves (docs/baselines.md).
 
 Same text as Full (Text) — every session in order, every turn with its date and speaker — but each
 image is sent as an image part right after its turn's line, and the question's image comes first.
 The official code cut the text at 4,096 tokens from the head and picked up to 10 images from an
-unordered set, detached from their turns (pitfalls 6, 7). Here:
+unordered set, detached from their turns (docs/official-pitfalls.md #6, #7). Here:
 
 - image budget (default 10, question image included): the most recent turn images are attached;
   older ones are shown as their caption text (``[Image 1.png in session3: caption]``);

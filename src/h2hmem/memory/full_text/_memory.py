@@ -1,4 +1,4 @@
-"""Full (Text): the whole history in context, images as captions (spec/baselines.md).
+"""Full (Text): the whole history in context, images as captions (docs/baselines.md).
 
 Every session in time order, every turn with its date, speaker and caption inline. Two presets
 (``docs/protocol.md``; each choice below is an option, overridable with ``--param NAME=VALUE``):
@@ -6,7 +6,7 @@ Every session in time order, every turn with its date, speaker and caption inlin
 - ``paper`` — as ``baselines/FullText/FullText.py`` + ``evaluate.sh`` @ b6070899: the official
   layout (session-information header, then ``  Turn i - role: [Image: caption] date:text`` lines
   grouped by session), the first 4,096 cl100k tokens of it (head truncation, which loses the
-  latest sessions — official pitfall 6, kept because it shaped the published numbers) with the
+  latest sessions — docs/official-pitfalls.md #6, kept because it shaped the published numbers) with the
   official truncation note, the per-type instruction and one-shot example in one user message,
   the question's first image attached after the text, ``top_p`` 0.9;
 - ``harmonized`` — our own turn lines, the most recent turns that fit the model's context, the
@@ -27,6 +27,7 @@ from .._method import MemoryMethod
 from .._options import AttachQuestionImage, DateFormat, MethodOptions, TopP, preset_option
 from .._paper_answer import official_messages, question_image_parts
 from .._paper_render import full_text_context, head_truncate
+from .._per_state import PerState
 from .._prompt import build_answer_messages
 from .._protocol import Answer, Evidence, MemoryContext
 from .._render import image_text, render_turn, session_header
@@ -104,6 +105,8 @@ class FullTextMemory(MemoryMethod[FullTextOptions]):
         self._sessions: list[Session] = []
         # (session name, line, tokens) of the h2hmem layout; session headers are lines with tokens too
         self._lines: list[tuple[str, str, int]] = []
+        # context lines and cuts of the observed sessions: one rendering and tokenization per state, not per question
+        self._per_state = PerState()
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -117,6 +120,7 @@ class FullTextMemory(MemoryMethod[FullTextOptions]):
         if session.absent:
             return
         self._sessions.append(session)
+        self._per_state.clear()
         if not session.turns or self.options.layout != "h2hmem":
             return
         header = session_header(session)
@@ -145,15 +149,15 @@ class FullTextMemory(MemoryMethod[FullTextOptions]):
         opts = self.options
         q_images = question_image_parts(question.images, self.ctx.captions) if opts.attach_question_image else []
         q_caps = [] if opts.attach_question_image else [image_text(ref, self.ctx.captions) for ref in question.images]
-        lines = self._lines_now()
+        lines = self._per_state.get("lines", self._lines_now)
         if opts.max_context_tokens is not None:
             budget = int(opts.max_context_tokens)
         else:
             budget = context_budget(self.ctx.chat, self.context_tokens, self.ctx.answer_config.max_tokens)
-            budget -= sum(self._count(c) for c in q_caps)
-        context, original, kept_tokens, kept_lines = self._cut(lines, budget)
-        kept = lines[:kept_lines] if opts.truncation == "head" else lines[len(lines) - kept_lines :]
-        evidence = [Evidence(session=s) for s in dict.fromkeys(s for s, _, _ in reversed(kept) if s)]
+            budget -= sum(self._caption_tokens(c) for c in q_caps)
+        context, original, kept_tokens, kept_lines, evidence = self._per_state.get(
+            ("cut", budget), lambda: self._cut_with_evidence(lines, budget)
+        )
         return {
             "q_images": q_images,
             "q_caps": q_caps,
@@ -163,8 +167,21 @@ class FullTextMemory(MemoryMethod[FullTextOptions]):
             "original": original,
             "kept_tokens": kept_tokens,
             "kept_lines": kept_lines,
-            "evidence": evidence,
+            "evidence": list(evidence),
         }
+
+    def _caption_tokens(self, text: str) -> int:
+        """Tokens of a question-image caption, counted once per state (questions share images)."""
+        return self._per_state.get(("tokens", text), lambda: self._count(text))
+
+    def _cut_with_evidence(
+        self, lines: list[tuple[str, str, int]], budget: int
+    ) -> tuple[str, int, int, int, list[Evidence]]:
+        """:meth:`_cut` and the kept sessions as evidence, most recent first."""
+        context, original, kept_tokens, kept_lines = self._cut(lines, budget)
+        kept = lines[:kept_lines] if self.options.truncation == "head" else lines[len(lines) - kept_lines :]
+        evidence = [Evidence(session=s) for s in dict.fromkeys(s for s, _, _ in reversed(kept) if s)]
+        return context, original, kept_tokens, kept_lines, evidence
 
     async def retrieve_evidence(self, question: QuestionView) -> list[Evidence]:
         """The sessions ``answer`` would show, most recent first (no model call)."""

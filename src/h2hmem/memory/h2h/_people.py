@@ -43,6 +43,9 @@ class SpeakerDirectory:
         self.speakers: list[str] = []
         self._full: dict[str, str] = {}
         self._parts: dict[str, set[str]] = {}
+        # key → close misspelling's speaker (or None), for the speakers known now: questions repeat
+        # their words, and difflib over every name costs more than the rest of a lookup
+        self._close: dict[str, str | None] = {}
 
     def add(self, speaker: str) -> None:
         """Learn a speaker (``role`` as written); repeated calls are no-ops."""
@@ -51,6 +54,7 @@ class SpeakerDirectory:
             return
         self.speakers.append(speaker)
         self._full[key] = speaker
+        self._close.clear()
         words = [name_key(w) for w in speaker.split()]
         words = [w for w in words if w]
         if len(words) > 1:
@@ -70,9 +74,10 @@ class SpeakerDirectory:
         if owners and len(owners) == 1:
             return next(iter(owners))
         if fuzzy and len(key) >= MIN_PART:
-            close = difflib.get_close_matches(key, list(self._full), n=1, cutoff=FUZZY_RATIO)
-            if close:
-                return self._full[close[0]]
+            if key not in self._close:
+                close = difflib.get_close_matches(key, list(self._full), n=1, cutoff=FUZZY_RATIO)
+                self._close[key] = self._full[close[0]] if close else None
+            return self._close[key]
         return None
 
     def mentions(self, text: str) -> list[str]:

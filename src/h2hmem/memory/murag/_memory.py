@@ -1,4 +1,4 @@
-"""MuRAG: multimodal dense retrieval over single turns, images sent to the model (spec/baselines.md).
+"""MuRAG: multimodal dense retrieval over single turns, images sent to the model (docs/baselines.md).
 
 - memory unit = 1 turn, embedded jointly: text ``[speaker] date: text`` plus the turn's image;
 - encoder: GME-Qwen2-VL-7B (fused text+image, L2-normalised) — or CLIP, or the offline text

@@ -1,4 +1,4 @@
-"""Naive RAG: dense retrieval over single turns, images as captions (spec/baselines.md).
+"""Naive RAG: dense retrieval over single turns, images as captions (docs/baselines.md).
 
 - chunk = 1 turn; embedder: all-MiniLM-L6-v2 (384-d), cosine similarity; top-k 5; hits with
   similarity ≤ 0.1 dropped; context = the retrieved turns ordered by similarity.

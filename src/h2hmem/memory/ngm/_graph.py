@@ -1,13 +1,13 @@
 """The graph behind NGM (Neural Graph Memory): one node per turn, temporal and semantic edges.
 
 Plain data structures (numpy vectors, dicts of edges), no model calls, so every rule can be
-tested by hand. Rules and defaults come from spec/baselines.md ("NGM"):
+tested by hand. Rules and defaults come from docs/baselines.md ("NGM"):
 
 - a **temporal edge** from each turn to the next, weight ``exp(-Δt / 3600 s)``, where Δt comes
   from the real session dates and the turn order (:func:`session_turn_times`); the official code
-  used wall-clock load time, which made the weight meaningless (official pitfall 9);
+  used wall-clock load time, which made the weight meaningless (docs/official-pitfalls.md #9);
 - **semantic edges** from a new node to up to 5 most similar *earlier* nodes whose cosine is
-  ≥ 0.7, stored in both directions (the official code stored one direction only, pitfall 9);
+  ≥ 0.7, stored in both directions (the official code stored one direction only, docs/official-pitfalls.md #9);
 - **recall**: seeds = the 6 nodes most similar to the query (3 × multiplier 2); candidates = the
   seeds and their 1-hop neighbours; score = cosine × (1 + 0.1 × degree); keep the top 5;
 - **depth-first recall** (variant): from each seed walk the edges up to depth 3, entering only

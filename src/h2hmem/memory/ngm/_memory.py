@@ -1,9 +1,9 @@
-"""NGM (Neural Graph Memory): a graph over turns, recalled by seeds plus neighbours (spec/baselines.md).
+"""NGM (Neural Graph Memory): a graph over turns, recalled by seeds plus neighbours (docs/baselines.md).
 
 - node = 1 turn, embedded as date-prefixed text plus its image with the MuRAG encoder;
 - temporal edge from each turn to the next, weight exp(−Δt / 3600 s), Δt from the real session
   dates and turn order: a session starts at midnight UTC of its date and its turns are 60 s apart
-  (:func:`~._graph.session_turn_times`; the official code used load time, pitfall 9);
+  (:func:`~._graph.session_turn_times`; the official code used load time, docs/official-pitfalls.md #9);
 - semantic edges to up to 5 most similar earlier nodes with cosine ≥ 0.7, stored both ways;
 - recall: 6 seeds by cosine, plus their 1-hop neighbours, score = cosine × (1 + 0.1 × degree),
   top 5; or the depth-first variant (depth ≤ 3, cosine ≥ 0.5);

@@ -1,0 +1,203 @@
+"""Workload ``cpu`` — the harness's own CPU per question, against the transport floor.
+
+Per method (naive-rag, full-text, h2h) and preset (``paper``, ``harmonized``), at L per call:
+
+1. ``harness cold`` at C = 32 (and C = 64 for ``paper``): a fresh run dir and request cache;
+   CPU seconds of the harness process, per question, and the CPU seconds of the method's
+   retrieval step (query embedding with the hashed stand-in, scoring, search: ``bench/_harness.py``
+   ``_RetrievalCPU``) reported apart — ``CPU ms/q excl. retrieval`` = (CPU s − retrieval CPU s) ÷ questions;
+2. ``transport floor`` (``paper``): the same calls, C and prompt size sent by a bare aiohttp
+   loop (``bench/_floor.py``); harness ÷ floor is what the harness adds to the calls;
+3. ``cached rerun``: a new run dir with the cold run's request cache (every reply is a cache
+   hit, nothing is sent): wall and CPU of a whole rerun, dataset load included;
+4. the sequential reference (``bench/reference.py``, naive-rag and full-text, ``paper``) on the
+   first questions, for the speed-up at C = 32.
+
+Single runs (no median): on a shared machine compare CPU seconds, which the load moves less
+than wall time, and read each row with its ``load`` column.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._core import Bench, Target, WorkloadResult, now_iso, ratio
+from ._mock import MockServerProcess
+from .run import floor_row, harness_row, reference_row
+
+METHODS = ("naive-rag", "full-text", "h2h")
+PRESETS = ("paper", "harmonized")
+REFERENCE_METHODS = ("naive-rag", "full-text")
+FLOOR_GOALS = {32: 1.05, 64: 1.10}
+"""Harness ÷ transport floor, per C, for the ``paper`` preset."""
+CPU_GOAL_MS = 1.5
+"""Harness CPU per question, retrieval excluded (ms)."""
+RERUN_GOAL_S = 10.0
+SPEEDUP_GOAL = 25.0
+FULL_QUESTIONS = 2236
+
+COLUMNS = [
+    ("method", "method"),
+    ("preset", "preset"),
+    ("step", "step"),
+    ("C", "C"),
+    ("questions", "questions"),
+    ("calls", "model calls"),
+    ("cached_calls", "cache hits"),
+    ("wall_s", "wall s"),
+    ("floor_s", "floor s"),
+    ("ratio_to_floor", "harness ÷ floor"),
+    ("cpu_s", "CPU s"),
+    ("cpu_ms_per_q", "CPU ms/q"),
+    ("retrieval_s", "retrieval CPU s"),
+    ("cpu_ms_per_q_excl", "CPU ms/q excl. retrieval"),
+    ("peak_rss_mb", "peak RSS MiB"),
+    ("load_avg_1m", "load"),
+]
+
+
+def _per_question(row: dict[str, Any]) -> dict[str, Any]:
+    n = row.get("questions") or 0
+    if n and row.get("cpu_s") is not None:
+        row["cpu_ms_per_q"] = round(1000 * row["cpu_s"] / n, 3)
+        row["cpu_ms_per_q_excl"] = round(1000 * (row["cpu_s"] - (row.get("retrieval_s") or 0.0)) / n, 3)
+    return row
+
+
+def measure(b: Bench) -> WorkloadResult:
+    p = b.profile
+    started = now_iso()
+    root = b.dataset(p.data_scale)
+    concurrencies = [c for c in FLOOR_GOALS if c in p.concurrencies] or [max(p.concurrencies)]
+    res = WorkloadResult(
+        "cpu",
+        f"cpu: harness CPU per question, harness ÷ transport floor, cached rerun (L = {p.latency_s * 1000:.0f} ms) — "
+        f"{p.name}",
+        COLUMNS,
+    )
+    res.settings = {
+        "latency_s": p.latency_s,
+        "methods": list(METHODS),
+        "presets": list(PRESETS),
+        "concurrencies": concurrencies,
+        "questions_per_run": p.run_questions or "all",
+        "reference_questions": p.c1_questions,
+        "embedder": "hashed (bench stand-in; its query embedding is part of retrieval CPU s)",
+        "runs": "single runs (no median)",
+    }
+    with MockServerProcess(p.latency_s) as srv:
+        for preset in PRESETS:
+            for method in METHODS:
+                for c in concurrencies if preset == "paper" else concurrencies[:1]:
+                    run_id = f"cpu-{root.name}-{method}-{preset}-c{c}"
+                    row = harness_row(b, srv, root, method, c, p.run_questions, preset=preset, run_id=run_id)
+                    row["preset"] = preset
+                    res.rows.append(_per_question(row))
+                    if preset == "paper":
+                        floor = floor_row(b, srv, row)
+                        floor["preset"] = preset
+                        row["floor_s"] = floor["wall_s"]
+                        row["ratio_to_floor"] = round(row["wall_s"] / floor["wall_s"], 3)
+                        res.rows.append(floor)
+                    if c == concurrencies[0]:  # the cached rerun: new run dir, the cold run's cache
+                        rerun = harness_row(
+                            b,
+                            srv,
+                            root,
+                            method,
+                            c,
+                            p.run_questions,
+                            preset=preset,
+                            tag="cached rerun",
+                            run_id=f"{run_id}-rerun",
+                            cache_name=run_id,
+                            wipe=("run",),
+                        )
+                        rerun["preset"] = preset
+                        res.rows.append(_per_question(rerun))
+        for method in REFERENCE_METHODS:
+            ref = reference_row(b, srv, root, method, p.c1_questions)
+            ref["preset"] = "paper"
+            res.rows.append(ref)
+    _targets(res, concurrencies)
+    b.write(res, started)
+    return res
+
+
+def _find(
+    rows: list[dict[str, Any]], method: str, preset: str, step: str, c: int | None = None
+) -> dict[str, Any] | None:
+    return next(
+        (
+            r
+            for r in rows
+            if r["method"] == method and r.get("preset") == preset and r["step"] == step and (c is None or r["C"] == c)
+        ),
+        None,
+    )
+
+
+def _targets(res: WorkloadResult, concurrencies: list[int]) -> None:
+    for preset in PRESETS:
+        for method in METHODS:
+            for c in concurrencies:
+                row = _find(res.rows, method, preset, "harness cold", c)
+                if row is None:
+                    continue
+                full = row["questions"] >= FULL_QUESTIONS
+                if preset == "paper" and c in FLOOR_GOALS and row.get("ratio_to_floor") is not None:
+                    res.targets.append(
+                        Target(
+                            f"{method} ({preset}): harness ÷ floor at C={c}",
+                            f"≤ {FLOOR_GOALS[c]:.2f}",
+                            row["ratio_to_floor"],
+                            "×",
+                            row["ratio_to_floor"] <= FLOOR_GOALS[c] if full else None,
+                        )
+                    )
+                if c == concurrencies[0] and row.get("cpu_ms_per_q_excl") is not None:
+                    res.targets.append(
+                        Target(
+                            f"{method} ({preset}): harness CPU per question excl. retrieval at C={c}",
+                            f"≤ {CPU_GOAL_MS:g} ms",
+                            row["cpu_ms_per_q_excl"],
+                            "ms",
+                            row["cpu_ms_per_q_excl"] <= CPU_GOAL_MS if full else None,
+                        )
+                    )
+            rerun = _find(res.rows, method, preset, "harness cached rerun")
+            if rerun is not None:
+                res.targets.append(
+                    Target(
+                        f"{method} ({preset}) cached rerun: model calls", "0", rerun["calls"], "", rerun["calls"] == 0
+                    )
+                )
+                res.targets.append(
+                    Target(
+                        f"{method} ({preset}) cached rerun: wall time ({rerun['questions']} q)",
+                        f"≤ {RERUN_GOAL_S:g} s for 2,236 q",
+                        rerun["wall_s"],
+                        "s",
+                        rerun["wall_s"] <= RERUN_GOAL_S if rerun["questions"] >= FULL_QUESTIONS else None,
+                    )
+                )
+    for method in REFERENCE_METHODS:
+        ref = _find(res.rows, method, "paper", "sequential reference")
+        at_c = _find(res.rows, method, "paper", "harness cold", concurrencies[0])
+        if ref and at_c:
+            speedup = ratio(ref["wall_s"] / ref["questions"], at_c["wall_s"] / at_c["questions"])
+            res.targets.append(
+                Target(
+                    f"{method}: speed-up vs sequential reference at C={concurrencies[0]}",
+                    f"≥ {SPEEDUP_GOAL:g}×",
+                    round(speedup, 1) if speedup else None,
+                    "×",
+                    None if speedup is None else speedup >= SPEEDUP_GOAL,
+                )
+            )
+    res.notes.append(
+        "CPU s = process CPU time of the harness during the run (dataset load, memory build, answers, "
+        "recording; interpreter start and imports excluded); retrieval CPU s = process CPU time inside the "
+        "method's retrieval coroutine (naive-rag: query embedding with the hashed stand-in and top-k search; "
+        "h2h: query embeddings, dense + BM25 scoring, boosts, sub-queries)"
+    )
