@@ -235,7 +235,7 @@ def abstention(run_dir: Path, threshold: float) -> dict[str, Any]:
     """
     from sklearn.metrics import precision_recall_fscore_support, roc_auc_score
 
-    from h2hmem.run import read_predictions
+    from h2hmem.records import read_predictions
 
     ys, sig = [], []
     for p in read_predictions(run_dir / "predictions.jsonl"):

@@ -44,7 +44,7 @@ COLUMNS = [
 def score_step(spec: dict[str, Any]) -> dict[str, Any]:
     """``spec``: predictions (path of a predictions.jsonl), limit (None = all), n_boot."""
     from h2hmem.metrics import aggregate, lexical_scores
-    from h2hmem.run import read_predictions
+    from h2hmem.records import read_predictions
 
     lexical_scores("warm up", "warm up")  # loads NLTK and the stopword list: not per-answer work
     t0 = time.perf_counter()

@@ -47,7 +47,7 @@ COLUMNS = [
 
 
 def _file_stats(run_dir: Path) -> dict[str, Any]:
-    from h2hmem.run._transcripts import TRANSCRIPTS, read_transcripts
+    from h2hmem.records import TRANSCRIPTS, read_transcripts
 
     path = run_dir / TRANSCRIPTS
     records = read_transcripts(path)
@@ -58,7 +58,7 @@ def _file_stats(run_dir: Path) -> dict[str, Any]:
 
 def _encode_rows(method: str, run_dir: Path) -> list[dict[str, Any]]:
     """The encoder alone on every record of one transcript, per zlib level (in this process)."""
-    from h2hmem.run._transcripts import encode_record, read_transcripts
+    from h2hmem.records import encode_record, read_transcripts
 
     records = read_transcripts(run_dir)
     rows = []

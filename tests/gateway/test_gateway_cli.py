@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from h2hmem.cli import app
-from h2hmem.run import read_transcripts
+from h2hmem.records import read_transcripts
 from h2hmem.testing import MockOpenAIServer, free_port
 
 

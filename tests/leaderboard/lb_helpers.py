@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 from h2hmem.data import Dataset, Question
-from h2hmem.run import Prediction
+from h2hmem.records import Prediction
 
 
 def make_prediction(q: Question, answer: str | None, error: str | None = None) -> Prediction:

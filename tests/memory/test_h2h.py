@@ -16,8 +16,9 @@ from h2hmem.memory import MemoryContext, resolve_method
 from h2hmem.memory.h2h._memory import H2HMemory
 from h2hmem.memory.h2h._time import time_refs
 from h2hmem.metrics import evaluate_run
+from h2hmem.records import read_predictions
 from h2hmem.report import build_report
-from h2hmem.run import RunConfig, read_predictions, run_benchmark
+from h2hmem.run import RunConfig, run_benchmark
 from h2hmem.testing import ScriptedChatModel
 
 S1 = make_session(

@@ -82,7 +82,8 @@ def test_entry_point_clash_and_broken_plugin(plugin_path, monkeypatch):
 
 
 def test_plugin_through_the_runner(plugin_path, sample_root, tmp_path):
-    from h2hmem.run import RunConfig, read_predictions, run_benchmark
+    from h2hmem.records import read_predictions
+    from h2hmem.run import RunConfig, run_benchmark
 
     chat = recording_chat("Yes")
     config = RunConfig(

@@ -91,7 +91,7 @@ async def test_writes_valid_amem_notes(qwen, sample_root, tmp_path):
 
 async def test_judges_as_a_local_judge(qwen):
     from h2hmem.metrics import NOT_COMPARABLE, JudgeOptions, judge_predictions
-    from h2hmem.run import Prediction
+    from h2hmem.records import Prediction
 
     def pred(i, answer):
         return Prediction(

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from h2hmem.run import Prediction
+from h2hmem.records import Prediction
 from h2hmem.testing import ScriptedChatModel, ScriptedRequest
 
 

@@ -63,7 +63,9 @@ def test_evaluate_errors_are_clean(run, tmp_path):  # noqa: F811
     res = runner.invoke(app, ["evaluate", str(tmp_path)])
     assert res.exit_code == 2 and "no predictions.jsonl" in res.output and "Traceback" not in res.output
     res = runner.invoke(app, ["evaluate", str(d), "--metrics", "lexical,rouge"])
-    assert res.exit_code == 2 and "unknown rouge" in res.output
+    assert res.exit_code == 2 and "unknown metric rouge" in res.output
+    res = runner.invoke(app, ["evaluate", str(d), "--metrics", "lexicl"], env={"COLUMNS": "200"})
+    assert res.exit_code == 2 and "did you mean lexical?" in res.output and "Traceback" not in res.output
     res = runner.invoke(app, ["evaluate", str(d), "--data", str(tmp_path / "missing"), "--quiet"])
     assert res.exit_code == 2 and "error" in res.output and "Traceback" not in res.output
     res = runner.invoke(app, ["evaluate", str(d), "--metrics", "judge", "--judge-model", "nonsense"])

@@ -11,7 +11,7 @@ from h2hmem.data import load_dataset
 from h2hmem.llm import load_chat_model
 from h2hmem.memory import Evidence
 from h2hmem.metrics import NOT_COMPARABLE, evaluate_run, normalize_answer, summary_tables
-from h2hmem.run import Prediction
+from h2hmem.records import Prediction
 from h2hmem.testing import MockOpenAIServer, ScriptedChatModel
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from h2hmem.memory import Evidence
 from h2hmem.metrics import evidence_metric_names, evidence_scores, score_evidence
-from h2hmem.run import Prediction
+from h2hmem.records import Prediction
 
 
 def _ev(*sessions):

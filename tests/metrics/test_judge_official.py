@@ -28,7 +28,7 @@ from h2hmem.metrics import (
     snap_score,
 )
 from h2hmem.metrics._judge import _score as strict_level
-from h2hmem.run import Prediction
+from h2hmem.records import Prediction
 from h2hmem.testing import MockOpenAIServer
 
 FIXTURE = json.loads((Path(__file__).parent / "fixtures" / "official_judge_batch.json").read_text(encoding="utf-8"))

@@ -1,6 +1,8 @@
 """Scores that follow the predictions: the stale-judge sequence (run with failed answers → evaluate
 lexical,judge → run --retry-failed → evaluate with and without the judge), the report headline,
-and a judge whose replies are all unparseable (exit 1, one line naming the reason)."""
+a judge whose replies are all unparseable (exit 1, one line naming the reason), and the README's
+`--retry-failed` flow (evaluate, report, runs list, viewer) reading without a duplicate-prediction
+warning: superseded failed lines are the documented normal case, a replaced answer still warns."""
 
 from __future__ import annotations
 
@@ -8,16 +10,19 @@ import json
 import warnings
 
 import pytest
+from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
 from h2hmem.cli import app
 from h2hmem.data import load_dataset, synthesize_dataset
 from h2hmem.llm import Usage, load_chat_model
 from h2hmem.metrics import evaluate_run
+from h2hmem.records import DuplicatePredictionsWarning, prediction_hash, read_predictions
 from h2hmem.report._runs import load_run
 from h2hmem.report._scores import primary_metric
-from h2hmem.run import DuplicatePredictionsWarning, RunConfig, prediction_hash, read_predictions, run_benchmark
+from h2hmem.run import RunConfig, run_benchmark
 from h2hmem.testing import MockOpenAIServer, ScriptedChatModel, When
+from h2hmem.view import create_viewer_app
 
 from .judge_helpers import ScriptedJudge
 
@@ -53,6 +58,7 @@ def _judge(srv):
     return load_chat_model("openai:gpt-4o-mini", base_url=srv.base_url, cache=None)
 
 
+@pytest.mark.filterwarnings("error::h2hmem.records.DuplicatePredictionsWarning")
 def test_stale_judge_sequence(failed_run):
     cfg, n, n_failed = failed_run
     d = cfg.run_dir
@@ -67,21 +73,19 @@ def test_stale_judge_sequence(failed_run):
 
     retry = run_benchmark(cfg.model_copy(update={"retry_failed": True}), chat_model=answer_model(None), progress=False)
     assert retry.failed == 0 and retry.answered_now == n_failed
-    with pytest.warns(DuplicatePredictionsWarning, match="last complete line"):
-        read_predictions(d)
+    # the retried failures are superseded by their redone answers: the documented case, read silently
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DuplicatePredictionsWarning)
+        assert len(read_predictions(d)) == n
 
     # the report, before any evaluate: re-scored offline, the judge section stale, headline F1
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DuplicatePredictionsWarning)
-        run = load_run(d, n_boot=0)
+    run = load_run(d, n_boot=0)
     stale = run.summary.metrics.judge.stale
     assert (stale.missing, stale.dropped) == (n_failed, n_failed) and stale.reason
     assert primary_metric([run]).source == "lexical" and any("STALE" in note for note in run.notes)
 
     # evaluate without the judge: the changed answers' judgments are dropped, the section is stale
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DuplicatePredictionsWarning)
-        second = evaluate_run(d, ["lexical"], n_boot=0)
+    second = evaluate_run(d, ["lexical"], n_boot=0)
     j = second["metrics"]["judge"]
     assert j["stale"]["missing"] == n_failed  # (the report's re-scoring already dropped the changed lines)
     assert j["coverage"]["failed_answers"] == 0 and j["coverage"]["judged"] == n - n_failed
@@ -95,9 +99,7 @@ def test_stale_judge_sequence(failed_run):
 
     # evaluate with the judge: only the fixed answers are judged again, nothing is stale
     with MockOpenAIServer(responder=ScriptedJudge()) as srv:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DuplicatePredictionsWarning)
-            third = evaluate_run(d, ["lexical", "judge"], judge_model=_judge(srv), n_boot=0)
+        third = evaluate_run(d, ["lexical", "judge"], judge_model=_judge(srv), n_boot=0)
         asked = [json.dumps(r) for r in srv.requests]
     j = third["metrics"]["judge"]
     assert j["stale"] is None and j["coverage"] == {
@@ -111,9 +113,7 @@ def test_stale_judge_sequence(failed_run):
     fixed = [q.text for q in load_dataset(cfg.data_root).questions if FAIL_ON in q.text.lower()]
     sent = [t for t in fixed if any(json.dumps(t)[1:-1] in body for body in asked)]
     assert sent == fixed and sum(body.count("Question: ") for body in asked) == n_failed
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DuplicatePredictionsWarning)
-        assert primary_metric([load_run(d, n_boot=0)]).source == "judge"
+    assert primary_metric([load_run(d, n_boot=0)]).source == "judge"
 
 
 def test_unparseable_judge_exits_1_naming_the_reason(failed_run, monkeypatch, tmp_path):
@@ -169,3 +169,44 @@ def test_judge_with_only_failed_answers_unscored_exits_0(failed_run, monkeypatch
         )
     assert res.exit_code == 0, res.output
     assert f"{n_failed} failed answers scored 0" in res.output
+
+
+@pytest.mark.filterwarnings("error::h2hmem.records.DuplicatePredictionsWarning")
+def test_readme_retry_failed_flow_prints_no_duplicate_warning(failed_run):
+    cfg, n, n_failed = failed_run
+    retry = run_benchmark(cfg.model_copy(update={"retry_failed": True}), chat_model=answer_model(None), progress=False)
+    assert retry.failed == 0
+    d = cfg.run_dir
+    # the store keeps the failures and appends their retries (append-only, crash-safe) ...
+    assert len((d / "predictions.jsonl").read_text().splitlines()) == n + n_failed
+    # ... and every reader takes the retry, silently
+    preds = read_predictions(d)
+    assert len(preds) == n and not any(p.failed for p in preds)
+    for args in (
+        ["evaluate", str(d), "--metrics", "lexical,evidence", "--bootstrap", "0", "--quiet"],
+        ["report", str(d), "--bootstrap", "0"],
+        ["runs", "list", "--out", str(cfg.out_dir)],
+    ):
+        res = CliRunner().invoke(app, args, env={"COLUMNS": "200"})
+        assert res.exit_code == 0, (args, res.output)
+        assert "DuplicatePredictionsWarning" not in res.output and "replaced by a later record" not in res.output
+    client = TestClient(create_viewer_app([d]))
+    for path in ("/", f"/runs/{d.name}"):
+        assert client.get(path).status_code == 200
+
+
+def test_a_replaced_answer_still_warns(tmp_path):
+    """Two records answering one question (not a retried failure) are not what h2hmem writes."""
+    line = (
+        '{"question_id": "dyadic/dialogue1/session1/q0", "split": "dyadic", "dialogue": "dialogue1", '
+        '"session": "session1", "task_type": "UPR", "main_category": "Memory Recall", "difficulty": "easy", '
+        '"question": "q", "gold": "g", "answer": "%s", "error": %s}\n'
+    )
+    p = tmp_path / "predictions.jsonl"
+    p.write_text(line % ("", '"RuntimeError: x"') + line % ("first", "null"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DuplicatePredictionsWarning)
+        assert read_predictions(p)[0].answer == "first"  # a failure, then its retry: silent
+    p.write_text(line % ("first", "null") + line % ("second", "null"))
+    with pytest.warns(DuplicatePredictionsWarning, match="1 question"):
+        assert read_predictions(p)[0].answer == "second"

@@ -19,7 +19,7 @@ from h2hmem.metrics import (
     turn_metric_names,
     turn_scores,
 )
-from h2hmem.run import Prediction
+from h2hmem.records import Prediction
 
 A, B, C, D = ("session1", 0), ("session1", 1), ("session2", 0), ("session2", 3)
 

@@ -110,9 +110,16 @@ def test_schemas_validate_every_artifact_of_a_real_run(sample_root, tmp_path):
         "scores-summary.schema.json": 1,
     }
     summary_json = json.loads((d / "scores" / "summary.json").read_text())
-    assert summary_json["schema"] == "h2hmem.scores-summary/1"
+    assert summary_json["schema"] == "h2hmem.scores-summary/2"
     assert set(summary_json["metrics"]) == {"lexical", "evidence", "turn_evidence", "judge"}
     assert summary_json["metrics"]["judge"]["coverage"]["judged"] == 12
+    # provenance: each scorer once, then the judge model with its resolved options; the environment
+    comps = [(c["kind"], c["name"]) for c in summary_json["components"]]
+    judge_spec = summary_json["metrics"]["judge"]["model"]
+    assert comps == [*(("scorer", n) for n in ("lexical", "evidence", "turn_evidence", "judge")), ("judge", judge_spec)]
+    assert summary_json["components"][0]["target"] == "h2hmem.metrics._scorer_lexical:LexicalScorer"
+    assert summary_json["components"][-1]["options"]["preset"] == summary_json["metrics"]["judge"]["preset"]
+    assert summary_json["environment"]["python"] and "pydantic" in summary_json["environment"]["distributions"]
 
 
 @pytest.mark.parametrize(
@@ -120,7 +127,7 @@ def test_schemas_validate_every_artifact_of_a_real_run(sample_root, tmp_path):
     [
         ("prediction.schema.json", {"question_id": "x"}),  # required fields missing
         ("manifest.schema.json", {"counts": {"questions": "many"}}),
-        ("scores-summary.schema.json", {"schema": "h2hmem.scores-summary/2", "metrics": {}}),
+        ("scores-summary.schema.json", {"schema": "h2hmem.scores-summary/3", "metrics": {}}),
         ("lexical-score.schema.json", {"schema": "h2hmem.manifest/1"}),
     ],
 )

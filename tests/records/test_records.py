@@ -70,12 +70,12 @@ def test_errors_name_the_file_and_the_field(tmp_path):
         read_scores_summary(tmp_path)
 
 
-def test_the_older_summary_tag_spelling_is_version_1():
+def test_the_older_summary_tag_spelling_is_version_1_and_reads_as_2():
     s = ScoresSummary.model_validate({"schema": "h2hmem/scores-summary/1", "metrics": {}})
-    assert s.model_dump()["schema"] == "h2hmem.scores-summary/1"
+    assert s.model_dump()["schema"] == "h2hmem.scores-summary/2"
     # absent sections and selection are left out of the file, not written as null
     assert s.model_dump(mode="json") == {
-        "schema": "h2hmem.scores-summary/1",
+        "schema": "h2hmem.scores-summary/2",
         "created_at": None,
         "preset": None,
         "run": {
@@ -91,7 +91,31 @@ def test_the_older_summary_tag_spelling_is_version_1():
         },
         "label": None,
         "metrics": {},
+        "components": [],
+        "environment": None,
     }
+
+
+def test_a_version_1_summary_loads_and_other_sections_keep_their_name(tmp_path):
+    """/1 (four built-in sections, no components or environment) reads; a plugin's section of a /2
+    summary is a MetricSection under its name, its own keys kept."""
+    agg = {"metrics": ["f1"], "n_boot": 0, "splits": {"all": {"overall": {"n_total": 2, "metrics": {}}}}}
+    v1 = {"schema": "h2hmem.scores-summary/1", "metrics": {"lexical": {"fields": ["f1"], "aggregate": agg}}}
+    (tmp_path / "scores").mkdir()
+    (tmp_path / "scores" / "summary.json").write_text(json.dumps(v1))
+    s = read_scores_summary(tmp_path)
+    assert s is not None and s.metrics.lexical is not None and s.components == [] and s.environment is None
+    assert s.metrics.lexical.aggregate is not None and s.metrics.lexical.aggregate.splits["all"].overall.n_total == 2
+    v2 = {
+        "schema": "h2hmem.scores-summary/2",
+        "metrics": {"answer-length": {"fields": ["n"], "aggregate": agg, "x": 1}},
+    }
+    s2 = ScoresSummary.model_validate(v2)
+    section = s2.metrics.sections()["answer-length"]
+    assert section.fields == ["n"] and section.model_extra == {"x": 1}
+    assert s2.model_dump(mode="json")["metrics"]["answer-length"]["x"] == 1
+    with pytest.raises(ValueError, match="fields"):
+        ScoresSummary.model_validate({**v2, "metrics": {"answer-length": {"fields": 3}}})
 
 
 def test_prediction_lines_of_a_newer_version_are_refused_with_their_line(tmp_path):

@@ -234,7 +234,7 @@ def judged_run(data, tmp_path) -> Path:
     """``<tmp_path>/runs/judged``: hand-written predictions for every question of ``data``, right
     (= gold) for even question indexes, wrong for odd ones, and failed for ``dyadic/dialogue2/session1/q0``."""
     from h2hmem.data import load_dataset
-    from h2hmem.run import Prediction
+    from h2hmem.records import Prediction
 
     run = tmp_path / "runs" / "judged"
     run.mkdir(parents=True)

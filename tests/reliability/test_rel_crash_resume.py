@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from relkit import H2HMEM, jsonl_ids, make_dataset
 
-from h2hmem.run import Prediction, read_predictions
+from h2hmem.records import Prediction, read_predictions
 from h2hmem.testing import MockOpenAIServer
 
 pytestmark = pytest.mark.skipif(not H2HMEM.exists(), reason=f"console script {H2HMEM} not installed")

@@ -27,7 +27,8 @@ from h2hmem.caption import caption_dataset
 from h2hmem.embed import load_embedder
 from h2hmem.llm import RetryPolicy, load_chat_model
 from h2hmem.metrics import evaluate_run
-from h2hmem.run import RunConfig, read_predictions, run_benchmark
+from h2hmem.records import read_predictions
+from h2hmem.run import RunConfig, run_benchmark
 from h2hmem.testing import Fault, MockOpenAIServer, Rule, default_responder
 
 MAX_RETRIES = 3

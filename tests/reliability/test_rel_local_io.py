@@ -28,7 +28,8 @@ from relkit import H2HMEM, REPO, cli, jsonl_ids, make_dataset
 from h2hmem import LocalIOError
 from h2hmem.embed import CachingEmbedder, EmbeddingCache
 from h2hmem.llm import Message, RequestCache, load_chat_model
-from h2hmem.run import RunConfig, read_predictions, run_benchmark
+from h2hmem.records import read_predictions
+from h2hmem.run import RunConfig, run_benchmark
 from h2hmem.testing import MockOpenAIServer, ScriptedChatModel
 
 LONG = "answer " + "word " * 300
@@ -162,7 +163,7 @@ def test_a_write_error_of_the_run_stops_it_records_nothing_as_failed_and_resumes
     written was recorded as failed (or the run went on paying). Now: LocalIOError naming the file,
     no failed record, no model call after the error beyond those already in flight, and a rerun
     completes every question exactly once."""
-    from h2hmem.run import _store, _transcripts
+    from h2hmem.records import _store, _transcripts
 
     synth = make_dataset(tmp_path / "data", dialogues=2, sessions=2, questions_per_session=3, multi_party=False)
     n = len(synth.question_ids)
@@ -205,7 +206,7 @@ def test_a_write_error_of_the_run_stops_it_records_nothing_as_failed_and_resumes
 
 @pytest.mark.timeout(120)
 def test_a_manifest_write_error_is_a_local_io_error(tmp_path, server, monkeypatch):
-    from h2hmem.run import _store
+    from h2hmem.records import _store
 
     synth = make_dataset(tmp_path / "data", dialogues=1, sessions=1, questions_per_session=1, multi_party=False)
 

@@ -621,7 +621,7 @@ def mock_server():
 
 @pytest.mark.parametrize("case", WARNINGS, ids=[c.id for c in WARNINGS])
 def test_run_answers_every_question_despite_warnings(tmp_path, case, mock_server):
-    from h2hmem.run import read_predictions
+    from h2hmem.records import read_predictions
 
     s = _broken(tmp_path, case)
     res = cli(

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from h2hmem.llm import Usage
 from h2hmem.memory import Evidence
-from h2hmem.run import Prediction, RunStore, read_predictions
+from h2hmem.records import Prediction, RunStore, read_predictions
 
 
 def _record(i: int) -> Prediction:

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 from relkit import H2HMEM, jsonl_ids, make_dataset
 
-from h2hmem.run._transcripts import encode_record, read_transcripts
+from h2hmem.records import encode_record, read_transcripts
 from h2hmem.testing import MockOpenAIServer, default_responder
 
 pytestmark = pytest.mark.skipif(not H2HMEM.exists(), reason=f"console script {H2HMEM} not installed")

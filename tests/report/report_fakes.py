@@ -15,7 +15,7 @@ from pathlib import Path
 from h2hmem.data import load_dataset
 from h2hmem.llm import Usage
 from h2hmem.memory import Evidence
-from h2hmem.run import Prediction
+from h2hmem.records import Prediction
 from h2hmem.testing import ScriptedChatModel
 
 SCRIPT = "<script>alert(1)</script>"

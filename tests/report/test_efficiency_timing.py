@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 
+from h2hmem.records import Prediction
 from h2hmem.report._efficiency import efficiency
 from h2hmem.report._runs import RunResult
-from h2hmem.run import Prediction
 
 
 def _pred(i: int, latency: float, retrieval: float | None) -> Prediction:

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from h2hmem.data import synthesize_dataset
-from h2hmem.run import RunConfig, Selection, estimate_run, read_predictions, run_benchmark
+from h2hmem.records import read_predictions
+from h2hmem.run import RunConfig, Selection, estimate_run, run_benchmark
 from h2hmem.testing import MockOpenAIServer
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memory"))

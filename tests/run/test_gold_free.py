@@ -13,7 +13,8 @@ from fakes import SnoopMemory, fake_chat
 
 from h2hmem.data import load_dataset, synthesize_dataset
 from h2hmem.memory import GRANTABLE, WITHHELD, question_view
-from h2hmem.run import RunConfig, read_predictions, run_benchmark
+from h2hmem.records import read_predictions
+from h2hmem.run import RunConfig, run_benchmark
 from h2hmem.run._facts import CountedCaptions, run_components, summed_stats
 from h2hmem.testing import hashed_embedding
 

@@ -10,7 +10,8 @@ from typer.testing import CliRunner
 
 from h2hmem.cli import app
 from h2hmem.memory import MemoryMethod, method_options, resolve_method
-from h2hmem.run import RunConfig, RunConflictError, read_predictions, run_benchmark
+from h2hmem.records import read_predictions
+from h2hmem.run import RunConfig, RunConflictError, run_benchmark
 
 runner = CliRunner()
 

@@ -6,7 +6,8 @@ import pytest
 from fakes import RecorderMemory, fake_chat
 
 from h2hmem.data import load_dataset
-from h2hmem.run import RunConfig, RunConflictError, RunStore, read_predictions, run_benchmark
+from h2hmem.records import RunStore, read_predictions
+from h2hmem.run import RunConfig, RunConflictError, run_benchmark
 
 
 def _config(sample_root, tmp_path, **kw):

@@ -9,7 +9,8 @@ from typer.testing import CliRunner
 
 from h2hmem.cli import app
 from h2hmem.data import load_dataset
-from h2hmem.run import RunConfig, Selection, SelectionError, read_predictions, run_benchmark, select_questions
+from h2hmem.records import read_predictions
+from h2hmem.run import RunConfig, Selection, SelectionError, run_benchmark, select_questions
 from h2hmem.run._selection import stratified_sample
 
 

@@ -24,8 +24,8 @@ from h2hmem.llm import (
     record_calls,
     tag_calls,
 )
+from h2hmem.records import JUDGE_TRANSCRIPTS, TRANSCRIPTS, TranscriptWriter, encode_record, read_transcripts
 from h2hmem.run import RunConfig, run_benchmark
-from h2hmem.run._transcripts import JUDGE_TRANSCRIPTS, TRANSCRIPTS, TranscriptWriter, encode_record, read_transcripts
 from h2hmem.testing import Fault, MockOpenAIServer
 
 sys.path.insert(0, str(Path(__file__).parent))

@@ -11,7 +11,7 @@ import pytest
 
 from h2hmem.llm import GenerationConfig, Message, load_chat_model
 from h2hmem.metrics import JudgeOptions, judge_predictions
-from h2hmem.run import Prediction
+from h2hmem.records import Prediction
 from h2hmem.testing import MockOpenAIServer, ScriptedChatModel, ScriptExhausted, When, mock_judge_score
 
 PERSON = {

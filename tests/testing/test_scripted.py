@@ -18,7 +18,7 @@ from h2hmem.llm import (
     load_chat_model,
 )
 from h2hmem.metrics import judge_messages, official_judge_messages
-from h2hmem.run import Prediction
+from h2hmem.records import Prediction
 from h2hmem.testing import MockOpenAIServer, Reply, ScriptedChatModel, ScriptExhausted, When
 
 WHERE = Prediction(

@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 from markupsafe import escape
 from view_helpers import HTML, INJECTED_TURN, QID
 
-from h2hmem.run import read_predictions
+from h2hmem.records import read_predictions
 from h2hmem.view import create_viewer_app
 
 

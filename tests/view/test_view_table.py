@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from h2hmem.run import Prediction
+from h2hmem.records import Prediction
 from h2hmem.view import Filters, QuestionRow, filter_rows, sort_rows
 
 

@@ -1,4 +1,5 @@
-"""``h2hmem evaluate``: score a run directory (lexical, evidence recall@k, LLM judge) and print tables."""
+"""``h2hmem evaluate``: score a run directory with registered scorers (lexical, evidence recall@k,
+LLM judge, plugins) and print tables."""
 
 from __future__ import annotations
 
@@ -22,7 +23,12 @@ if TYPE_CHECKING:
 @app.command("evaluate")
 def evaluate_cmd(
     run_dir: Path = typer.Argument(..., help="Run directory (holds predictions.jsonl)."),
-    metrics: str = typer.Option("lexical,evidence", "--metrics", help="Comma-separated: lexical, evidence, judge."),
+    metrics: str = typer.Option(
+        "lexical,evidence",
+        "--metrics",
+        help="Comma-separated scorer names: lexical, evidence (with turn_evidence), judge, or a plugin's "
+        "(entry-point group h2hmem.scorers).",
+    ),
     judge_model: str = typer.Option(
         defaults.JUDGE_MODEL,
         "--judge-model",
@@ -96,13 +102,16 @@ def evaluate_cmd(
     error (a file of the run could not be written: free space and rerun); 130 interrupted.
     """
     from ..data import DatasetError
-    from ..metrics import METRICS, JudgeOptions, evaluate_run, summary_tables
+    from ..metrics import JudgeOptions, evaluate_run, resolve_scorers, summary_tables
     from ..presets import PRESETS
 
     names = [m.strip() for m in metrics.split(",") if m.strip()]
-    unknown = [m for m in names if m not in METRICS]
-    if unknown or not names:
-        raise fail(f"--metrics: unknown {', '.join(unknown) or '(empty)'}; choose from {', '.join(METRICS)}")
+    if not names:
+        raise fail("--metrics: empty; name at least one scorer (lexical, evidence, judge, or a plugin's)")
+    try:
+        needs_model = any(s.needs_model for s in resolve_scorers(names))
+    except ValueError as e:  # an unknown name (with did-you-mean), or a plugin that does not load
+        raise fail(f"--metrics: {e}")
     if bootstrap < 0:
         raise fail(f"--bootstrap must be >= 0, got {bootstrap}")
     for flag, value, allowed in (
@@ -141,7 +150,7 @@ def evaluate_cmd(
         )
         return
     model = None
-    if "judge" in names:
+    if needs_model:
         from ..llm import default_cache_path, load_chat_model
 
         try:

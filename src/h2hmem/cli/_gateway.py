@@ -95,7 +95,8 @@ def gateway_cmd(
 async def _serve(gateway_cls: Any, **o: Any) -> None:
     from ..embed import default_embedding_cache_path, load_embedder
     from ..llm import default_cache_path, load_chat_model
-    from ..run import TranscriptWriter, guard_models
+    from ..records import TranscriptWriter
+    from ..run import guard_models
 
     base_url = o["base_url"]
     chat = load_chat_model(

@@ -317,7 +317,9 @@ def parse_prices(items: list[str]) -> dict[str, tuple[float, float]]:
 def dry_run_notice(config: Any) -> str:
     """What ``--dry-run`` does on this machine, said before it starts: it runs the method for real
     (memories built, retrieval included) with counting models in place of the chat models."""
-    reuse = "vectors already in the embedding cache are reused" if config.execution.use_cache else "--no-cache: none reused"
+    reuse = (
+        "vectors already in the embedding cache are reused" if config.execution.use_cache else "--no-cache: none reused"
+    )
     embeds = (
         f"a method that retrieves embeds every turn with the local embedder {config.models.embedder} (minutes on a "
         f"laptop CPU and about 1 GB of memory for a few dozen questions; {reuse})"

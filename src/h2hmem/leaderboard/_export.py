@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import cast
 
 from ..data import SPLITS, Split, TaskType
-from ..run import Prediction, read_predictions
+from ..records import Prediction, read_predictions
 from ._format import FILE_NAMES, image_field
 
 
@@ -87,7 +87,7 @@ def missing_questions(run_dir: str | Path, data_root: str | Path | None = None) 
         DatasetError: the dataset cannot be read.
     """
     from ..data import load_dataset
-    from ..run import RunStore
+    from ..records import RunStore
 
     run_dir = Path(run_dir)
     root = Path(data_root) if data_root is not None else None

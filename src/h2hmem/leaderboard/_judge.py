@@ -23,7 +23,7 @@ from sqlalchemy.orm import sessionmaker
 from ..data import Dataset, Question
 from ..llm import ChatModel
 from ..presets import DEFAULT_PRESET, Preset
-from ..run import Prediction
+from ..records import Prediction
 from ._db import Entry, QuestionScore
 from ._store import refresh_summary
 from ._worker import EntryQueue, record_failure

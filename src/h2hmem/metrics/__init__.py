@@ -1,4 +1,6 @@
-"""Metrics: lexical scores, LLM judge, evidence recall@k, turn-level evidence metrics, aggregation (docs/metric-definitions.md)."""
+"""Metrics: the scorer component (:class:`Scorer`, its registry and the entry-point group
+``h2hmem.scorers``), lexical scores, LLM judge, evidence recall@k, turn-level evidence metrics,
+aggregation (docs/metric-definitions.md)."""
 
 from ._aggregate import DEFAULT_GROUPS, SPLIT_KEYS, aggregate
 from ._coverage import coverage_line
@@ -34,12 +36,52 @@ from ._labels import (
 )
 from ._lexical import ZERO, LexicalScores, bleu1, lexical_scores, set_prf
 from ._paired import paired_by_group, pool_runs
-from ._tables import EVIDENCE_DEFAULT, LEXICAL_TITLES, judge_caption, judge_title, metric_table, summary_tables
+from ._scorer import Scorer, ScoringContext, score_key
+from ._scorer_evidence import EvidenceScorer, TurnEvidenceScorer
+from ._scorer_judge import JudgeScorer
+from ._scorer_lexical import LexicalScorer
+from ._scorer_registry import (
+    BUILTIN_SCORERS,
+    ENTRY_POINT_GROUP,
+    ScorerLoadError,
+    UnknownScorerError,
+    available_scorers,
+    register_scorer,
+    resolve_scorers,
+    unregister_scorer,
+)
+from ._tables import (
+    EVIDENCE_DEFAULT,
+    LEXICAL_TITLES,
+    judge_caption,
+    judge_title,
+    metric_table,
+    other_sections,
+    section_title,
+    summary_tables,
+)
 from ._tokenize import TokenizerUnavailableError, content_tokens, english_stopwords, normalize_answer, tokenize
 from ._turn_evidence import TURN_KS, ranked_turns, score_turn_evidence, turn_metric_names, turn_scores
 
 __all__ = [
+    "BUILTIN_SCORERS",
+    "ENTRY_POINT_GROUP",
+    "EvidenceScorer",
+    "JudgeScorer",
+    "LexicalScorer",
+    "Scorer",
+    "ScorerLoadError",
+    "ScoringContext",
+    "TurnEvidenceScorer",
+    "UnknownScorerError",
+    "available_scorers",
+    "register_scorer",
+    "resolve_scorers",
+    "score_key",
+    "unregister_scorer",
     "metric_table",
+    "other_sections",
+    "section_title",
     "summary_tables",
     "LEXICAL_FIELDS",
     "METRICS",

@@ -23,7 +23,7 @@ from functools import partial
 from typing import Any
 
 from ..memory import Evidence
-from ..run import Prediction
+from ..records import Prediction
 
 EVIDENCE_KS: tuple[int | None, ...] = (1, 3, 5, 10, None)
 """Cut-offs reported; ``None`` means all evidence units ("all")."""

@@ -31,8 +31,7 @@ from typing import Any
 
 from .. import defaults
 from ..llm import ChatModel, GenerationConfig, Message, ModelError, tag_calls
-from ..records import JudgeScore
-from ..run import Prediction, QuestionKey, prediction_hash
+from ..records import JudgeScore, Prediction, QuestionKey, prediction_hash
 from ._judge_official import (
     OFFICIAL_CONFIG,
     official_followup,

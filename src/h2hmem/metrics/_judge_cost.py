@@ -13,11 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from .._aio import run_sync
-from ..records import Manifest
-from ..run import CostEstimate, RunStore, collect, counting_model, read_predictions
-from ._evaluate import _gold_from_dataset, already_judged, question_order
+from ..records import Manifest, RunStore, read_predictions
+from ..run import CostEstimate, collect, counting_model
+from ._evaluate import _gold_from_dataset, question_order
 from ._judge import _Judge, judge_batches
 from ._judge_options import JudgeMode, JudgeOptions
+from ._scorer_judge import already_judged
 
 
 async def aestimate_judge(

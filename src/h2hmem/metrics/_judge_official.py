@@ -45,7 +45,7 @@ from typing import Any
 from .. import defaults
 from .._protocol_text import load_protocol_text
 from ..llm import GenerationConfig, Message
-from ..run import Prediction
+from ..records import Prediction
 
 OFFICIAL_PROMPT_FILE = "official_judge_prompt.txt"
 HIDDEN = "unknown"

@@ -232,7 +232,7 @@ async def alabel_evidence(
         ValueError: a model reply that cannot be parsed (the records written so far are kept), or
             an output folder labelled by another labeller.
     """
-    from ..run import now_iso
+    from ..records import now_iso
     from ._labels import load_evidence_labels
 
     ds = load_dataset(root, split, strict=False)

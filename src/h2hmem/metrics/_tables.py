@@ -13,10 +13,11 @@ from typing import Any
 from rich.table import Table
 
 from ..data import MainCategory, TaskType
-from ..records import Aggregate, Cell, JudgeCoverage, JudgeSection, ScoresSummary
+from ..records import Aggregate, Cell, JudgeCoverage, JudgeSection, MetricSection, ScoresSummary
 from ._aggregate import SPLIT_KEYS
+from ._scorer_lexical import LEXICAL_TITLES
+from ._scorer_registry import BUILTIN_SCORERS, available_scorers
 
-LEXICAL_TITLES = {"f1": "F1 (official, set-based)", "bleu1": "BLEU-1 (official)", "exact_match": "Exact match"}
 EVIDENCE_DEFAULT = "recall@5"
 TURN_EVIDENCE_DEFAULT = ("turn_recall@5", "turn_ndcg@5")
 
@@ -89,7 +90,7 @@ def summary_tables(summary: ScoresSummary | Mapping[str, Any], *, show_ci: bool 
     :func:`~h2hmem.metrics.evaluate_run` returns): F1, BLEU-1 and exact match (lexical); the judge
     score with coverage (titled with the judge model and, for a ``local:`` judge, "not comparable
     with published numbers"); evidence recall@5 (or a note when the method reports no evidence); turn recall@5 and nDCG@5
-    when supporting-turn labels were used."""
+    when supporting-turn labels were used; then one table per field of every other scorer's section (plugins)."""
     summary = ScoresSummary.model_validate(summary)
     tables: list[Table] = []
     metrics = summary.metrics
@@ -147,7 +148,31 @@ def summary_tables(summary: ScoresSummary | Mapping[str, Any], *, show_ci: bool 
             t.add_column("status")
             t.add_row(f"n/a: {tv.reason or 'no labelled question'}")
             tables.append(t)
+    for name, section in other_sections(summary).items():
+        for field in section.fields:
+            agg = section.aggregate
+            if agg is not None:  # always: other_sections keeps sections with an aggregate
+                tables.append(metric_table(agg, field, f"{section_title(name, field)}{suffix}", show_ci=show_ci))
     return tables
+
+
+def other_sections(summary: ScoresSummary) -> dict[str, MetricSection]:
+    """The sections of scorers other than the built-in ones (plugins) that have an aggregate, by name."""
+    return {
+        name: section
+        for name, section in summary.metrics.sections().items()
+        if name not in BUILTIN_SCORERS and section.aggregate is not None
+    }
+
+
+def section_title(name: str, field: str) -> str:
+    """A field's display title: the registered scorer's :meth:`~h2hmem.metrics.Scorer.title`, else
+    ``"<name> <field>"`` (a summary read without the plugin that wrote it)."""
+    try:
+        cls = available_scorers().get(name)
+    except ValueError:  # a broken plugin elsewhere must not stop a table
+        cls = None
+    return cls().title(field) if cls is not None else f"{name} {field}"
 
 
 def judge_title(j: JudgeSection) -> str:

@@ -27,7 +27,7 @@ from functools import partial
 from typing import Any
 
 from ..memory import Evidence
-from ..run import Prediction
+from ..records import Prediction
 from ._evidence import fill_scores, k_label
 from ._labels import EvidenceLabel
 

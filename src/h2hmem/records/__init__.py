@@ -1,5 +1,8 @@
-"""Typed, versioned run records: the files a run directory holds, read and written only through here.
+"""Typed, versioned run records: every file a run directory holds, read and written only through here.
 
+- the run directory itself → :class:`RunStore` (lock, torn-line repair, appending predictions);
+- ``transcripts.jsonl.gz`` / ``transcripts-judge.jsonl.gz`` → :class:`TranscriptWriter`,
+  :func:`read_transcripts` (one gzip member per model call);
 - ``manifest.json`` → :class:`Manifest` (:func:`read_manifest`, :func:`write_manifest`);
 - ``predictions.jsonl`` → :class:`Prediction` lines (:func:`read_predictions`), with
   :class:`Evidence` and :class:`Usage` inside;
@@ -16,6 +19,7 @@ the file. JSON Schemas of every record are published in ``docs/schemas/`` (gener
 """
 
 from ._aggregate import Aggregate, Cell, MetricCell, SplitAggregate
+from ._base import Record
 from ._evidence import Evidence
 from ._jsonfile import read_record, write_record
 from ._manifest import (
@@ -57,6 +61,7 @@ from ._scores import (
     read_score_lines,
     write_score_lines,
 )
+from ._store import LOCK, PREDICTIONS, RunStore, now_iso
 from ._summary import (
     SCORES_SUMMARY,
     EvidenceSection,
@@ -72,10 +77,30 @@ from ._summary import (
     read_scores_summary,
     write_scores_summary,
 )
+from ._transcripts import (
+    JUDGE_TRANSCRIPTS,
+    TRANSCRIPTS,
+    TranscriptWriter,
+    decode_member,
+    encode_record,
+    iter_members,
+    read_transcripts,
+)
 from ._usage import Usage
 from ._versioned import RecordVersionError, describe_error, schema_tag
 
 __all__ = [
+    "JUDGE_TRANSCRIPTS",
+    "LOCK",
+    "PREDICTIONS",
+    "RunStore",
+    "TRANSCRIPTS",
+    "TranscriptWriter",
+    "decode_member",
+    "encode_record",
+    "iter_members",
+    "now_iso",
+    "read_transcripts",
     "TRACKED_DISTRIBUTIONS",
     "ComponentSpec",
     "Environment",
@@ -111,6 +136,7 @@ __all__ = [
     "MetricSection",
     "Prediction",
     "QuestionKey",
+    "Record",
     "RecordVersionError",
     "Repair",
     "RunSettings",

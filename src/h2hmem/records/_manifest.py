@@ -131,7 +131,6 @@ class Manifest(Versioned):
     model_config = ConfigDict(extra="allow")
     KIND = "manifest"
     VERSION = 2
-    OLDER = (1,)
     schema_: Literal["h2hmem.manifest/2"] = Field("h2hmem.manifest/2", alias="schema")
     run_id: str | None = None
     package: str = "h2hmem"

@@ -81,7 +81,8 @@ def prediction_hash(p: Prediction) -> str:
 
 
 class DuplicatePredictionsWarning(UserWarning):
-    """``predictions.jsonl`` holds more than one record for some question ids (the last complete one is used)."""
+    """``predictions.jsonl`` holds a later record for a question whose earlier record was an answer
+    (not a failure): two writers, or files joined by hand. The last complete one is used."""
 
 
 def read_predictions(path: str | Path, *, warn_duplicates: bool = True) -> list[Prediction]:
@@ -90,9 +91,14 @@ def read_predictions(path: str | Path, *, warn_duplicates: bool = True) -> list[
     The rule every reader follows (evaluate, report, exports, the runner's resume): **the last
     complete line of a question id wins**. A torn last line (a crash during a write: an
     unterminated tail that is not a valid record) is not complete and is ignored; a later record
-    of a question id replaces the earlier one (``--retry-failed`` appends the redone answers).
-    When some ids have several records, a :class:`DuplicatePredictionsWarning` says how many
-    (``warn_duplicates=False`` for the runner, which appends them itself).
+    of a question id replaces the earlier one.
+
+    Superseded *failed* records are the normal case: ``run --retry-failed`` appends the redone
+    answers after the failures they replace (the file stays append-only, so a crash during the
+    retry loses nothing), and reading them is silent. A later record that replaces an *answer*
+    is not something h2hmem writes (two processes, files concatenated by hand): a
+    :class:`DuplicatePredictionsWarning` says how many such questions there are
+    (``warn_duplicates=False`` silences it).
 
     Raises:
         FileNotFoundError: no predictions file.
@@ -114,13 +120,14 @@ def read_predictions(path: str | Path, *, warn_duplicates: bool = True) -> list[
             if n == len(lines):
                 break  # the unterminated tail: a torn final write (records are written with their newline)
             raise error_type(e)(f"{p}: line {n} is not a prediction record: {describe_error(e)}") from None
-        if rec.question_id in by_id:
+        earlier = by_id.get(rec.question_id)
+        if earlier is not None and not earlier.failed:  # a failure superseded by its retry is normal
             duplicates[rec.question_id] = duplicates.get(rec.question_id, 1) + 1
         by_id[rec.question_id] = rec
     if duplicates and warn_duplicates:
         warnings.warn(
-            f"{p}: {len(duplicates)} question(s) have more than one record (e.g. {next(iter(duplicates))}, "
-            f"{max(duplicates.values())} records); the last complete line of each is used",
+            f"{p}: {len(duplicates)} question(s) have an answer replaced by a later record (e.g. "
+            f"{next(iter(duplicates))}, {max(duplicates.values())} records); the last complete line of each is used",
             DuplicatePredictionsWarning,
             stacklevel=2,
         )

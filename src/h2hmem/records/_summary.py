@@ -1,8 +1,13 @@
 """The scores summary, ``runs/<run-id>/scores/summary.json``, written by :func:`h2hmem.metrics.evaluate_run`.
 
-One section per metric present in ``scores/`` (``lexical``, ``evidence``, ``turn_evidence``,
-``judge``), each with the fields it aggregates and their :class:`Aggregate`.
+One section per scorer whose ``scores/<name>.jsonl`` is present (built in: ``lexical``,
+``evidence``, ``turn_evidence``, ``judge``; a plugin scorer's section under its name), each with
+the fields it aggregates and their :class:`Aggregate`; the scorers (and the judge model) as
+:class:`~h2hmem.records.ComponentSpec` and the evaluation's :class:`~h2hmem.records.Environment`.
 JSON Schema: ``docs/schemas/scores-summary.schema.json``.
+
+Versions: ``/1`` had no ``components``/``environment`` and only the four built-in sections; it
+reads as ``/2`` unchanged (both are optional).
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from pydantic import ConfigDict, Field
 from ._aggregate import Aggregate
 from ._base import Record
 from ._jsonfile import read_record, write_record
+from ._provenance import ComponentSpec, Environment
 from ._usage import Usage
 from ._versioned import Versioned
 
@@ -112,23 +118,35 @@ class JudgeSection(MetricSection):
 
 
 class SummaryMetrics(Record):
-    """The metric sections present (a metric whose ``scores/*.jsonl`` is absent has none)."""
+    """The metric sections present (a scorer whose ``scores/<name>.jsonl`` is absent has none).
 
+    The built-in scorers' sections are typed fields; any other scorer's (a plugin's) is kept under
+    its name as a :class:`MetricSection` (with its extra keys), so a summary written with a plugin
+    reads without it."""
+
+    model_config = ConfigDict(extra="allow")
+    __pydantic_extra__: dict[str, MetricSection] = Field(init=False)
     lexical: LexicalSection | None = _absent()
     evidence: EvidenceSection | None = _absent()
     turn_evidence: TurnEvidenceSection | None = _absent()
     judge: JudgeSection | None = _absent()
 
     def sections(self) -> dict[str, MetricSection]:
-        """Name → section of the metrics present, in file order."""
-        return {k: v for k in type(self).model_fields if (v := getattr(self, k)) is not None}
+        """Name → section of the metrics present: the built-in ones in file order, then the others."""
+        out = {k: v for k in type(self).model_fields if (v := getattr(self, k)) is not None}
+        return {**out, **(self.__pydantic_extra__ or {})}
+
+    def set_section(self, name: str, section: MetricSection) -> None:
+        """Put ``section`` under ``name`` (a built-in name takes its own section type)."""
+        setattr(self, name, section)  # extra="allow": another name joins the extra sections
 
 
 class ScoresSummary(Versioned):
     """``scores/summary.json``."""
 
     KIND = "scores-summary"
-    schema_: Literal["h2hmem.scores-summary/1"] = Field("h2hmem.scores-summary/1", alias="schema")
+    VERSION = 2
+    schema_: Literal["h2hmem.scores-summary/2"] = Field("h2hmem.scores-summary/2", alias="schema")
     created_at: str | None = None
     preset: str | None = None
     """The judge preset evaluated under (``paper`` / ``harmonized``)."""
@@ -138,6 +156,12 @@ class ScoresSummary(Versioned):
     selection: dict[str, Any] | None = _absent()
     """The selection scored (``evaluate --select…``); absent for every prediction."""
     metrics: SummaryMetrics
+    components: list[ComponentSpec] = []
+    """The scorers that wrote the sections (``kind: "scorer"``, one each, with their distribution)
+    and the judge model (``kind: "judge"``, its resolved options) when the judge ran in this pass.
+    Empty in ``/1`` summaries."""
+    environment: Environment | None = None
+    """The software this evaluation ran on (None in ``/1`` summaries)."""
 
 
 def read_scores_summary(run_dir: str | Path) -> ScoresSummary | None:

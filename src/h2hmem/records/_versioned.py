@@ -1,8 +1,10 @@
 """The ``schema`` field every record file carries: ``"h2hmem.<kind>/<version>"``.
 
-A reader accepts a record without the field (version 1, written before records were versioned)
-and refuses one of an unknown kind or a newer version with a :class:`RecordVersionError` that
-names the tag it found, so an old h2hmem never misreads a file a newer one wrote.
+A reader accepts a record without the field (version 1, written before records were versioned),
+reads an older version through the record's :meth:`Versioned.upgrade` (the old shape → the
+current one), and refuses one of an unknown kind or a newer version with a
+:class:`RecordVersionError` that names the tag it found, so an old h2hmem never misreads a file a
+newer one wrote.
 """
 
 from __future__ import annotations
@@ -28,38 +30,37 @@ def schema_tag(kind: str, version: int = 1) -> str:
 
 class Versioned(Record):
     """Base of a record written to a file. Subclasses set ``KIND`` and declare
-    ``schema_: Literal["h2hmem.<KIND>/1"] = Field(..., alias="schema")`` (serialised as ``schema``)."""
+    ``schema_: Literal["h2hmem.<KIND>/<VERSION>"] = Field(..., alias="schema")`` (serialised as
+    ``schema``). A record whose shape changed bumps ``VERSION`` and overrides :meth:`upgrade`."""
 
     model_config = ConfigDict(serialize_by_alias=True, validate_by_name=True, validate_by_alias=True)
     KIND: ClassVar[str] = ""
     VERSION: ClassVar[int] = 1
-    OLDER: ClassVar[tuple[int, ...]] = ()
-    """Older versions this h2hmem still reads (:meth:`upgrade` turns them into the current shape)."""
 
     @classmethod
     def upgrade(cls, data: dict[str, Any], version: int) -> dict[str, Any]:
-        """The fields of a version-``version`` record (one of :attr:`OLDER`) in the current shape."""
+        """The fields of a record written as ``version`` (older than ``VERSION``) in the current
+        shape. Default: unchanged (versions that only added optional fields)."""
         return data
 
     @model_validator(mode="before")
     @classmethod
     def _check_schema(cls, data: Any) -> Any:
-        if not isinstance(data, dict) or data.get("schema") is None and data.get("schema_") is None:
+        if not isinstance(data, dict):
+            return data
+        if data.get("schema") is None and data.get("schema_") is None:
             # no tag: version 1, written before records were versioned
-            return cls.upgrade(dict(data), 1) if isinstance(data, dict) and 1 in cls.OLDER else data
+            return cls.upgrade(dict(data), 1) if cls.VERSION > 1 else data
         tag = data.get("schema", data.get("schema_"))
         m = _TAG.match(str(tag))
         if m is None or m["kind"] != cls.KIND:
             raise RecordVersionError(f"schema {tag!r} is not a {schema_tag(cls.KIND, cls.VERSION)} record")
-        if int(m["version"]) in cls.OLDER:
-            data = cls.upgrade({k: v for k, v in data.items() if k not in ("schema", "schema_")}, int(m["version"]))
-            data["schema"] = schema_tag(cls.KIND, cls.VERSION)
-            return data
-        if int(m["version"]) != cls.VERSION:
+        if int(m["version"]) < cls.VERSION:
+            data = cls.upgrade(dict(data), int(m["version"]))
+        elif int(m["version"]) > cls.VERSION:
             raise RecordVersionError(
                 f"schema {tag!r}: this h2hmem reads {schema_tag(cls.KIND, cls.VERSION)} "
-                f"(the file was written by {'a newer' if int(m['version']) > cls.VERSION else 'an older'} "
-                "h2hmem; upgrade h2hmem to read it)"
+                "(the file was written by a newer h2hmem; upgrade h2hmem to read it)"
             )
         data = dict(data)
         data.pop("schema_", None)

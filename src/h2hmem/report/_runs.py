@@ -13,8 +13,7 @@ from typing import Any
 
 from .. import defaults
 from ..metrics import aggregate, evaluate_run, question_order, read_score_file
-from ..records import Aggregate, Manifest, ScoresSummary, read_scores_summary
-from ..run import Prediction, RunStore, read_predictions
+from ..records import Aggregate, Manifest, Prediction, RunStore, ScoresSummary, read_predictions, read_scores_summary
 
 SUMMARY = Path("scores") / "summary.json"
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -136,9 +135,6 @@ def load_run(run_dir: str | Path, *, n_boot: int = defaults.N_BOOT, selection: A
     return run
 
 
-_SCORE_FILES = {"lexical": "lexical.jsonl", "evidence": "evidence.jsonl", "judge": "judge.jsonl"}
-
-
 def _restrict(run: RunResult, selection: Any, n_boot: int) -> None:
     """Narrow ``run`` to the selected questions and aggregate each metric again over them."""
     keep = {p.question_id for p in selection.apply(run.predictions, strict=False)}
@@ -149,7 +145,7 @@ def _restrict(run: RunResult, selection: Any, n_boot: int) -> None:
     run.judge = {q: v for q, v in run.judge.items() if q in keep}
     run.summary = run.summary.model_copy(deep=True)  # a copy: scores/summary.json is not changed
     for source, m in run.summary.metrics.sections().items():
-        path = run.dir / "scores" / _SCORE_FILES.get(source, "")
+        path = run.dir / "scores" / f"{source}.jsonl"  # every scorer writes scores/<name>.jsonl
         if m.aggregate is None or not path.is_file():
             continue
         recs = [r for r in read_score_file(path) if r["question_id"] in keep and not r.get("excluded")]

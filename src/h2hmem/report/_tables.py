@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..data import MainCategory, TaskType
-from ..metrics import SPLIT_KEYS, judge_caption, judge_title
+from ..metrics import SPLIT_KEYS, judge_caption, judge_title, other_sections, section_title
 from ..records import Cell, MetricCell
 from ._published import paper_method_name, published_quality, published_source
 from ._runs import RunResult, safe_name
@@ -205,7 +205,8 @@ def metric_table(run: RunResult, source: str, field: str, title: str) -> ReportT
 
 def run_metric_tables(run: RunResult) -> list[ReportTable]:
     """The judge score (titled with its model and label) when there is one, F1, BLEU-1, exact
-    match and evidence recall@5 — the tables of :func:`h2hmem.metrics.summary_tables`, for one run."""
+    match, evidence recall@5 and every field of any other scorer's section (a plugin's) — the tables
+    of :func:`h2hmem.metrics.summary_tables`, for one run."""
     out = [metric_table(run, "lexical", f, t) for f, t in LEXICAL_TITLES.items()]
     j = run.summary.metrics.judge
     if j:
@@ -220,6 +221,8 @@ def run_metric_tables(run: RunResult) -> list[ReportTable]:
             excluded = ", ".join(f"{n} {k}" for k, n in ev.excluded.items()) or "none"
             t.caption = f"excluded questions: {excluded}"
         out.append(t)
+    for name, section in other_sections(run.summary).items():  # plugin scorers: every field they aggregate
+        out += [metric_table(run, name, f, section_title(name, f)) for f in section.fields]
     return [t for t in out if t is not None]
 
 

@@ -289,7 +289,7 @@ async def aestimate_run(
             embedder=embedder,  # type: ignore[arg-type]
             progress=progress,
         )
-        from ._store import RunStore
+        from ..records import RunStore
 
         manifest = RunStore(scratch.run_dir).read_manifest()
         dialogues = {f"{p.split}/{p.dialogue}" for p in RunStore(scratch.run_dir).predictions()}

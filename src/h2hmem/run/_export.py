@@ -16,8 +16,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from ..data import TaskType
-from ._records import Prediction, read_predictions
-from ._store import RunStore
+from ..records import Prediction, RunStore, read_predictions
 
 
 def _image_field(pred: Prediction) -> str:

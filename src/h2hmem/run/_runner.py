@@ -56,17 +56,19 @@ from ..records import (
     Invocation,
     Manifest,
     MethodDescription,
+    Prediction,
     Repair,
     RunSettings,
+    RunStore,
     Timing,
+    now_iso,
 )
 from ._config import RunConfig
 from ._facts import CountedCaptions, run_components, run_environment, summed_stats
+from ._fingerprint import command_line, dataset_fingerprint
 from ._progress import DialogueBars
-from ._records import Prediction
 from ._selection import Selection
 from ._spend import BudgetExhausted, guard_models
-from ._store import RunStore, command_line, dataset_fingerprint, now_iso
 from ._tally import tallied, tally_question
 
 

@@ -19,6 +19,7 @@ from markupsafe import Markup, escape
 
 from .._atomic import atomic_write_text
 from ..data import MainCategory, TaskType
+from ..records import now_iso
 from ..report import (
     cell_metric,
     comparable_with_published,
@@ -29,7 +30,6 @@ from ..report import (
     published_source,
     run_aggregate,
 )
-from ..run import now_iso
 from ._grid import SweepRun
 from ._spec import SweepSpec
 from ._status import CellStatus

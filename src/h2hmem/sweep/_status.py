@@ -6,8 +6,7 @@ import json
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from ..records import Counts
-from ..run import RunStore
+from ..records import Counts, RunStore
 from ._grid import SweepRun
 
 RunState = Literal["pending", "running", "partial", "failed", "done"]

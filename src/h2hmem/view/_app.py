@@ -32,7 +32,7 @@ from fastapi.responses import FileResponse, HTMLResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException
 
-from ..run import JUDGE_TRANSCRIPTS, TRANSCRIPTS
+from ..records import JUDGE_TRANSCRIPTS, TRANSCRIPTS
 from ._calls import CallIndex
 from ._runs import ViewRun, load_view_run, unique_keys
 from ._table import SORTS, Filters, choices, filter_rows, sort_rows

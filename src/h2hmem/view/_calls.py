@@ -13,7 +13,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from ..run import decode_member, iter_members
+from ..records import decode_member, iter_members
 
 
 class CallIndex:

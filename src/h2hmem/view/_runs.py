@@ -16,8 +16,16 @@ from pathlib import Path
 from typing import Any
 
 from ..metrics import ZERO, lexical_scores, question_order, read_score_file, score_evidence
-from ..records import Manifest, ScoresSummary, read_scores_summary
-from ..run import MANIFEST, PREDICTIONS, Prediction, RunStore, read_predictions
+from ..records import (
+    MANIFEST,
+    PREDICTIONS,
+    Manifest,
+    Prediction,
+    RunStore,
+    ScoresSummary,
+    read_predictions,
+    read_scores_summary,
+)
 
 HIT_K = 5
 """Evidence cut-off of the question table's hit/miss column (the published top-k)."""

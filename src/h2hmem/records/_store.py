@@ -1,4 +1,6 @@
-"""The run directory: ``manifest.json``, the append-only ``predictions.jsonl`` and ``transcripts.jsonl.gz``.
+"""The run directory's writer and reader: ``manifest.json``, the append-only ``predictions.jsonl``,
+``transcripts.jsonl.gz`` (the runner writes through :class:`RunStore`; readers use it or the
+functions of :mod:`h2hmem.records`).
 
 Every prediction is appended and flushed the moment it exists, so a crash loses at most the
 line being written; that torn line is detected and cut off when the run resumes.
@@ -7,10 +9,8 @@ line being written; that torn line is detected and cut off when the run resumes.
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import json
 import os
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -23,7 +23,8 @@ except ImportError:  # pragma: no cover - Windows: no advisory locks, runs are n
 
 from .._atomic import close_durably
 from ..data import replace_surrogates
-from ..records import MANIFEST, Manifest, Prediction, read_manifest, read_predictions, write_manifest
+from ._manifest import MANIFEST, Manifest, read_manifest, write_manifest
+from ._prediction import Prediction, read_predictions
 from ._transcripts import TRANSCRIPTS, TranscriptWriter
 
 PREDICTIONS = "predictions.jsonl"
@@ -33,22 +34,6 @@ LOCK = ".lock"
 def now_iso() -> str:
     """The current UTC time as ISO 8601 to the second, e.g. ``2026-12-01T12:00:00+00:00``."""
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
-
-
-def dataset_fingerprint(root: Path, splits: list[str]) -> str:
-    """SHA-256 over the relative paths and bytes of every JSON file of ``splits`` under ``root``."""
-    h = hashlib.sha256()
-    for sp in splits:
-        base = root / sp
-        if not base.is_dir():
-            continue
-        for p in sorted(base.rglob("*.json")):
-            if "caption" in p.parent.name:
-                continue  # captions are an input of their own, not the dataset
-            # surrogateescape: a file name that is not UTF-8 hashes as its raw bytes
-            h.update(p.relative_to(root).as_posix().encode("utf-8", "surrogateescape") + b"\0")
-            h.update(p.read_bytes() + b"\0")
-    return h.hexdigest()
 
 
 class RunStore:
@@ -162,7 +147,3 @@ class RunStore:
             close_durably(self._fh)
             self._fh = None
         self.transcripts.close()
-
-
-def command_line() -> str:
-    return " ".join(sys.argv)
