@@ -176,8 +176,8 @@ def test_plugin_options_are_validated_from_param_before_any_work(echo_plugin, sa
 
 
 def test_plugin_options_reach_the_method_and_the_manifest_once(echo_plugin, sample_root, tmp_path):
-    from h2hmem.records import read_manifest
-    from h2hmem.run import RunConfig, read_predictions, run_benchmark
+    from h2hmem.records import read_manifest, read_predictions
+    from h2hmem.run import RunConfig, run_benchmark
 
     config = RunConfig(
         data_root=sample_root,
