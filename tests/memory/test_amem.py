@@ -338,8 +338,8 @@ def paper_memory(tmp_path, chat, embedder, **kw) -> AMemMemory:
 
 
 def test_reindex_every_per_preset(tmp_path):
-    assert make(tmp_path, recording_chat()).options["reindex_every"] == 0  # harmonized: at once
-    assert paper_memory(tmp_path / "p", recording_chat(), HashEmbedder()).options["reindex_every"] == 100
+    assert make(tmp_path, recording_chat()).options.reindex_every == 0  # harmonized: at once
+    assert paper_memory(tmp_path / "p", recording_chat(), HashEmbedder()).options.reindex_every == 100
 
 
 async def test_paper_reindexes_rewritten_neighbours_only_every_nth_evolution(tmp_path):
