@@ -38,7 +38,7 @@ def test_graphiti_builds_dated_episodes_and_maps_facts_to_turns(sample_root, tmp
                 chat=ScriptedChatModel(default="ok"),
                 state_dir=tmp_path / "state",
                 preset="harmonized",
-                extras={"product_endpoint": endpoint},
+                product_endpoint=endpoint,
             )
             return resolve_method("graphiti")(ctx, batch_turns=BATCH, top_k=3)
 

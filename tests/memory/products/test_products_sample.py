@@ -110,7 +110,7 @@ def test_built_store_is_reused_without_product_calls(sample_root, tmp_path, prod
             chat=ScriptedChatModel(default="ok"),
             state_dir=tmp_path / "state",
             preset="harmonized",
-            extras={"product_endpoint": endpoint},
+            product_endpoint=endpoint,
         )
         return resolve_method(method)(ctx, **PARAMS[method])
 

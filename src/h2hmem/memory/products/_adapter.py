@@ -1,4 +1,4 @@
-"""The seam glue every product adapter shares: a :class:`~h2hmem.memory.MemorySystem` over a
+"""The seam glue every product adapter shares: a :class:`~h2hmem.memory.MemoryMethod` over a
 :class:`ProductStore`.
 
 :class:`ProductMemory` does what is the same for every product: typed options, the endpoint, one
@@ -20,9 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
+from ... import defaults
 from ...data import Session
+from .._method import MemoryMethod
+from .._options import MethodOptions, TopK
 from .._prompt import build_answer_messages
 from .._protocol import Answer, Evidence, MemoryContext
 from .._render import image_text
@@ -52,12 +53,10 @@ class Hit:
     """The conversation date of its source (ISO, or as written), when known."""
 
 
-class ProductOptions(BaseModel):
+class ProductOptions(MethodOptions):
     """Options every product adapter takes; a product's model adds its own switches."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    top_k: int = Field(5, ge=1)
-    """Memories retrieved per question (the baselines' published top-k is 5)."""
+    top_k: TopK = defaults.TOP_K
 
     build_fields: ClassVar[tuple[str, ...]] = ()
     """Options that change what goes into the store (part of the store's fingerprint)."""
@@ -83,36 +82,32 @@ class ProductStore(Protocol):
         ...
 
 
-class ProductMemory:
+class ProductMemory(MemoryMethod[ProductOptions]):
     """A memory product as a memory method (one instance per dialogue).
 
-    Subclasses set :attr:`name`, :attr:`distribution`, :attr:`module`, :attr:`options_model` and
-    implement :meth:`open_store`. Constructor keywords are the fields of :attr:`options_model`.
+    Subclasses set :attr:`name`, :attr:`distribution`, :attr:`module`, :attr:`Options` and
+    implement :meth:`open_store`. Options are the fields of :attr:`Options` (``--param NAME=VALUE``).
 
     Raises:
         ProductMissingError: the product's extra is not installed (one line naming it).
-        ValueError: an unknown option or a value of the wrong type (pydantic's message).
+        MethodOptionsError: an unknown option or a value of the wrong type.
     """
 
     name: ClassVar[str]
+    Options: ClassVar[type[ProductOptions]] = ProductOptions
     distribution: ClassVar[str]
     """The product's distribution on the package index (``mem0ai``)."""
     module: ClassVar[str]
     """The module imported to check that it is installed (``mem0``)."""
-    options_model: ClassVar[type[ProductOptions]] = ProductOptions
     modality: ClassVar[str] = "caption"
     speakers: ClassVar[str] = ""
     """How the conversation's speakers are given to the product (for ``describe()``)."""
     evidence_granularity: ClassVar[str] = ""
     """What a retrieved memory can be traced back to (for ``describe()``)."""
 
-    def __init__(self, ctx: MemoryContext, **options: Any):
-        try:
-            self.options = self.options_model.model_validate(options)
-        except ValidationError as e:
-            raise ValueError(f"method {self.name!r}: {_one_line(e)}") from None
+    def __init__(self, ctx: MemoryContext, options: ProductOptions | None = None, **params: Any):
+        super().__init__(ctx, options, **params)
         require_product(self.module, self.distribution, self.name)
-        self.ctx = ctx
         self.version = product_version(self.distribution)
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         self._store: ProductStore | None = None
@@ -143,7 +138,7 @@ class ProductMemory:
     # ----- the seam -----------------------------------------------------------------------------
     def fingerprint(self, endpoint: Endpoint) -> dict[str, Any]:
         """What a saved store depends on: product, version, build options, endpoint models."""
-        opts = self.options.model_dump()
+        opts = self.options.model_dump(mode="json")
         return {
             "product": self.distribution,
             "version": self.version,
@@ -239,8 +234,6 @@ class ProductMemory:
         return Answer(
             text=result.text.strip(),
             evidence=evidence_of((h.source, h.score) for h in hits),
-            usage=result.usage,
-            cached=result.cached,
             details={"retrieved": len(hits), "retrieval_s": round(retrieval_s, 6), "memories": [h.text for h in hits]},
         )
 
@@ -260,7 +253,6 @@ class ProductMemory:
             "method": self.name,
             "modality": self.modality,
             "product": {"distribution": self.distribution, "version": self.version},
-            "options": self.options.model_dump(),
             "configuration": self._configuration if store is None else store.configuration(),
             "endpoint": self._endpoint.describe() if self._endpoint is not None else None,
             "store_reused": self._marker.reused if self._marker is not None else None,
@@ -287,7 +279,3 @@ def render_hit(hit: Hit) -> str:
     where = ", ".join(x for x in ((hit.source[0] if hit.source else None), hit.date) if x)
     text = " ".join(hit.text.split())
     return f"({where}) {text}" if where else text
-
-
-def _one_line(e: ValidationError) -> str:
-    return "; ".join(f"{'.'.join(map(str, err['loc'])) or 'options'}: {err['msg']}" for err in e.errors())

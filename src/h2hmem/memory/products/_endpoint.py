@@ -26,7 +26,6 @@ import httpx
 from ...gateway import ModelGateway
 from .._protocol import MemoryContext
 
-EXTRAS_KEY = "product_endpoint"
 DEFAULT_EMBEDDING_DIMS = 384
 """Dimensions of all-MiniLM-L6-v2, the run's default embedder."""
 
@@ -82,7 +81,7 @@ async def product_endpoint(ctx: MemoryContext, stack: AsyncExitStack) -> Endpoin
         EndpointUnavailableError: the run has no text embedder to serve the product's embeddings.
         OSError: the gateway cannot listen on a loopback port.
     """
-    given = ctx.extras.get(EXTRAS_KEY)
+    given = ctx.product_endpoint
     if isinstance(given, Endpoint):
         return given
     if ctx.embedder_factory is None:

@@ -33,7 +33,7 @@ class GraphitiMemory(ProductMemory):
     name: ClassVar[str] = "graphiti"
     distribution: ClassVar[str] = "graphiti-core"
     module: ClassVar[str] = "graphiti_core"
-    options_model: ClassVar[type[ProductOptions]] = GraphitiOptions
+    Options: ClassVar[type[ProductOptions]] = GraphitiOptions
     speakers: ClassVar[str] = (
         "episodes of type 'message' whose lines are 'Speaker: text', Graphiti's own message format: "
         "each speaker becomes an entity by name"

@@ -34,7 +34,7 @@ class LangMemMemory(ProductMemory):
     name: ClassVar[str] = "langmem"
     distribution: ClassVar[str] = "langmem"
     module: ClassVar[str] = "langmem"
-    options_model: ClassVar[type[ProductOptions]] = LangMemOptions
+    Options: ClassVar[type[ProductOptions]] = LangMemOptions
     speakers: ClassVar[str] = (
         "every turn is a human message named after its speaker (OpenAI name rules), the name also in its "
         "text ('Kiki: …'): nobody in the observed conversation is the AI"

@@ -34,7 +34,7 @@ class Mem0Memory(ProductMemory):
     name: ClassVar[str] = "mem0"
     distribution: ClassVar[str] = "mem0ai"
     module: ClassVar[str] = "mem0"
-    options_model: ClassVar[type[ProductOptions]] = Mem0Options
+    Options: ClassVar[type[ProductOptions]] = Mem0Options
     speakers: ClassVar[str] = (
         "every turn is a 'user' message named after its speaker, the name also in its text "
         "('Kiki: …'): the conversation is observed, nobody in it is mem0's assistant"
