@@ -48,6 +48,7 @@ from ._provenance import (
     component_spec,
     distribution_of,
 )
+from ._score_set import ScoreSet
 from ._scores import (
     EVIDENCE_METRIC_NAMES,
     SCORE_FILES,
@@ -95,6 +96,7 @@ __all__ = [
     "LOCK",
     "PREDICTIONS",
     "RunStore",
+    "ScoreSet",
     "TRANSCRIPTS",
     "TranscriptWriter",
     "decode_member",
