@@ -23,11 +23,11 @@ from pathlib import Path
 
 import pytest
 
-from h2hmem import LocalIOError
+from h2hmem import LocalIOError, _atomic
 from h2hmem.data import load_dataset
 from h2hmem.memory import Evidence
 from h2hmem.metrics import EvaluationConflictError, evaluate_run
-from h2hmem.records import Prediction, _score_set
+from h2hmem.records import Prediction
 from h2hmem.testing import MockOpenAIServer
 
 from .judge_helpers import ScriptedJudge
@@ -78,8 +78,8 @@ def _sessions(preds: list[Prediction]) -> int:
 
 
 def _on_dev_full(site: str):
-    """``_score_set._mkstemp`` whose temporary file for ``scores/<site>`` writes to /dev/full."""
-    real = _score_set._mkstemp
+    """``_atomic._mkstemp`` whose temporary file for ``scores/<site>`` writes to /dev/full."""
+    real = _atomic._mkstemp
 
     def mkstemp(dest: Path):
         fd, tmp = real(dest)
@@ -119,7 +119,7 @@ def test_a_full_disk_at_any_score_file_leaves_the_previous_set_and_the_rerun_pay
     with (d / "predictions.jsonl").open("a") as f:
         f.write(changed.model_dump_json() + "\n")
 
-    monkeypatch.setattr(_score_set, "_mkstemp", _on_dev_full(site))
+    monkeypatch.setattr(_atomic, "_mkstemp", _on_dev_full(site))
     second = ScriptedJudge()
     with pytest.raises(LocalIOError) as info:
         evaluate_run(d, ["lexical", "evidence", "judge"], judge_model=second.model, n_boot=0)
@@ -158,7 +158,7 @@ def test_a_stopped_refresh_pass_keeps_the_previous_judgments(run, monkeypatch):
     evaluate_run(d, ["lexical", "judge"], judge_model=ScriptedJudge().model, n_boot=0)
     before = (d / "scores" / "judge.jsonl").read_bytes()
     summary_before = (d / "scores" / "summary.json").read_bytes()
-    monkeypatch.setattr(_score_set, "_mkstemp", _on_dev_full("judge.jsonl"))
+    monkeypatch.setattr(_atomic, "_mkstemp", _on_dev_full("judge.jsonl"))
     with pytest.raises(LocalIOError):
         evaluate_run(d, ["lexical", "judge"], judge_model=ScriptedJudge().model, n_boot=0, refresh=True)
     after = (d / "scores" / "judge.jsonl").read_bytes()

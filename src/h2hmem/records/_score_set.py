@@ -17,18 +17,16 @@ written the moment each judgment exists, so that a stopped pass resumes without 
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
 
 from pydantic import BaseModel
 
+from .._atomic import TMP_SUFFIX, write_beside
 from .._localio import local_io
 from ._jsonfile import record_text
 from ._summary import SCORES_SUMMARY, ScoresSummary
-
-TMP_SUFFIX = ".tmp"
 
 
 class ScoreSet:
@@ -63,20 +61,11 @@ class ScoreSet:
         replaces its earlier content."""
         dest = self.dir / name
         with local_io(dest):
-            self.dir.mkdir(parents=True, exist_ok=True)
-            fd, tmp = _mkstemp(dest)
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as f:
-                    f.write(text)
-                    f.flush()
-                    os.fsync(f.fileno())
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
+            tmp = write_beside(dest, text, fsync=True)
         old = self._staged.pop(name, None)
         if old is not None:
             old.unlink(missing_ok=True)
-        self._staged[name] = Path(tmp)
+        self._staged[name] = tmp
 
     def stage_lines(self, name: str, records: Iterable[BaseModel]) -> None:
         """Stage ``scores/<name>`` as one JSON line per record, in the given order (the format of
@@ -114,10 +103,6 @@ class ScoreSet:
             except OSError:
                 pass
         return n
-
-
-def _mkstemp(dest: Path) -> tuple[int, str]:
-    return tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=TMP_SUFFIX)
 
 
 def _sync_dir(path: Path) -> None:
