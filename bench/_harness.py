@@ -44,16 +44,16 @@ def harness_step(spec: dict[str, Any]) -> dict[str, Any]:
         data_root=spec["data_root"],
         method=spec["method"],
         preset=spec.get("preset", "paper"),
-        model=MOCK_MODEL,
-        base_url=[spec["base_url"]],
-        embedder=f"bench-{spec['embedder']}",
+        models={"model": MOCK_MODEL, "base_url": [spec["base_url"]], "embedder": f"bench-{spec['embedder']}"},
         out_dir=out_dir,
         run_id=run_id,
         limit=spec.get("limit"),
-        concurrency=spec["concurrency"],
-        cache_path=cache_path,
-        use_cache=cache_path is not None,
-        transcripts=spec.get("transcripts", True),
+        execution={
+            "concurrency": spec["concurrency"],
+            "cache_path": cache_path,
+            "use_cache": cache_path is not None,
+            "transcripts": spec.get("transcripts", True),
+        },
     )
     t_embed = time.perf_counter()
     embedder = make_embedder(spec["embedder"], embedding_cache)
@@ -65,8 +65,8 @@ def harness_step(spec: dict[str, Any]) -> dict[str, Any]:
         base_url=spec["base_url"],
         cache=cache_path,
         concurrency=spec["concurrency"],
-        timeout_s=config.timeout_s,
-        max_retries=config.max_retries,
+        timeout_s=config.execution.timeout_s,
+        max_retries=config.execution.max_retries,
     )
 
     async def run() -> tuple[Any, float, float]:

@@ -29,12 +29,9 @@ def measure(method: str, root: Path, work: Path) -> dict:
         cfg = RunConfig(
             data_root=root,
             method=method,
-            model="openai:mock",
-            prices={"mock": (0.10, 0.40)},
-            base_url=[server.base_url],
+            models={"model": "openai:mock", "base_url": [server.base_url]},
             out_dir=work / "runs",
-            cache_path=work / f"{method}.sqlite",
-            concurrency=32,
+            execution={"prices": {"mock": (0.10, 0.40)}, "cache_path": work / f"{method}.sqlite", "concurrency": 32},
         )
         t0 = time.perf_counter()
         est = estimate_run(cfg, embedder=make_embedder("hashed"))

@@ -121,8 +121,8 @@ def run_method(
         out_dir=out,
         run_id=run_id,
         retrieval_only=retrieval_only,
-        model="fake:none",
-        use_cache=False,
+        models={"model": "fake:none"},
+        execution={"use_cache": False},
         preset=preset,
     )
     chat = FallbackNoteChat() if retrieval_only else FixedAnswerChat()
@@ -341,7 +341,7 @@ def main(argv: list[str] | None = None) -> None:
         )
         answers = args.out / "runs" / "h2h-answers"
         manifest = json.loads((answers / "manifest.json").read_text(encoding="utf-8"))
-        rows["abstain"] = abstention(answers, float(manifest["method_arguments"]["abstain_threshold"]))
+        rows["abstain"] = abstention(answers, float(manifest["components"]["memory"]["options"]["abstain_threshold"]))
         print(json.dumps(rows["abstain"], indent=1))
     (args.out / "retrieval.md").write_text(md + "\n", encoding="utf-8")
     (args.out / "retrieval.json").write_text(json.dumps(rows, indent=1), encoding="utf-8")

@@ -22,6 +22,10 @@ ANSWER_TEMPERATURE: Final = 0.1
 ANSWER_MAX_TOKENS: Final = 1024
 """New-token limit of the answer call (published: 1,024)."""
 
+# --- memory methods: knobs shared by every method that has them ---
+TOP_K: Final = 5
+"""Memory units retrieved per question (official ``evaluate.sh``: TOP_K=5)."""
+
 # --- models ---
 ANSWER_MODEL: Final = "local:smollm2"
 """Answer model spec of ``h2hmem run`` (offline default; the paper used API models)."""

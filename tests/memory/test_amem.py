@@ -241,11 +241,13 @@ async def test_store_from_other_settings_is_refused(tmp_path):
 
 
 def test_describe_records_deviations(tmp_path):
-    d = make(tmp_path, recording_chat()).describe()
-    assert d["answer_temperature"] == 0.1 and d["build_temperature"] == 0.3 and d["top_k"] == 5
+    mem = make(tmp_path, recording_chat())
+    d = mem.describe()
+    o = mem.options
+    assert d["answer_temperature"] == 0.1 and o.build_temperature == 0.3 and o.top_k == 5 and not o.follow_links
     # the official answer temperature is 0.1 (A_MEM.py @ b6070899: --temperature_c5 default 0.1, not set by
     # evaluate.sh), so it is no deviation
-    assert not any("temperature" in x for x in d["deviations"]) and d["follow_links"] is False
+    assert not any("temperature" in x for x in d["deviations"]) and "options" not in d
     assert "image_description" in d["images"]
 
 
@@ -336,8 +338,8 @@ def paper_memory(tmp_path, chat, embedder, **kw) -> AMemMemory:
 
 
 def test_reindex_every_per_preset(tmp_path):
-    assert make(tmp_path, recording_chat()).options["reindex_every"] == 0  # harmonized: at once
-    assert paper_memory(tmp_path / "p", recording_chat(), HashEmbedder()).options["reindex_every"] == 100
+    assert make(tmp_path, recording_chat()).options.reindex_every == 0  # harmonized: at once
+    assert paper_memory(tmp_path / "p", recording_chat(), HashEmbedder()).options.reindex_every == 100
 
 
 async def test_paper_reindexes_rewritten_neighbours_only_every_nth_evolution(tmp_path):

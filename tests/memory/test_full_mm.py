@@ -115,9 +115,10 @@ async def test_no_image_budget_means_captions_only(sessions):
 
 
 def test_describe():
-    d = FullMMMemory(ctx_for(recording_chat())).describe()
-    assert d["max_images"] == 10 and d["modality"] == "native" and d["token_counter"] == "model"
-    assert d["image_tokens"] == 765
+    mem = FullMMMemory(ctx_for(recording_chat()))
+    d = mem.describe()
+    assert mem.options.max_images == 10 and d["modality"] == "native" and d["token_counter"] == "model"
+    assert mem.options.image_tokens == 765 and "options" not in d
 
 
 async def test_missing_image_file_costs_its_caption_even_for_a_vlm(tmp_path):

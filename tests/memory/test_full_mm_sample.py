@@ -19,7 +19,7 @@ async def test_full_mm_on_sample(sample_root, tmp_path):
         await mem.observe(s)
     for q in questions(d):
         ans = await mem.answer(q)
-        assert ans.text and ans.usage.calls == 1
+        assert ans.text
         assert ans.evidence and ans.evidence[0].session == "session4"  # the most recent session kept first
         assert ans.details["truncated"] and ans.details["context_tokens"] <= ans.details["budget_tokens"]
         # every attached image was sent as '[Image <file> in <session>]' text (no files, text-only model)

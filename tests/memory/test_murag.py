@@ -122,7 +122,8 @@ async def test_describe_and_empty_memory(setup):
     chat = recording_chat()
     mem = MuRAGMemory(ctx_for(tmp, chat), encoder=AngleEncoder())
     d = mem.describe()
-    assert d["top_k"] == 5 and d["max_images"] == 10 and d["max_text_tokens"] == 4096
+    o = mem.options  # preset harmonized: 10 images (paper: 5, as evaluate.sh @ b6070899)
+    assert (o.top_k, o.max_images, o.max_text_tokens) == (5, 10, 4096)
     assert d["encoder"] == "angle" and "deviations" not in d and "question image" in d["images"]
     ans = await mem.answer(question)
     assert ans.evidence == [] and "(nothing was retrieved)" in str(chat.requests[0].messages[-1].content)

@@ -67,7 +67,7 @@ async def test_dfs_variant_and_undated_session(tmp_path):
     assert sorted(e.turn for e in ans.evidence) == [0, 2, 3]  # n1, n4 gated out (cosine < 0.5)
     assert ans.details["undated_sessions"] == 1
     d = mem.describe()
-    assert d["recall"] == "dfs" and d["graph"]["semantic_threshold"] == 0.7 and "60 s" in d["turn_time"]
+    assert mem.options.recall == "dfs" and mem.graph.config.semantic_threshold == 0.7 and "60 s" in d["turn_time"]
     with pytest.raises(ValueError, match="recall"):
         NGMMemory(ctx_for(tmp_path, recording_chat()), encoder=AngleEncoder(), recall="bfs")
 

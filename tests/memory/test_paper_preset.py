@@ -10,10 +10,10 @@ from paper_sample import load_dialogue, with_images
 from h2hmem.data import load_dataset
 from h2hmem.llm import ImagePart, TextPart
 from h2hmem.llm._tokens import count_tokens
-from h2hmem.memory import MemoryContext, resolve_options
+from h2hmem.memory import MemoryContext, method_options
 from h2hmem.memory._registry import resolve_method
 from h2hmem.memory._reply import read_json_reply
-from h2hmem.memory.full_text._memory import OPTIONS as FULL_TEXT_OPTIONS
+from h2hmem.memory.full_text._memory import FullTextOptions
 
 NOTE_PREFIX = "[Note: Due to context length limitations, the original conversation memory has been truncated"
 
@@ -139,14 +139,15 @@ def test_json_reply_reading():
 
 
 def test_options_resolve_from_the_preset():
-    paper = resolve_options("full-text", FULL_TEXT_OPTIONS, "paper", {})
-    harmonized = resolve_options("full-text", FULL_TEXT_OPTIONS, "harmonized", {"top_p": 0.5})
-    assert paper["truncation"] == "head" and paper["max_context_tokens"] == 4096 and paper["date_format"] == "raw"
-    assert harmonized["truncation"] == "recent" and harmonized["top_p"] == 0.5
-    with pytest.raises(ValueError, match="truncation: expected one of 'head', 'recent', got 'middle'"):
-        resolve_options("full-text", FULL_TEXT_OPTIONS, "paper", {"truncation": "middle"})
+    paper = method_options("full-text", FullTextOptions, {}, "paper")
+    harmonized = method_options("full-text", FullTextOptions, {"top_p": 0.5}, "harmonized")
+    assert paper.truncation == "head" and paper.max_context_tokens == 4096 and paper.date_format == "raw"
+    assert harmonized.truncation == "recent" and harmonized.top_p == 0.5 and harmonized.max_context_tokens is None
+    assert FullTextOptions.preset_table()["harmonized"]["layout"] == "h2hmem"
+    with pytest.raises(ValueError, match="option truncation: expected 'head' \\| 'recent', got 'middle'"):
+        method_options("full-text", FullTextOptions, {"truncation": "middle"}, "paper")
     with pytest.raises(ValueError, match="unknown preset"):
-        resolve_options("full-text", FULL_TEXT_OPTIONS, "papers", {})
+        method_options("full-text", FullTextOptions, {}, "papers")
 
 
 async def test_paper_amem_attaches_the_question_image(sample_root, tmp_path):

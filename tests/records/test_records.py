@@ -42,18 +42,18 @@ def test_a_manifest_written_before_versioning_loads_and_keeps_unknown_fields(tmp
     m.status = "complete"
     write_manifest(tmp_path, m)
     again = json.loads((tmp_path / "manifest.json").read_text())
-    assert again["schema"] == "h2hmem.manifest/1" and again["x"] == [1] and again["status"] == "complete"
+    assert again["schema"] == "h2hmem.manifest/2" and again["x"] == [1] and again["status"] == "complete"
     assert read_manifest(tmp_path) == m
     assert read_manifest(tmp_path / "elsewhere") is None
 
 
 def test_a_newer_version_is_refused_naming_the_file(tmp_path):
-    (tmp_path / "manifest.json").write_text(json.dumps({"schema": "h2hmem.manifest/2", "method": "m"}))
+    (tmp_path / "manifest.json").write_text(json.dumps({"schema": "h2hmem.manifest/3", "method": "m"}))
     with pytest.raises(
-        RecordVersionError, match=r"manifest\.json: not a valid manifest: schema 'h2hmem\.manifest/2'.*newer"
+        RecordVersionError, match=r"manifest\.json: not a valid manifest: schema 'h2hmem\.manifest/3'.*newer"
     ):
         read_manifest(tmp_path)
-    with pytest.raises(ValueError, match="not a h2hmem.manifest/1 record"):
+    with pytest.raises(ValueError, match="not a h2hmem.manifest/2 record"):
         Manifest.model_validate({"schema": "h2hmem.prediction/1"})
 
 
@@ -157,3 +157,33 @@ def test_aggregate_cells_by_group():
     assert agg.splits["all"].cell("task_type", "AR") is None and agg.splits["all"].cell().n_total == 4
     # macro fields exist on overall cells only: a group cell is written without them
     assert "macro" not in agg.model_dump()["splits"]["all"]["task_type"]["UPR"]["metrics"]["f1"]
+
+
+def test_a_version_1_manifest_loads_in_the_version_2_shape(tmp_path):
+    old = {
+        "schema": "h2hmem.manifest/1",
+        "method": "naive-rag",
+        "model": "openai:gpt-4o-mini",
+        "preset": "paper",
+        "config": {"concurrency": 8},
+        "models": {"answer": "openai:gpt-4o-mini", "build": None, "embedder": "minilm"},
+        "method_arguments": {"top_k": 5, "min_similarity": 0.1, "layout": "official"},
+        "options": {"layout": "official"},
+        "method_description": {"method": "naive-rag", "options": {"layout": "official"}, "stats": {"n": 2}},
+    }
+    (tmp_path / "manifest.json").write_text(json.dumps(old))
+    m = read_manifest(tmp_path)
+    assert m.preset == "paper" and m.config.preset == "paper"
+    memory = m.component("memory")
+    assert memory is not None and memory.name == "naive-rag"
+    assert memory.options == {"top_k": 5, "min_similarity": 0.1, "layout": "official"}
+    assert {k: c.name for k, c in m.components.items()} == {
+        "memory": "naive-rag",
+        "answer_model": "openai:gpt-4o-mini",
+        "embedder": "minilm",
+    }
+    assert m.model_extra == {} and m.method_description.stats == {"n": 2}
+    write_manifest(tmp_path, m)
+    again = json.loads((tmp_path / "manifest.json").read_text())
+    assert again["schema"] == "h2hmem.manifest/2" and "options" not in again and "method_arguments" not in again
+    assert "options" not in again["method_description"] and read_manifest(tmp_path) == m

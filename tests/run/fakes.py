@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from h2hmem.llm import Usage
-from h2hmem.memory import Answer, Evidence, MemoryContext
+from h2hmem.memory import Answer, Evidence, MemoryContext, MemoryMethod
 from h2hmem.testing import ScriptedChatModel, ScriptedRequest
 
 
@@ -27,14 +27,14 @@ def fake_chat(fail_on: str | None = None, *, supports_images: bool = False) -> S
     )
 
 
-class RecorderMemory:
+class RecorderMemory(MemoryMethod):
     """Records the order of observe/answer calls in a class-level log."""
 
     name: ClassVar[str] = "recorder"
     log: ClassVar[list[str]] = []
 
-    def __init__(self, ctx: MemoryContext):
-        self.ctx = ctx
+    def __init__(self, ctx: MemoryContext, options=None):
+        super().__init__(ctx, options)
         self.seen: list[str] = []
 
     async def observe(self, session) -> None:
@@ -54,7 +54,7 @@ class SurrogateMemory(RecorderMemory):
         return Answer(text="caf\udce9")
 
 
-class SnoopMemory:
+class SnoopMemory(MemoryMethod):
     """A plugin that tries every field a method must not get, and keeps everything it is given
     about each question (``received``) so a test can search it for session and file names."""
 
@@ -65,9 +65,6 @@ class SnoopMemory:
     """Withheld field → the value it returned (must stay empty)."""
     received: ClassVar[list[str]] = []
     image_bytes: ClassVar[list[bytes]] = []
-
-    def __init__(self, ctx: MemoryContext):
-        self.ctx = ctx
 
     async def observe(self, session) -> None:
         return None
@@ -103,3 +100,22 @@ class SnoopMemory:
                 SnoopMemory.image_bytes.append(img.read_bytes())
         SnoopMemory.received.extend(got)
         return Answer(text="ok")
+
+
+class TwoCallMemory(MemoryMethod):
+    """Two answer-model calls per question (a draft, then the answer) and one build call per session:
+    the runner must add up both answer calls for the question, and none of the build calls."""
+
+    name: ClassVar[str] = "two-calls"
+
+    async def observe(self, session) -> None:
+        from h2hmem.llm import Message
+
+        await self.ctx.chat.chat([Message(role="user", content="summarise " + session.name)], stage="memory_build")
+
+    async def answer(self, question) -> Answer:
+        from h2hmem.memory import build_answer_messages
+
+        draft = await self.ctx.chat.chat(build_answer_messages(question, "draft"), self.ctx.answer_config)
+        final = await self.ctx.chat.chat(build_answer_messages(question, draft.text), self.ctx.answer_config)
+        return Answer(text=final.text)

@@ -89,14 +89,13 @@ def test_pinned_run_ids_and_identities_of_flat_configs():
     assert sampled.resolved_run_id == "naive-rag_local-smollm2_all_full_tt-CD_s10-seed2"
 
 
-def test_recorded_config_stays_flat_with_its_keys_in_order():
+def test_recorded_config_stays_flat():
     recorded = RunConfig(data_root="d").recorded()
-    assert recorded == DEFAULT_RECORDED
-    assert list(recorded) == list(DEFAULT_RECORDED)  # the manifest's "config" keeps its key order
+    assert recorded == DEFAULT_RECORDED  # the manifest's "config": each setting once, by its flat name
     json.dumps(recorded)  # JSON-ready
 
 
-def test_flat_keywords_land_in_their_groups_and_read_back_flat():
+def test_flat_keywords_land_in_their_groups():
     c = RunConfig(**CUSTOM)
     assert (c.generation.temperature, c.generation.max_tokens) == (0.0, 512)
     assert (c.models.model, c.models.build_model, c.models.embedder) == (
@@ -105,14 +104,8 @@ def test_flat_keywords_land_in_their_groups_and_read_back_flat():
         "openai:text-embedding-3-small",
     )
     assert (c.execution.concurrency, c.execution.timeout_s, c.execution.max_retries) == (3, 9.0, 1)
-    # flat reads (kept for existing callers)
-    assert (c.answer_temperature, c.answer_max_tokens, c.model, c.concurrency, c.timeout_s) == (
-        0.0,
-        512,
-        "openai:gpt-4o-mini",
-        3,
-        9.0,
-    )
+    # settings are read from their group only: the flat read-back layer is gone
+    assert not hasattr(c, "concurrency") and not hasattr(c, "answer_temperature")
 
 
 def test_grouped_and_flat_forms_build_the_same_config():
@@ -129,7 +122,7 @@ def test_grouped_and_flat_forms_build_the_same_config():
     assert grouped.resolved_run_id == flat.resolved_run_id
     # a group given in part plus a flat key of the same group: both apply
     mixed = RunConfig(data_root="d", execution={"concurrency": 3}, timeout_s=9)
-    assert (mixed.concurrency, mixed.timeout_s) == (3, 9.0)
+    assert (mixed.execution.concurrency, mixed.execution.timeout_s) == (3, 9.0)
 
 
 def test_recorded_config_round_trips(tmp_path: Path):
@@ -150,7 +143,7 @@ def test_one_key_given_both_ways_and_unknown_keys_are_refused():
 
 def test_replace_takes_flat_names():
     c = RunConfig(data_root="d").replace(run_id="x", retry_failed=True, answer_temperature=0.3)
-    assert (c.run_id, c.retry_failed, c.generation.temperature) == ("x", True, 0.3)
+    assert (c.run_id, c.execution.retry_failed, c.generation.temperature) == ("x", True, 0.3)
 
 
 def test_cli_error_names_the_option_of_a_grouped_setting():

@@ -15,7 +15,7 @@ from h2hmem.data import load_dataset, synthesize_dataset
 from h2hmem.memory import GRANTABLE, WITHHELD, question_view
 from h2hmem.records import read_predictions
 from h2hmem.run import RunConfig, run_benchmark
-from h2hmem.run._facts import CountedCaptions, resolved_arguments, summed_stats
+from h2hmem.run._facts import CountedCaptions, run_components, summed_stats
 from h2hmem.testing import hashed_embedding
 
 SIX = ("full-text", "naive-rag", "a-mem", "full-mm", "murag", "ngm")
@@ -145,12 +145,18 @@ def test_counted_captions_find_question_image_by_content(synth, tmp_path):
     assert counted.asked == {ref.key, other.key} and counted.missing == {other.key}
 
 
-def test_resolved_arguments_and_summed_stats():
+def test_run_components_and_summed_stats():
     from h2hmem.memory.naive_rag._memory import NaiveRAGMemory
+    from h2hmem.run import RunConfig
 
-    args = resolved_arguments(NaiveRAGMemory, {"top_k": 8})
-    assert {k: args.pop(k) for k in ("top_k", "min_similarity")} == {"top_k": 8, "min_similarity": 0.1}
-    assert args and set(args.values()) == {None}  # the preset options: None = the preset's value
+    config = RunConfig(data_root=".", method="naive-rag", method_params={"top_k": 8}, preset="harmonized")
+    options = NaiveRAGMemory.Options.model_validate({**config.method_params, "preset": config.preset})
+    specs = run_components(config, NaiveRAGMemory, options, chat=None, builder=None)
+    memory = specs["memory"].options
+    assert {k: memory.pop(k) for k in ("top_k", "min_similarity")} == {"top_k": 8, "min_similarity": 0.1}
+    assert memory["layout"] == "h2hmem" and memory["top_p"] is None  # the preset's values, resolved
+    assert "preset" not in memory  # recorded once, in config.preset
+    assert specs["answer_model"].name == config.models.model and "build_model" not in specs
     assert summed_stats({"d1": {"analysis_failures": 2, "ok": True}, "d2": {"analysis_failures": 1}}) == {
         "analysis_failures": 3
     }

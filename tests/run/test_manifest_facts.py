@@ -85,13 +85,32 @@ def test_amem_failures_reach_the_manifest(manifests):
     assert sum(s["analysis_failures"] for s in by_dialogue.values()) == in_stores
 
 
-def test_runner_records_resolved_arguments(manifests):
+def test_runner_records_each_component_once(manifests):
     _, man = manifests["naive-rag"]
-    # constructor arguments, the preset options with their resolved values (docs/protocol.md)
-    assert man["method_arguments"] == {"top_k": 5, "min_similarity": 0.1, **man["options"]}
+    # every option with its resolved value under the preset paper (docs/method-options.md), once
+    memory = man["components"]["memory"]
+    assert memory["target"] == "h2hmem.memory.naive_rag._memory:NaiveRAGMemory"
+    assert memory["distribution"] == "h2hmem" and memory["version"]
+    assert memory["options"] == {
+        "top_k": 5,
+        "min_similarity": 0.1,
+        "layout": "official",
+        "prompt": "official",
+        "answer_format": "json",
+        "query_format": "official",
+        "date_format": "raw",
+        "attach_question_image": True,
+        "top_p": 0.9,
+    }
+    assert "options" not in man and "method_arguments" not in man and "preset" not in man
+    assert "options" not in man["method_description"] and "top_k" not in man["method_description"]
+    assert man["components"]["embedder"]["name"] == man["config"]["embedder"]
     assert man["question_fields"] == []
+    env = man["environment"]
+    assert env["python"] and env["platform"] and env["distributions"]["pydantic"]
     _, man = manifests["murag"]
-    assert man["method_arguments"]["encoder"] == "text" and man["method_arguments"]["top_k"] == 5
+    assert man["components"]["memory"]["options"]["encoder"] == "text"
+    assert man["components"]["memory"]["options"]["top_k"] == 5
 
 
 def test_run_closing_lines_show_method_stats(sample_root, tmp_path, monkeypatch):

@@ -57,10 +57,13 @@ def test_cli_preset_is_recorded_with_every_resolved_option(tmp_path, monkeypatch
             seen |= new
             m = json.loads((new.pop() / "manifest.json").read_text())
             body = [b for b, e in zip(srv.requests, srv.endpoints) if e == "chat"][-1]
-            assert m["preset"] == ("harmonized" if "harmonized" in extra else "paper")
-            assert m["options"]["top_p"] == top_p and body.get("top_p") == top_p
-            assert m["options"]["answer_format"] == fmt
-            assert set(m["options"]) == {
+            assert m["config"]["preset"] == ("harmonized" if "harmonized" in extra else "paper")
+            options = m["components"]["memory"]["options"]
+            assert options["top_p"] == top_p and body.get("top_p") == top_p
+            assert options["answer_format"] == fmt
+            assert set(options) == {
+                "top_k",
+                "min_similarity",
                 "layout",
                 "prompt",
                 "answer_format",

@@ -9,7 +9,7 @@ from pydantic import ValidationError
 from typer.testing import CliRunner
 
 from h2hmem.cli import app
-from h2hmem.memory._registry import check_params, resolve_method
+from h2hmem.memory import MemoryMethod, method_options, resolve_method
 from h2hmem.records import read_predictions
 from h2hmem.run import RunConfig, RunConflictError, run_benchmark
 
@@ -43,16 +43,19 @@ def test_run_option_errors_name_the_option(tmp_path, args, message):
 @pytest.mark.parametrize(
     "method, params, message",
     [
-        ("naive-rag", {"top_k": "abc"}, "parameter top_k: expected an integer (default 5), got 'abc'"),
-        ("naive-rag", {"top_k": True}, "parameter top_k: expected an integer (default 5), got True"),
-        ("naive-rag", {"min_similarity": "x"}, "parameter min_similarity: expected a number (default 0.1), got 'x'"),
-        ("a-mem", {"evolve": "yes"}, "parameter evolve: expected true or false (default True), got 'yes'"),
-        ("ngm", {"recall": "dsf"}, "parameter recall: expected one of 'neighbours', 'dfs', got 'dsf'"),
+        ("naive-rag", {"top_k": "abc"}, "method 'naive-rag' option top_k: expected int >= 1, got 'abc'"),
+        ("naive-rag", {"top_k": True}, "method 'naive-rag' option top_k: expected int >= 1, got True"),
+        ("naive-rag", {"top_k": 0}, "method 'naive-rag' option top_k: expected int >= 1, got 0"),
+        ("naive-rag", {"min_similarity": "x"}, "option min_similarity: expected float >= -1.0, <= 1.0, got 'x'"),
+        ("a-mem", {"evolve": "yes"}, "method 'a-mem' option evolve: expected bool, got 'yes'"),
+        ("ngm", {"recall": "dsf"}, "method 'ngm' option recall: expected 'neighbours' | 'dfs', got 'dsf'"),
+        ("full-text", {"top_k": 3}, "method 'full-text' has no option top_k; its options: layout, prompt,"),
     ],
 )
 def test_method_parameter_values_checked_up_front(method, params, message):
+    cls = resolve_method(method)
     with pytest.raises(ValueError) as e:
-        check_params(resolve_method(method), params)
+        method_options(method, cls.Options, params, "paper")
     assert message in str(e.value)
 
 
@@ -62,11 +65,12 @@ def test_method_parameter_values_checked_up_front(method, params, message):
         ("naive-rag", {"top_k": 3, "min_similarity": 0}),  # an int is a valid float
         ("a-mem", {"follow_links": True, "alpha": 1}),
         ("ngm", {"recall": "dfs", "temporal": "both", "time_scale_s": 60}),
-        ("full-text", {"context_tokens": 2048}),  # None default: left to the constructor
+        ("full-text", {"context_tokens": 2048}),
     ],
 )
 def test_valid_method_parameters_pass(method, params):
-    check_params(resolve_method(method), params)
+    options = method_options(method, resolve_method(method).Options, params, "paper")
+    assert {k: getattr(options, k) for k in params} == params
 
 
 def test_bad_param_value_fails_before_any_question(tmp_path):
@@ -87,7 +91,7 @@ def test_bad_param_value_fails_before_any_question(tmp_path):
         ],
     )
     assert result.exit_code == 2
-    assert "parameter top_k: expected an integer" in " ".join(result.output.split())
+    assert "method 'naive-rag' option top_k: expected int >= 1, got 'abc'" in " ".join(result.output.split())
     assert not list((tmp_path / "runs").rglob("predictions.jsonl"))
 
 
@@ -208,11 +212,10 @@ def test_run_cli_notes_uncaptioned_images_and_whole_run_usage(tmp_path, monkeypa
     assert f"note: {missing} images had no caption (shown by file name only)" in out
 
 
-class StringAnswerMemory:
+class StringAnswerMemory(MemoryMethod):
     """A plugin mistake: answer() returns a plain string instead of an Answer."""
 
-    def __init__(self, ctx):
-        pass
+    name = "string-answer"
 
     async def observe(self, session) -> None:
         pass

@@ -34,9 +34,10 @@ def test_full_text_answers_every_question_once(sample_root, tmp_path):
     assert m["counts"]["recorded"] == 152 and m["status"] == "complete"
     assert m["prompt_hashes"]["answer"] and m["prompt_hashes"]["paper/full_text"]
     # default preset paper: every resolved option recorded (head truncation at 4,096 cl100k tokens)
-    assert m["preset"] == "paper" and m["identity"]["preset"] == "paper"
-    assert m["options"]["truncation"] == "head" and m["options"]["max_context_tokens"] == 4096
-    assert m["options"] == m["method_description"]["options"] and m["options"]["top_p"] == 0.9
+    assert m["config"]["preset"] == "paper" and m["identity"]["preset"] == "paper"
+    options = m["components"]["memory"]["options"]
+    assert options["truncation"] == "head" and options["max_context_tokens"] == 4096 and options["top_p"] == 0.9
+    assert "options" not in m["method_description"]
     assert m["usage"]["answer"]["calls"] == 152
     assert m["timing"]["sessions_observed"] == 6 and m["timing"]["memory_build_s"] >= 0
     # questions about absent sessions are still answered, with the memory that exists
@@ -126,7 +127,7 @@ def test_store_repair_keeps_complete_record_without_newline(tmp_path):
 
 def test_unknown_method_parameter_refused_before_any_work(sample_root, tmp_path):
     cfg = _config(sample_root, tmp_path, method_params={"top_k": 3})  # full-text has no top-k
-    with pytest.raises(ValueError, match="takes no parameter top_k; its parameters: context_tokens"):
+    with pytest.raises(ValueError, match="'full-text' has no option top_k; its options: layout, prompt, truncation"):
         run_benchmark(cfg, chat_model=fake_chat(), progress=False)
     assert not (cfg.run_dir / "predictions.jsonl").exists()
 
@@ -154,7 +155,7 @@ def test_bad_parameter_value_stops_the_run_before_any_work(sample_root, tmp_path
     from h2hmem.run import MethodSetupError
 
     cfg = _config(sample_root, tmp_path, method="naive-rag", method_params={"top_k": 0})
-    with pytest.raises(MethodSetupError, match="cannot build method 'naive-rag'.*top_k must be at least 1"):
+    with pytest.raises(MethodSetupError, match="method 'naive-rag' option top_k: expected int >= 1, got 0"):
         run_benchmark(cfg, chat_model=fake_chat(), embedder=object(), progress=False)
     assert not (cfg.run_dir / "predictions.jsonl").exists() and not (cfg.run_dir / "manifest.json").exists()
 
@@ -163,3 +164,21 @@ def test_unknown_embedder_refused_up_front(sample_root, tmp_path):
     cfg = _config(sample_root, tmp_path, method="naive-rag", embedder="bogus")
     with pytest.raises(ValueError, match="unknown embedder spec 'bogus'"):
         run_benchmark(cfg, chat_model=fake_chat(), progress=False)
+
+
+def test_runner_tallies_each_questions_calls_itself(sample_root, tmp_path):
+    # the Answer carries no usage: the runner adds up the calls made while the question was answered
+    chat = fake_chat()
+    cfg = _config(sample_root, tmp_path, method="fakes:TwoCallMemory", limit=3)
+    summary = run_benchmark(cfg, chat_model=chat, progress=False)
+    preds = read_predictions(summary.run_dir)
+    answer_calls = [r for r in chat.requests if r.stage == "answer"]
+    assert len(preds) == 3 and len(answer_calls) == 6
+    for p in preds:
+        mine = [r for r in answer_calls if r.question and p.question.startswith(r.question)]
+        assert len(mine) == 2  # draft and answer; no build call is charged to a question
+        assert p.usage.calls == 2 and p.usage.completion_tokens == 2 * 3
+        assert p.usage.prompt_tokens == sum(len(r.user_text) // 4 for r in mine)
+        assert p.cached is False
+    m = json.loads((summary.run_dir / "manifest.json").read_text())
+    assert m["usage"]["answer"]["calls"] == 6 and m["usage"]["memory_build"]["calls"] >= 1

@@ -6,17 +6,17 @@ from __future__ import annotations
 from typing import ClassVar
 
 from h2hmem.llm import GenerationConfig, Message
-from h2hmem.memory import Answer, Evidence, MemoryContext
+from h2hmem.memory import Answer, Evidence, MemoryContext, MemoryMethod
 from h2hmem.memory._prompt import build_answer_messages
 
 BUILD_CONFIG = GenerationConfig(temperature=0.0, max_tokens=64)
 
 
-class SummaryMemory:
+class SummaryMemory(MemoryMethod):
     name: ClassVar[str] = "summary-test"
 
-    def __init__(self, ctx: MemoryContext):
-        self.ctx = ctx
+    def __init__(self, ctx: MemoryContext, options=None):
+        super().__init__(ctx, options)
         self.notes: list[tuple[str, str]] = []
 
     async def observe(self, session) -> None:
@@ -31,6 +31,4 @@ class SummaryMemory:
     async def answer(self, question) -> Answer:
         memory = "\n".join(f"{s}: {n}" for s, n in self.notes)
         r = await self.ctx.chat.chat(build_answer_messages(question, memory), self.ctx.answer_config, stage="answer")
-        return Answer(
-            text=r.text, evidence=[Evidence(session=s) for s, _ in self.notes], usage=r.usage, cached=r.cached
-        )
+        return Answer(text=r.text, evidence=[Evidence(session=s) for s, _ in self.notes])

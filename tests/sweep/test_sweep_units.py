@@ -89,7 +89,7 @@ def test_grid_expansion_and_budgets(tmp_path):
     # both models are served by one server: one endpoint, whose budget is the smaller concurrency (3)
     assert endpoint_capacities(spec) == {"http://127.0.0.1:9/v1": 3}
     # run_concurrency 2 <= capacity 3
-    assert {c.config.concurrency for c in cells} == {2} and {tuple(c.need.items()) for c in cells} == {
+    assert {c.config.execution.concurrency for c in cells} == {2} and {tuple(c.need.items()) for c in cells} == {
         (("http://127.0.0.1:9/v1", 2),)
     }
     assert all(c.config.run_dir.parent == spec.out / "runs" for c in cells)

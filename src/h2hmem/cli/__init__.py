@@ -3,7 +3,20 @@
 from __future__ import annotations
 
 # Registration order is the order `h2hmem --help` lists: the pipeline first, then the groups.
-from . import _caption, _data, _demo, _evaluate, _gateway, _leaderboard, _report, _run, _sweep, _testing, _view  # noqa: F401  (registers the command groups)
+from . import (  # noqa: F401  (registers the command groups)
+    _caption,
+    _data,
+    _demo,
+    _evaluate,
+    _gateway,
+    _leaderboard,
+    _methods,
+    _report,
+    _run,
+    _sweep,
+    _testing,
+    _view,
+)
 from ._app import app
 
 

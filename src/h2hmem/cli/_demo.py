@@ -61,11 +61,11 @@ def demo_cmd(
     config = RunConfig(
         data_root=data,
         method=method,
-        model=model,
+        models={"model": model},
         out_dir=out / "runs",
         captions_dir=captions_dir,
-        concurrency=2,
-        answer_max_tokens=budget,
+        execution={"concurrency": 2},
+        generation={"max_tokens": budget},
     )
     t0 = time.perf_counter()
     try:

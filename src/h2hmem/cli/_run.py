@@ -84,7 +84,13 @@ def run_cmd(
     ),
     build_model: str | None = typer.Option(None, help="Separate memory-construction model (A-Mem notes)."),
     embedder: str = typer.Option(defaults.EMBEDDER, help="Text embedder: minilm or openai:<model>."),
-    top_k: int | None = typer.Option(None, "--top-k", min=1, help="Retrieved units per question (published: 5)."),
+    top_k: int | None = typer.Option(
+        None,
+        "--top-k",
+        min=1,
+        help="Same as --param top_k=N: memory units retrieved per question (default 5), for every method with "
+        "a top_k option (h2hmem methods list).",
+    ),
     param: list[str] | None = typer.Option(
         None, "--param", help="Method parameter or preset option KEY=VALUE (repeatable), e.g. truncation=recent."
     ),
@@ -181,28 +187,26 @@ def run_cmd(
             method=method,
             method_params=params,
             preset=check_preset(preset),
-            model=model,
-            base_url=base_url or None,
-            build_model=build_model,
-            embedder=embedder,
+            models={"model": model, "base_url": base_url or None, "build_model": build_model, "embedder": embedder},
             protocol=protocol,
-            answer_max_tokens=answer_max_tokens,
-            answer_temperature=temperature,
+            generation={"max_tokens": answer_max_tokens, "temperature": temperature},
             out_dir=out,
             run_id=run_id,
             limit=limit,
-            concurrency=concurrency,
             captions_dir=captions_dir,
-            use_cache=not no_cache,
-            refresh_cache=refresh_cache,
-            retry_failed=retry_failed,
-            cache_path=cache_path,
-            max_retries=max_retries,
-            timeout_s=timeout,
+            execution={
+                "concurrency": concurrency,
+                "use_cache": not no_cache,
+                "refresh_cache": refresh_cache,
+                "retry_failed": retry_failed,
+                "cache_path": cache_path,
+                "max_retries": max_retries,
+                "timeout_s": timeout,
+                "max_cost_usd": max_cost,
+                "prices": prices,
+                "transcripts": not no_transcripts,
+            },
             selection=selection,
-            max_cost_usd=max_cost,
-            prices=prices,
-            transcripts=not no_transcripts,
             retrieval_only=retrieval_only,
         )
     except ValidationError as e:
@@ -313,9 +317,11 @@ def parse_prices(items: list[str]) -> dict[str, tuple[float, float]]:
 def dry_run_notice(config: Any) -> str:
     """What ``--dry-run`` does on this machine, said before it starts: it runs the method for real
     (memories built, retrieval included) with counting models in place of the chat models."""
-    reuse = "vectors already in the embedding cache are reused" if config.use_cache else "--no-cache: none reused"
+    reuse = (
+        "vectors already in the embedding cache are reused" if config.execution.use_cache else "--no-cache: none reused"
+    )
     embeds = (
-        f"a method that retrieves embeds every turn with the local embedder {config.embedder} (minutes on a "
+        f"a method that retrieves embeds every turn with the local embedder {config.models.embedder} (minutes on a "
         f"laptop CPU and about 1 GB of memory for a few dozen questions; {reuse})"
     )
     return (

@@ -20,8 +20,6 @@ from ._protocol import Answer, CaptionLookup, Evidence, MemoryContext
 from ._render import image_part, image_text, render_turn
 from ._view import QuestionImage, QuestionView
 
-TOP_K = 5
-"""Published top-k."""
 MAX_IMAGES = 10
 """Published cap on images per answer call (question image included)."""
 MAX_TEXT_TOKENS = 4096
@@ -186,8 +184,6 @@ async def answer_from_hits(
     return Answer(
         text=result.text.strip(),
         evidence=hits_evidence(hits),
-        usage=result.usage,
-        cached=result.cached,
         details=details,
     )
 
@@ -201,8 +197,6 @@ async def official_answer(
     return Answer(
         text=result.text.strip(),
         evidence=[Evidence(session=u.session.name, turn=u.turn.index, score=round(s, 6)) for u, s in hits],
-        usage=result.usage,
-        cached=result.cached,
         details=details,
     )
 

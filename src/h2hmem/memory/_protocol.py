@@ -1,38 +1,32 @@
-"""The :class:`MemorySystem` protocol every baseline and plugin implements.
+"""What a memory method gets and returns: :class:`MemoryContext` (from the runner) and :class:`Answer`.
 
-One instance per dialogue. The runner calls ``observe(session)`` for every session in time
-order, then ``answer(question)`` (protocol ``full``), or interleaves them (protocol ``online``).
-Methods never read files: everything they see comes through these calls and :class:`MemoryContext`.
-``answer`` gets a :class:`~._view.QuestionView` (text, task type, images by content, an opaque key),
-never the dataset's ``Question`` with its gold answer, gold sessions and home session.
+The hooks themselves are declared by :class:`~._method.MemoryMethod`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import Any
 
 from pydantic import BaseModel
 
-from ..data import ImageRef, Session
-from ..llm import ChatModel, GenerationConfig, Usage
+from ..data import ImageRef
+from ..llm import ChatModel, GenerationConfig
 from ..presets import DEFAULT_PRESET, Preset
 from ..records import Evidence as Evidence
 from ._prompt import ANSWER_CONFIG
-from ._view import QuestionImage, QuestionView
+from ._view import QuestionImage
 
 
 class Answer(BaseModel):
-    """What ``answer`` returns."""
+    """What ``answer`` returns: the text, the ranked evidence and the method's details. Token usage
+    and cache hits are tallied by the runner from the calls the method made (not reported here)."""
 
     text: str
     evidence: list[Evidence] = []
     """Memory units in the order the method ranked them (for evidence recall@k)."""
-    usage: Usage = Usage()
-    cached: bool = False
-    """True when every model call behind this answer was a cache hit."""
     details: dict[str, Any] = {}
     """Method-specific facts worth keeping: context tokens, what was cut or dropped…"""
 
@@ -67,39 +61,9 @@ class MemoryContext:
     answer_config: GenerationConfig = ANSWER_CONFIG
     """Generation settings of the answer call (published: temperature 0.1, 1,024 new tokens)."""
     preset: Preset = DEFAULT_PRESET
-    """``paper`` (send what the official script sends) or ``harmonized``; a method resolves it into its
-    named options (``describe()["options"]``), each overridable by a constructor parameter."""
-    extras: dict[str, Any] = field(default_factory=dict)
-
-
-@runtime_checkable
-class MemorySystem(Protocol):
-    """A memory for one dialogue.
-
-    Example::
-
-        class RecencyMemory:
-            name = "recency"
-            def __init__(self, ctx: MemoryContext, window: int = 50): ...
-            async def observe(self, session: Session) -> None: ...
-            async def answer(self, question: QuestionView) -> Answer: ...
-    """
-
-    name: ClassVar[str]
-
-    async def observe(self, session: Session) -> None:
-        """Take in one session (turns in order, with its date). Sessions arrive in time order."""
-        ...
-
-    async def answer(self, question: QuestionView) -> Answer:
-        """Answer ``question`` from memory. Raise on failure: the runner records the error.
-
-        ``question`` is a :class:`QuestionView`: ``text``, ``task_type``, ``images`` (by content),
-        ``dialogue_id`` and an opaque ``key``; gold answer, gold sessions and home session are withheld."""
-        ...
-
-
-RETRIEVAL_HOOK = "retrieve_evidence"
-"""Optional method of a :class:`MemorySystem`: ``async retrieve_evidence(question) -> list[Evidence]``
-returns the memory units ``answer`` would use, in rank order, without calling the answer model
-(``run --retrieval-only``). The built-in methods implement it with the same code ``answer`` uses."""
+    """``paper`` (send what the official script sends) or ``harmonized``: the preset the method's
+    ``Options`` were filled from."""
+    product_endpoint: Any = None
+    """An OpenAI-compatible endpoint (:class:`h2hmem.memory.products.Endpoint`) that memory products
+    call instead of the model gateway the adapter starts by default (tests point it at a mock
+    server); None = start the gateway over ``build_chat``/``chat`` and the run's embedder."""

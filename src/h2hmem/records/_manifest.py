@@ -16,6 +16,7 @@ from pydantic import ConfigDict, Field
 
 from ._base import Record
 from ._jsonfile import read_record, write_record
+from ._provenance import ComponentSpec, Environment
 from ._usage import Usage
 from ._versioned import Versioned
 
@@ -49,15 +50,6 @@ class BudgetEntry(Record):
     spent_usd: float
     stopped: str | None = None
     """Why the invocation stopped early (the limit was reached), else None."""
-
-
-class ModelSpecs(Record):
-    """The model specs the run used, as the loaded models name themselves."""
-
-    answer: str | None = None
-    build: str | None = None
-    """The memory-build model, when the method has one apart from the answer model."""
-    embedder: str | None = None
 
 
 class RunSettings(Record):
@@ -123,12 +115,11 @@ class EmbeddingRecord(EmbeddingCounts):
 
 
 class MethodDescription(Record):
-    """A memory's ``describe()`` (open: each method adds its own keys). The runner reads ``options``
-    (every preset option's resolved value) and ``stats`` (numeric counters it sums over dialogues)."""
+    """A memory's ``describe()`` (open: each method adds its own keys). The runner reads ``stats``
+    (numeric counters it sums over dialogues); the method's options are in its :class:`ComponentSpec`."""
 
     model_config = ConfigDict(extra="allow")
     # left out of the file when unset, so the record keeps the shape describe() gave it
-    options: dict[str, Any] | None = Field(None, exclude_if=lambda v: v is None)
     stats: dict[str, Any] = Field({}, exclude_if=lambda v: not v)
     describe_error: str | None = Field(None, exclude_if=lambda v: v is None)
     """Set instead when ``describe()`` raised (``"TypeError: …"``)."""
@@ -139,7 +130,8 @@ class Manifest(Versioned):
 
     model_config = ConfigDict(extra="allow")
     KIND = "manifest"
-    schema_: Literal["h2hmem.manifest/1"] = Field("h2hmem.manifest/1", alias="schema")
+    VERSION = 2
+    schema_: Literal["h2hmem.manifest/2"] = Field("h2hmem.manifest/2", alias="schema")
     run_id: str | None = None
     package: str = "h2hmem"
     version: str | None = None
@@ -163,16 +155,16 @@ class Manifest(Versioned):
     dataset_fingerprint: str | None = None
     """SHA-256 over the dataset's JSON files (captions excluded)."""
     prompt_hashes: dict[str, str] = {}
-    models: ModelSpecs | None = None
+    components: dict[str, ComponentSpec] = {}
+    """Kind (``memory``, ``answer_model``, ``build_model``, ``embedder``, ``captioner``) → the component,
+    recorded once: its name, implementing code, distribution and version, and resolved options (the
+    memory method's resolved options appear here and nowhere else)."""
+    environment: Environment | None = None
+    """The software the run started on (:func:`~h2hmem.records.capture_environment`)."""
     transcripts: str | None = None
     """File name of the model-call transcripts in the run directory, None when not kept."""
-    method_arguments: dict[str, Any] = {}
-    """Every constructor argument of the method with the value it got (open: per method)."""
     question_fields: list[str] = []
     retrieval_only: bool = False
-    preset: str | None = None
-    options: dict[str, Any] | None = None
-    """Every preset option's resolved value (methods with presets), else None."""
     repairs: list[Repair] = []
     embedding: EmbeddingRecord | None = None
     method_description: MethodDescription = MethodDescription()
@@ -190,6 +182,45 @@ class Manifest(Versioned):
     failed_questions: dict[str, str] = {}
     """``question_id → error`` of the questions whose latest record failed."""
     budget: list[BudgetEntry] = []
+
+    @classmethod
+    def upgrade(cls, data: dict[str, Any], version: int) -> dict[str, Any]:
+        """A version-1 manifest in the version-2 shape: ``models``, ``method_arguments``, ``options``
+        and ``preset`` become ``components`` (the memory method's options merged once) and
+        ``config.preset``; ``method_description.options`` is dropped (the same values)."""
+        data = dict(data)
+        models = data.pop("models", None) or {}
+        arguments = data.pop("method_arguments", None) or {}
+        options = data.pop("options", None) or {}
+        preset = data.pop("preset", None)
+        desc = dict(data.get("method_description") or {})
+        options = {**arguments, **(desc.pop("options", None) or {}), **options}
+        data["method_description"] = desc
+        config = dict(data.get("config") or {})
+        if preset and not config.get("preset"):
+            config["preset"] = preset
+        data["config"] = config
+        components: dict[str, Any] = dict(data.get("components") or {})
+        if data.get("method"):
+            components.setdefault("memory", {"kind": "memory", "name": data["method"], "options": options})
+        for kind, name in (
+            ("answer_model", models.get("answer") or data.get("model")),
+            ("build_model", models.get("build")),
+            ("embedder", models.get("embedder")),
+        ):
+            if name:
+                components.setdefault(kind, {"kind": kind, "name": name})
+        data["components"] = components
+        return data
+
+    def component(self, kind: str) -> ComponentSpec | None:
+        """The recorded component of ``kind`` (``memory``, ``answer_model``…), or None."""
+        return self.components.get(kind)
+
+    @property
+    def preset(self) -> str | None:
+        """The run's preset (``config.preset``)."""
+        return self.config.preset
 
     def dataset_root(self) -> Path | None:
         """``data_root`` when it is a folder on this machine, else None (moved, or another machine)."""

@@ -236,8 +236,15 @@ def build_report(
     ]
     for r in runs:
         desc = r.manifest.method_description.model_dump(mode="json")
-        text = [f"Directory: {r.dir}"] + (
-            [f"Method description: {json.dumps(desc, ensure_ascii=False, sort_keys=True)}"] if desc else []
+        memory = r.manifest.component("memory")
+        text = (
+            [f"Directory: {r.dir}"]
+            + (
+                [f"Method options (preset {r.manifest.preset}): {json.dumps(memory.options, ensure_ascii=False)}"]
+                if memory is not None and memory.options
+                else []
+            )
+            + ([f"Method description: {json.dumps(desc, ensure_ascii=False, sort_keys=True)}"] if desc else [])
         )
         sections.append(
             Section(f"run-{safe_name(r.label)}", f"Details — {r.label}", text=text, tables=per_run[r.label], fold=True)

@@ -9,7 +9,7 @@ Sources and meaning of each number:
   summed wall time of the build model calls over the sessions with turns in the run's dialogues.
 - **retrieval, per query**: mean of ``details["retrieval_s"]`` for methods that time retrieval.
 - **answer, per query**: mean over the answered (not failed) predictions of the prediction's
-  ``latency_s`` (wall time of ``MemorySystem.answer``: retrieval + answer call, measured at the
+  ``latency_s`` (wall time of ``MemoryMethod.answer``: retrieval + answer call, measured at the
   run's concurrency) and of its usage (tokens, cost).
 - **judge, per query**: the judge usage in ``scores/summary.json`` (or the manifest's
   ``usage["judge"]``) divided by the questions judged.

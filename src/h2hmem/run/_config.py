@@ -3,11 +3,12 @@
 :class:`RunConfig` groups its settings by what they configure — :class:`AnswerGeneration`
 (``generation``), :class:`RunModels` (``models``), :class:`Execution` (``execution``) and
 :class:`~h2hmem.run.Selection` (``selection``) — beside the top-level settings that name the run
-(data, split, method, preset, protocol, limit, …). The flat keyword arguments of earlier versions
-(``RunConfig(data_root=..., model=..., concurrency=...)``) still work: they are routed into their
-group (:data:`FLAT_FIELDS`), and the flat names can still be read (deprecated; read the groups).
-The manifest records the flat form (:meth:`RunConfig.recorded`), and the run id and identity of a
-configuration do not depend on the grouping.
+(data, split, method, preset, protocol, limit, …). Settings are read from their group
+(``config.models.model``, ``config.execution.concurrency``). As *input*, the flat names of the
+command line and the manifest (``RunConfig(data_root=..., model=..., concurrency=...)``, a sweep's
+``[run]`` table) are routed into their group (:data:`FLAT_FIELDS`). The manifest records the flat
+form (:meth:`RunConfig.recorded`), and the run id and identity of a configuration do not depend on
+the grouping.
 """
 
 from __future__ import annotations
@@ -105,39 +106,6 @@ FLAT_FIELDS: dict[str, tuple[str, str]] = {
 }
 """Flat setting name (as in the manifest and on the command line) → (group, name in the group)."""
 
-_RECORDED_ORDER = (
-    "data_root",
-    "split",
-    "method",
-    "method_params",
-    "preset",
-    "model",
-    "base_url",
-    "build_model",
-    "embedder",
-    "protocol",
-    "answer_max_tokens",
-    "answer_temperature",
-    "out_dir",
-    "run_id",
-    "limit",
-    "concurrency",
-    "dialogue_concurrency",
-    "cache_path",
-    "use_cache",
-    "refresh_cache",
-    "captions_dir",
-    "retry_failed",
-    "timeout_s",
-    "max_retries",
-    "retrieval_only",
-    "selection",
-    "max_cost_usd",
-    "prices",
-    "transcripts",
-)
-"""Key order of the manifest's recorded ``config`` (the order of the flat settings before grouping)."""
-
 
 class RunConfig(BaseModel):
     """Settings of one ``h2hmem run``.
@@ -176,7 +144,7 @@ class RunConfig(BaseModel):
     captions_dir: Path | None = None
     """Extra folder with captions written by ``h2hmem caption --captions-dir``."""
     retrieval_only: bool = False
-    """Record each question's ranked evidence (``MemorySystem.retrieve_evidence``) without calling
+    """Record each question's ranked evidence (``MemoryMethod.retrieve_evidence``) without calling
     the answer model; memory is still built as usual (A-Mem's notes use the build model)."""
     # --- research workflow (issue 16): which questions ---
     selection: Selection = Field(default_factory=Selection)
@@ -253,14 +221,13 @@ class RunConfig(BaseModel):
         return str(loc[0]) if loc else ""
 
     def recorded(self) -> dict[str, Any]:
-        """The configuration as the manifest records it: flat, JSON-ready, keys in their historical order."""
+        """The configuration as the manifest records it (``config``): JSON-ready, each setting once
+        under its flat name (:data:`FLAT_FIELDS`; the shape readers of older manifests know)."""
         nested = self.model_dump(mode="json")
         flat: dict[str, Any] = {k: v for k, v in nested.items() if k not in _GROUPS}
         for name, (group, member) in FLAT_FIELDS.items():
             flat[name] = nested[group][member]
-        return {k: flat[k] for k in _RECORDED_ORDER if k in flat} | {
-            k: v for k, v in flat.items() if k not in _RECORDED_ORDER
-        }
+        return flat
 
     def replace(self, **changes: Any) -> RunConfig:
         """A validated copy with ``changes`` applied; flat names (``retry_failed=True``) and groups
@@ -284,75 +251,6 @@ class RunConfig(BaseModel):
         if update:
             return self.replace(**dict(update))
         return super().model_copy(deep=deep)
-
-    # --- flat read access (deprecated: read ``config.models.model``, ``config.execution.concurrency``…) ---
-    @property
-    def model(self) -> str:
-        return self.models.model
-
-    @property
-    def base_url(self) -> list[str] | None:
-        return self.models.base_url
-
-    @property
-    def build_model(self) -> str | None:
-        return self.models.build_model
-
-    @property
-    def embedder(self) -> str:
-        return self.models.embedder
-
-    @property
-    def answer_max_tokens(self) -> int:
-        return self.generation.max_tokens
-
-    @property
-    def answer_temperature(self) -> float:
-        return self.generation.temperature
-
-    @property
-    def concurrency(self) -> int:
-        return self.execution.concurrency
-
-    @property
-    def dialogue_concurrency(self) -> int:
-        return self.execution.dialogue_concurrency
-
-    @property
-    def cache_path(self) -> Path | None:
-        return self.execution.cache_path
-
-    @property
-    def use_cache(self) -> bool:
-        return self.execution.use_cache
-
-    @property
-    def refresh_cache(self) -> bool:
-        return self.execution.refresh_cache
-
-    @property
-    def retry_failed(self) -> bool:
-        return self.execution.retry_failed
-
-    @property
-    def timeout_s(self) -> float:
-        return self.execution.timeout_s
-
-    @property
-    def max_retries(self) -> int:
-        return self.execution.max_retries
-
-    @property
-    def max_cost_usd(self) -> float | None:
-        return self.execution.max_cost_usd
-
-    @property
-    def prices(self) -> dict[str, tuple[float, float]]:
-        return self.execution.prices
-
-    @property
-    def transcripts(self) -> bool:
-        return self.execution.transcripts
 
     def default_run_id(self) -> str:
         """Deterministic id from what defines the run, so re-running the same command resumes it."""

@@ -23,11 +23,11 @@ async def add_caption_estimate(
     settings = CaptionSettings()
     model = counting_model(
         caption_model,
-        base_url=config.base_url,
-        cache_path=config.cache_path,
-        use_cache=config.use_cache,
-        refresh=config.refresh_cache,
-        prices=config.prices or None,
+        base_url=config.models.base_url,
+        cache_path=config.execution.cache_path,
+        use_cache=config.execution.use_cache,
+        refresh=config.execution.refresh_cache,
+        prices=config.execution.prices or None,
     )
     todo = [
         (iid, ref)

@@ -265,20 +265,20 @@ async def aestimate_run(
     """Async form of :func:`estimate_run`."""
     from ._runner import arun_benchmark
 
-    prices = config.prices or None
+    prices = config.execution.prices or None
     opts: dict[str, Any] = dict(
-        base_url=config.base_url,
-        cache_path=config.cache_path,
-        use_cache=config.use_cache,
-        refresh=config.refresh_cache,
+        base_url=config.models.base_url,
+        cache_path=config.execution.cache_path,
+        use_cache=config.execution.use_cache,
+        refresh=config.execution.refresh_cache,
         prices=prices,
     )
-    chat = counting_model(config.model, **opts)
-    builder = counting_model(config.build_model, **opts) if config.build_model else None
+    chat = counting_model(config.models.model, **opts)
+    builder = counting_model(config.models.build_model, **opts) if config.models.build_model else None
     estimate = CostEstimate()
-    if embedder is None and config.embedder.startswith("openai:"):
+    if embedder is None and config.models.embedder.startswith("openai:"):
         raise ValueError(
-            f"--dry-run with the remote embedder {config.embedder} would send embedding requests; "
+            f"--dry-run with the remote embedder {config.models.embedder} would send embedding requests; "
             "estimate with --embedder minilm (retrieval differs, prompt sizes are comparable)"
         )
     with _scratch(config) as scratch:
@@ -321,7 +321,7 @@ def _scratch(config: RunConfig):
                 "out_dir": tmp,
                 "run_id": config.resolved_run_id,
                 "max_cost_usd": None,
-                "retry_failed": config.retry_failed,
+                "retry_failed": config.execution.retry_failed,
             }
         )
         real = config.run_dir / "predictions.jsonl"

@@ -3,21 +3,22 @@
 - :class:`CountedCaptions` wraps the caption lookup a method gets: it counts each distinct image
   asked for and those without a caption (manifest ``images_without_caption``), whatever the method
   does with the answer, and finds a question image's caption by its content hash;
-- :func:`resolved_arguments`: the constructor arguments a method was built with, defaults filled in;
+- :func:`run_components`: the run's components (method with its resolved options, models) as specs;
+- :func:`run_environment`: the software the run ran on, a plugin method's distribution included;
 - :func:`summed_stats`: the numeric ``describe()["stats"]`` of every dialogue's memory, added up
   (A-Mem's ``analysis_failures`` = its fallback notes, all dialogues).
 """
 
 from __future__ import annotations
 
-import inspect
-import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from ..data import ImageRef, Question
-from ..memory import QuestionImage, QuestionView, check_fields, question_view
+from ..memory import MemoryMethod, MethodOptions, QuestionImage, QuestionView, question_view
+from ..records import ComponentSpec, Environment, capture_environment, component_spec, distribution_of
+from ._config import RunConfig
 
 
 class CountedCaptions:
@@ -56,45 +57,27 @@ class CountedCaptions:
         return view
 
 
-def resolved_arguments(cls: type, params: Mapping[str, Any]) -> dict[str, Any]:
-    """Every constructor parameter of ``cls`` (``ctx`` excluded) with the value it gets: the given
-    one, else its default; values that are not JSON are shown by ``repr``.
-
-    Example: ``NaiveRAGMemory`` with ``{"top_k": 8}`` → ``{"top_k": 8, "min_similarity": 0.1}``.
-    """
-    out: dict[str, Any] = {}
-    try:
-        sig = inspect.signature(cls.__init__)  # type: ignore[misc]
-    except (TypeError, ValueError):
-        return dict(params)
-    for name, p in sig.parameters.items():
-        if name in ("self", "ctx") or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-            continue
-        if name in params:
-            out[name] = params[name]
-        elif p.default is not p.empty:
-            out[name] = p.default
-    out.update({k: v for k, v in params.items() if k not in out})  # a **kwargs constructor
-    return {k: _jsonable(v) for k, v in out.items()}
+def run_components(
+    config: RunConfig, method_cls: type[MemoryMethod[Any]], options: MethodOptions, chat: Any, builder: Any
+) -> dict[str, ComponentSpec]:
+    """The run's components, each once: the memory method (its class, distribution and resolved
+    options, the preset excluded: it is ``config.preset``), the answer model, the build model (when
+    the method has its own) and the embedder (by the specs the loaded models give themselves)."""
+    values = options.values()
+    values.pop("preset", None)
+    out = {"memory": component_spec("memory", config.method, method_cls, values)}
+    out["answer_model"] = component_spec("answer_model", str(getattr(chat, "spec", config.models.model)))
+    if builder is not None:
+        out["build_model"] = component_spec("build_model", str(getattr(builder, "spec", config.models.build_model)))
+    out["embedder"] = component_spec("embedder", config.models.embedder)
+    return out
 
 
-def _jsonable(value: Any) -> Any:
-    try:
-        json.dumps(value)
-        return value
-    except (TypeError, ValueError):
-        return repr(value)
-
-
-def question_fields(cls: type) -> tuple[str, ...]:
-    """The extra question facts a method declares in ``question_fields`` (usually none).
-
-    Raises:
-        ValueError: a name that is not grantable (:data:`h2hmem.memory._view.GRANTABLE`).
-    """
-    fields = tuple(getattr(cls, "question_fields", ()) or ())
-    check_fields(fields, f"{cls.__name__}.question_fields")
-    return fields
+def run_environment(method_cls: type) -> Environment:
+    """:func:`~h2hmem.records.capture_environment` plus the distribution of a plugin method."""
+    dist, _ = distribution_of(method_cls.__module__)
+    extra = (dist,) if dist and dist != "h2hmem" else ()
+    return capture_environment(extra_distributions=extra)
 
 
 def summed_stats(by_dialogue: Mapping[str, Mapping[str, Any]]) -> dict[str, int | float]:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import logging
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -37,7 +38,18 @@ from .._localio import LocalIOError, disk_error, local_io
 from .._version import __version__
 from ..data import Dataset, Dialogue, Question, load_dataset
 from ..llm import ChatModel, GenerationConfig, Usage, record_calls, tag_calls
-from ..memory import Answer, MemoryContext, check_params, paper_prompt_hashes, prompt_hash, resolve_method
+from ..memory import (
+    Answer,
+    MemoryContext,
+    MemoryMethod,
+    MethodOptions,
+    MethodOptionsError,
+    check_fields,
+    method_options,
+    paper_prompt_hashes,
+    prompt_hash,
+    resolve_method,
+)
 from ..records import (
     BudgetEntry,
     Counts,
@@ -45,7 +57,6 @@ from ..records import (
     Invocation,
     Manifest,
     MethodDescription,
-    ModelSpecs,
     Prediction,
     Repair,
     RunSettings,
@@ -54,11 +65,14 @@ from ..records import (
     now_iso,
 )
 from ._config import RunConfig
-from ._facts import CountedCaptions, question_fields, resolved_arguments, summed_stats
+from ._facts import CountedCaptions, run_components, run_environment, summed_stats
 from ._fingerprint import command_line, dataset_fingerprint
 from ._progress import DialogueBars
 from ._selection import Selection
 from ._spend import BudgetExhausted, guard_models
+from ._tally import tallied, tally_question
+
+log = logging.getLogger(__name__)
 
 
 class RunConflictError(ValueError):
@@ -67,7 +81,8 @@ class RunConflictError(ValueError):
 
 
 class MethodSetupError(ValueError):
-    """The method cannot be built with the given parameters (nothing was run)."""
+    """The method cannot be built with the given parameters (nothing was run): an option the method's
+    ``Options`` model refuses (the message names it and what it accepts), or its constructor failed."""
 
 
 class RunSummary(BaseModel):
@@ -113,6 +128,8 @@ def run_benchmark(
         DatasetError: the dataset has errors (every one named).
         RunConflictError: the run directory belongs to a run with other settings.
         UnknownMethodError: unknown method name or plugin spec.
+        MethodSetupError: an option the method's ``Options`` model refuses (named, with what it accepts), or
+            ``retrieval_only`` for a method without ``retrieve_evidence``, or its constructor failed.
         FileNotFoundError: ``config.captions_dir`` is set but is not a folder.
         LocalIOError: a file of the run (predictions, transcripts, manifest) could not be written;
             nothing was recorded as failed for it, and rerunning resumes.
@@ -154,9 +171,12 @@ async def arun_benchmark(
 ) -> RunSummary:
     """Async form of :func:`run_benchmark` (for notebooks that already run an event loop)."""
     method_cls = resolve_method(config.method)
-    check_params(method_cls, config.method_params)
-    question_fields(method_cls)
-    if config.retrieval_only and not callable(getattr(method_cls, "retrieve_evidence", None)):
+    try:
+        options = method_options(config.method, method_cls.Options, config.method_params, config.preset)
+    except MethodOptionsError as e:  # names the option and what it accepts
+        raise MethodSetupError(str(e)) from e
+    check_fields(method_cls.question_fields, f"{method_cls.__name__}.question_fields")
+    if config.retrieval_only and not method_cls.supports_retrieval:
         raise MethodSetupError(
             f"method {config.method!r} has no retrieve_evidence(question) method, so it cannot "
             "run with retrieval_only (--retrieval-only)"
@@ -164,7 +184,7 @@ async def arun_benchmark(
     from ..embed import parse_embedder_spec
 
     if embedder is None:  # a ready embedder object needs no spec (tests, notebooks, the benchmarks)
-        parse_embedder_spec(config.embedder)
+        parse_embedder_spec(config.models.embedder)
     if config.captions_dir is not None and not Path(config.captions_dir).is_dir():  # noqa: ASYNC240 — once per run
         raise FileNotFoundError(
             f"captions folder {config.captions_dir} does not exist (write it with "
@@ -183,6 +203,7 @@ async def arun_benchmark(
             return await _run_locked(
                 config,
                 method_cls,
+                options,
                 ds,
                 store,
                 chat_model=chat_model,
@@ -212,7 +233,8 @@ def _remove_unused_run_dir(run_dir: Path) -> None:
 
 async def _run_locked(
     config: RunConfig,
-    method_cls: Any,
+    method_cls: type[MemoryMethod[Any]],
+    options: MethodOptions,
     ds: Dataset,
     store: RunStore,
     *,
@@ -222,31 +244,29 @@ async def _run_locked(
     progress: bool,
 ) -> RunSummary:
     questions = select_questions(ds, config.limit, config.selection)
-    manifest = _open_manifest(store, config, ds)
+    manifest = _open_manifest(store, config, ds, method_identity(method_cls))
     with local_io(store.predictions_path):
         torn = store.repair()
     if torn:
         manifest.repairs.append(Repair(at=now_iso(), torn_bytes_removed=torn))
     recorded = {p.question_id: p for p in store.predictions()}
-    pending = [q for q in questions if q.id not in recorded or (config.retry_failed and recorded[q.id].failed)]
+    pending = [
+        q for q in questions if q.id not in recorded or (config.execution.retry_failed and recorded[q.id].failed)
+    ]
     skipped = len(questions) - len(pending)
 
-    chat = chat_model or _load_chat(config, config.model)
-    builder = build_model or (_load_chat(config, config.build_model) if config.build_model else None)
-    budget, (chat, builder) = guard_models(config.max_cost_usd, config.prices, chat, builder)
+    chat = chat_model or _load_chat(config, config.models.model)
+    builder = build_model or (_load_chat(config, config.models.build_model) if config.models.build_model else None)
+    budget, (chat, builder) = guard_models(config.execution.max_cost_usd, config.execution.prices, chat, builder)
     embed_factory = _shared(lambda: embedder if embedder is not None else _load_embedder(config))
     embed_since = copy.copy(getattr(embedder, "stats", None))  # a ready embedder's counts before this run
     captions = _caption_lookup(config)
     answer_config = GenerationConfig(temperature=config.generation.temperature, max_tokens=config.generation.max_tokens)
-    manifest.models = ModelSpecs(
-        answer=getattr(chat, "spec", config.model),
-        build=getattr(builder, "spec", None) if builder else None,
-        embedder=config.embedder,
-    )
-    manifest.transcripts = store.transcripts.path.name if config.transcripts else None
-    # the runner, not the method, records how the method was built and what it was told
-    fields = question_fields(method_cls)
-    manifest.method_arguments = resolved_arguments(method_cls, config.method_params)
+    manifest.transcripts = store.transcripts.path.name if config.execution.transcripts else None
+    # the runner, not the method, records which code ran, with which options, on which software
+    manifest.components = run_components(config, method_cls, options, chat, builder)
+    manifest.environment = run_environment(method_cls)
+    fields = method_cls.question_fields
     manifest.question_fields = list(fields)
 
     by_dialogue: dict[str, list[Question]] = defaultdict(list)
@@ -262,24 +282,24 @@ async def _run_locked(
     question_sem = asyncio.Semaphore(config.execution.concurrency)
     dialogue_sem = asyncio.Semaphore(config.execution.dialogue_concurrency)
 
-    def build(d: Dialogue) -> Any:
+    def build(d: Dialogue) -> MemoryMethod[Any]:
         counted = state.captions.setdefault(d.id, CountedCaptions(captions(d.split, d.name)))
         state.bars.expect(d.id, sum(len(s.turns) for s in d.sessions))
         ctx = MemoryContext(
             dialogue_id=d.id,
-            chat=state.bars.wrap(chat, d.id),
-            build_chat=state.bars.wrap(builder, d.id),
+            chat=tallied(state.bars.wrap(chat, d.id)),
+            build_chat=tallied(state.bars.wrap(builder, d.id)),
             captions=counted,
             state_dir=store.dir / "state" / d.split / d.name,
             embedder_factory=embed_factory,
             answer_config=answer_config,
             preset=config.preset,
         )
-        return method_cls(ctx, **config.method_params)
+        return method_cls(ctx, options)
 
     # Parameters are the same for every dialogue: build the first memory before any work, so a
     # configuration error stops the run with one message instead of failing every question.
-    built: dict[str, Any] = {}
+    built: dict[str, MemoryMethod[Any]] = {}
     if dialogues:
         try:
             built[dialogues[0].id] = build(dialogues[0])
@@ -287,13 +307,8 @@ async def _run_locked(
             raise MethodSetupError(
                 f"cannot build method {config.method!r} with parameters {config.method_params or '{}'}: {_err(e)}"
             ) from e
-    manifest.preset = config.preset
     if dialogues:
         state.describe(dialogues[0].id, built[dialogues[0].id])
-        first = state.descriptions.get(dialogues[0].id)
-        if first is not None and first.options is not None:
-            manifest.options = first.options  # every preset option's resolved value
-            manifest.method_arguments = {**manifest.method_arguments, **first.options}
     with local_io(store.manifest_path):
         store.write_manifest(manifest)
 
@@ -307,17 +322,20 @@ async def _run_locked(
                 for q in qs:
                     state.record(_failed(q, config.method, f"method setup failed: {_err(e)}"))
                 return
-            await _drive(d, memory, qs, config.protocol, question_sem, state)
+            try:
+                await _drive(d, memory, qs, config.protocol, question_sem, state)
+            finally:
+                await _release(memory)
 
     with local_io(store.dir):
-        store.open(transcripts=config.transcripts)
+        store.open(transcripts=config.execution.transcripts)
     if store.transcripts.torn_bytes_removed:
         manifest.repairs.append(Repair(at=now_iso(), transcript_bytes_removed=store.transcripts.torn_bytes_removed))
     state.start(total=len(pending), progress=progress, label=f"{config.method} · {config.split}")
     close_error: LocalIOError | None = None
     try:
         with (
-            record_calls(state.transcript_sink(store.transcripts) if config.transcripts else None),
+            record_calls(state.transcript_sink(store.transcripts) if config.execution.transcripts else None),
             tag_calls(invocation=manifest.resumes),
         ):
             # return_exceptions: a budget stop in one dialogue lets the others finish their calls in flight
@@ -355,8 +373,6 @@ async def _run_locked(
         state.method_facts(manifest, [d.id for d in ds.dialogues])
         manifest.finished_at = now_iso()
         manifest.status = "complete" if len(final) >= len(questions) else "incomplete"
-        if "options" in manifest.method_description.model_fields_set:
-            manifest.options = manifest.method_description.options
         manifest.usage = usage
         manifest.counts = Counts(
             questions=len(questions),
@@ -398,8 +414,22 @@ async def _run_locked(
     )
 
 
+async def _release(memory: MemoryMethod[Any]) -> None:
+    """Call the memory's ``aclose()`` (a product adapter releases its store's files); a failure there
+    is logged, not raised: every answer is already recorded."""
+    try:
+        await memory.aclose()
+    except Exception:
+        log.warning("closing the memory of a dialogue failed", exc_info=True)
+
+
 async def _drive(
-    d: Dialogue, memory: Any, qs: list[Question], protocol: str, sem: asyncio.Semaphore, state: _RunState
+    d: Dialogue,
+    memory: MemoryMethod[Any],
+    qs: list[Question],
+    protocol: str,
+    sem: asyncio.Semaphore,
+    state: _RunState,
 ) -> None:
     async def ask(batch: list[Question]) -> None:
         async def one(q: Question) -> None:
@@ -437,7 +467,7 @@ async def _drive(
     state.describe(d.id, memory)  # and at the end (stats gathered while answering)
 
 
-async def _answer(memory: Any, q: Question, state: _RunState) -> Prediction:
+async def _answer(memory: MemoryMethod[Any], q: Question, state: _RunState) -> Prediction:
     method = state.method
     t0 = time.perf_counter()
     try:
@@ -446,7 +476,10 @@ async def _answer(memory: Any, q: Question, state: _RunState) -> Prediction:
         view = state.captions[f"{q.split}/{q.dialogue}"].view(q, state.image_dir, state.fields)
         state.asked[view.key] = q
         try:
-            with tag_calls(question_ids=[q.id], dialogue=f"{q.split}/{q.dialogue}", session=q.session):
+            with (
+                tag_calls(question_ids=[q.id], dialogue=f"{q.split}/{q.dialogue}", session=q.session),
+                tally_question() as tally,
+            ):
                 if state.retrieval_only:
                     evidence = list(await memory.retrieve_evidence(view))
                 else:
@@ -479,8 +512,8 @@ async def _answer(memory: Any, q: Question, state: _RunState) -> Prediction:
         answer=ans.text,
         evidence=ans.evidence,
         latency_s=round(time.perf_counter() - t0, 4),
-        usage=ans.usage,
-        cached=ans.cached,
+        usage=tally.usage,
+        cached=tally.cached,
         method=method,
         details=details,
     )
@@ -620,10 +653,8 @@ class _RunState:
         self.build_s += seconds
         self.sessions_observed += not absent
 
-    def describe(self, dialogue_id: str, memory: Any) -> None:
-        """Read ``memory.describe()`` (if any) for the manifest; a failing describe() is recorded, not raised."""
-        if not hasattr(memory, "describe"):
-            return
+    def describe(self, dialogue_id: str, memory: MemoryMethod[Any]) -> None:
+        """Read ``memory.describe()`` for the manifest; a failing describe() is recorded, not raised."""
         try:
             self.descriptions[dialogue_id] = MethodDescription.model_validate(dict(memory.describe()))
         except Exception as e:
@@ -661,10 +692,17 @@ def _identity_diff(recorded: Any, wanted: dict[str, Any]) -> str:
     return "; ".join(f"{k}: recorded {recorded.get(k)!r}, this run {wanted.get(k)!r}" for k in keys)
 
 
-def _open_manifest(store: RunStore, config: RunConfig, ds: Dataset) -> Manifest:
+def method_identity(method_cls: type[MemoryMethod[Any]]) -> dict[str, Any]:
+    """What the method class adds to the run's identity (:meth:`MemoryMethod.run_identity`: a memory
+    product's distribution and version), so a run never resumes under another product version."""
+    extra = method_cls.run_identity()
+    return {"method_identity": extra} if extra else {}
+
+
+def _open_manifest(store: RunStore, config: RunConfig, ds: Dataset, extra: dict[str, Any] | None = None) -> Manifest:
     splits: list[str] = ["dyadic", "multi-party"] if config.split == "all" else [config.split]
     fingerprint = dataset_fingerprint(ds.root, splits)
-    identity = config.identity()
+    identity = {**config.identity(), **(extra or {})}
     old = store.read_manifest()
     if old is not None:
         if old.identity != identity:
@@ -679,7 +717,7 @@ def _open_manifest(store: RunStore, config: RunConfig, ds: Dataset) -> Manifest:
             )
         old.resumes += 1
         old.invocations.append(
-            Invocation(started_at=now_iso(), command=command_line(), retry_failed=config.retry_failed)
+            Invocation(started_at=now_iso(), command=command_line(), retry_failed=config.execution.retry_failed)
         )
         return old
     return Manifest(
@@ -687,11 +725,13 @@ def _open_manifest(store: RunStore, config: RunConfig, ds: Dataset) -> Manifest:
         version=__version__,
         command=command_line(),
         started_at=now_iso(),
-        invocations=[Invocation(started_at=now_iso(), command=command_line(), retry_failed=config.retry_failed)],
+        invocations=[
+            Invocation(started_at=now_iso(), command=command_line(), retry_failed=config.execution.retry_failed)
+        ],
         config=RunSettings.model_validate(config.recorded()),
         identity=identity,
         method=config.method,
-        model=config.model,
+        model=config.models.model,
         protocol=config.protocol,
         split=config.split,
         data_root=str(ds.root),

@@ -80,8 +80,8 @@ class LocalExecutor:
             str(cell.config.run_dir),
             metrics,
             judge,
-            cell.config.use_cache,
-            _opt_str(cell.config.cache_path),
+            cell.config.execution.use_cache,
+            _opt_str(cell.config.execution.cache_path),
         )
 
     def close(self) -> None:
@@ -130,8 +130,8 @@ class RayExecutor:
             str(cell.config.run_dir),
             metrics,
             judge.model_dump() if judge else None,
-            cell.config.use_cache,
-            _opt_str(cell.config.cache_path),
+            cell.config.execution.use_cache,
+            _opt_str(cell.config.execution.cache_path),
         )
         return await asyncio.wrap_future(ref.future())
 

@@ -137,7 +137,7 @@ def run_info(run_dir: Path) -> RunInfo:
         run_id=manifest.run_id or d.name,
         method=manifest.method or "?",
         model=manifest.model or "?",
-        preset=manifest.preset or manifest.config.preset or None,
+        preset=manifest.config.preset or None,
         protocol=manifest.protocol or "?",
         split=manifest.split or "?",
         status=manifest.status or ("incomplete" if found else "unknown"),

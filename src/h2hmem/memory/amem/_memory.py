@@ -14,7 +14,7 @@ never rebuilds a note that exists. Retrieval: 0.5 · min-max BM25 + 0.5 · cosin
 text, keywords, tags and context; top-k 5; optional link-following. Answers use the shared prompt
 at temperature 0.1.
 
-That is the preset ``harmonized``. Under ``paper`` (options below, :data:`OPTIONS`): the official
+That is the preset ``harmonized``. Under ``paper`` (options below, :class:`AMemOptions`): the official
 note content and time (``[role]: <timeline_date>:text [image: file] …``, ``<date>_<turn>``), Okapi
 BM25 over NLTK word tokens (no stopword removal) on the official labelled note text with the
 official min-max, evolution neighbours from that hybrid search on the note content, the official
@@ -28,13 +28,16 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import numpy as np
+from pydantic import Field
 
+from ... import defaults
 from ...data import Session
 from ...llm import GenerationConfig, Message
-from .._options import PresetOption, resolve_options
+from .._method import MemoryMethod
+from .._options import AttachQuestionImage, MethodOptions, TopK, preset_option
 from .._prompt import build_answer_messages
 from .._protocol import Answer, Evidence, MemoryContext
 from .._render import image_text
@@ -62,156 +65,111 @@ from ._paper import (
     read_reply,
 )
 
-TOP_K = 5
-"""Published retrieval top-k."""
 NEIGHBOURS = 5
 """Nearest notes considered for evolution (published)."""
 BUILD_TEMPERATURE = 0.3
 """Note-writer temperature (official A-Mem: ~0.3)."""
 BUILD_MAX_TOKENS = 1024
-OPTIONS: tuple[PresetOption, ...] = (
-    PresetOption(
-        "note_format",
+
+
+class AMemOptions(MethodOptions):
+    """Options of ``a-mem`` (``docs/protocol.md``)."""
+
+    top_k: TopK = defaults.TOP_K
+    neighbours: int = Field(NEIGHBOURS, ge=0, description="nearest notes shown to the evolution step (published 5)")
+    alpha: float = Field(
+        ALPHA, ge=0.0, le=1.0, description="weight of the normalised BM25 score; the cosine gets 1 - alpha (0.5)"
+    )
+    follow_links: bool = Field(
+        False, description="also show up to top_k notes linked from the retrieved ones (published code: unused)"
+    )
+    evolve: bool = Field(True, description="run the evolution step (published: yes)")
+    build_temperature: float = Field(BUILD_TEMPERATURE, ge=0.0, description="note-writer temperature (published 0.3)")
+    build_max_tokens: int = Field(BUILD_MAX_TOKENS, ge=1, description="note-writer new-token limit")
+    note_format: Literal["official", "h2hmem"] = preset_option(
         "official",
         "h2hmem",
         "note content '[role]: <timeline_date>:text [image: file] [image_description: …]' with time "
         "'<date>_<turn>', or '[role]: ISO-date: text [image: file in session] …'",
-        ("official", "h2hmem"),
-    ),
-    PresetOption(
-        "retrieval",
+    )
+    retrieval: Literal["official", "h2hmem"] = preset_option(
         "official",
         "h2hmem",
         "Okapi BM25 (rank_bm25 formula) over NLTK word tokens, no stopword removal, on 'content: … context: … "
         "keywords: … tags: …' with (s−min)/(max−min+1e-6); or bm25s with English stopwords on the note text",
-        ("official", "h2hmem"),
-    ),
-    PresetOption(
-        "evolution_neighbours",
+    )
+    evolution_neighbours: Literal["hybrid", "cosine"] = preset_option(
         "hybrid",
         "cosine",
         "notes shown to the evolution step: the hybrid search on the new note's content (official) or the "
         "nearest by cosine",
-        ("hybrid", "cosine"),
-    ),
-    PresetOption(
-        "request",
+    )
+    request: Literal["official", "h2hmem"] = preset_option(
         "official",
         "h2hmem",
         "answer request: the script's prompt, '[k] [Time:…] [Session:…] content' context, query with "
         "'image description:' and reply reading; or the shared prompt with rendered notes",
-        ("official", "h2hmem"),
-    ),
-    PresetOption(
-        "attach_question_image",
+    )
+    attach_question_image: AttachQuestionImage = preset_option(
         True,
         False,
         "send the question's image as an image part (official: before the text; a text-only model gets the "
         "script's caption prompt) instead of its caption text",
-        (True, False),
-    ),
-    PresetOption(
-        "answer_max_tokens", 2000, None, "new tokens of the answer call; None = the run's --answer-max-tokens"
-    ),
-    PresetOption(
-        "note_prompts",
+    )
+    answer_max_tokens: int | None = preset_option(
+        2000, None, "new tokens of the answer call; None = the run's --answer-max-tokens", ge=1
+    )
+    note_prompts: Literal["official", "h2hmem"] = preset_option(
         "official",
         "h2hmem",
         "note-writer and evolution prompts: the script's texts with their JSON schemas (properties in the "
         "script's order; system 'You are a helpful assistant.', temperature 0.3, 2,000 tokens; neighbours "
         "listed by memory index, links by index or id; after the last unreadable reply the script's note: "
         "keywords and tags ['对话'], context 'General'), or h2hmem's own (an empty fallback note)",
-        ("official", "h2hmem"),
-    ),
-    PresetOption(
-        "analysis_tries",
+    )
+    analysis_tries: int = preset_option(
         3,
         1,
         "note-writer requests per turn while the reply is unreadable (official analyze_content: 3); each "
         "retry is a new call, keyed by its try number, so it reaches the model, not the request cache",
-    ),
-    PresetOption(
-        "reindex_every",
+        ge=1,
+    )
+    reindex_every: int = preset_option(
         100,
         0,
         "re-index the notes whose context and tags an evolution rewrote only at every N-th evolution, "
         "answers using the index as last rebuilt (official evo_threshold 100, consolidate_memories); 0 = at once",
-    ),
-    PresetOption(
-        "question_image_encoding",
+        ge=0,
+    )
+    question_image_encoding: Literal["raw", "jpeg1024"] = preset_option(
         "raw",
         "jpeg1024",
         "an attached question image: the file's bytes with the MIME type of its extension and "
         "'detail': 'auto' (official), or a JPEG re-encoded to at most 1,024 px",
-        ("raw", "jpeg1024"),
-    ),
-)
+    )
 
 
-class AMemMemory:
+class AMemMemory(MemoryMethod[AMemOptions]):
     """Agentic memory notes with hybrid retrieval.
 
     Args:
         ctx: run context (note writer ``build_chat`` or ``chat``, captions, text embedder, state_dir).
-        top_k: notes retrieved per question (published 5).
-        neighbours: nearest notes shown to the evolution step (published 5).
-        alpha: weight of the normalised BM25 score (published 0.5; the cosine gets 1 − alpha).
-        follow_links: also show the notes linked from the retrieved ones (published code had it,
-            unused: default False); at most ``top_k`` linked notes are added.
-        evolve: run the evolution step (published: yes).
-        build_temperature, build_max_tokens: note-writer generation settings (published 0.3).
+        options: :class:`AMemOptions` (``None`` = from ``params`` under ``ctx.preset``).
     """
 
     name: ClassVar[str] = "a-mem"
+    Options = AMemOptions
     modality: ClassVar[str] = "caption"
 
-    def __init__(
-        self,
-        ctx: MemoryContext,
-        top_k: int = TOP_K,
-        neighbours: int = NEIGHBOURS,
-        alpha: float = ALPHA,
-        follow_links: bool = False,
-        evolve: bool = True,
-        build_temperature: float = BUILD_TEMPERATURE,
-        build_max_tokens: int = BUILD_MAX_TOKENS,
-        *,
-        note_format: str | None = None,
-        retrieval: str | None = None,
-        evolution_neighbours: str | None = None,
-        request: str | None = None,
-        attach_question_image: bool | None = None,
-        answer_max_tokens: int | None = None,
-        note_prompts: str | None = None,
-        analysis_tries: int | None = None,
-        reindex_every: int | None = None,
-        question_image_encoding: str | None = None,
-    ):
-        self.options = resolve_options(
-            self.name,
-            OPTIONS,
-            ctx.preset,
-            {
-                "note_format": note_format,
-                "retrieval": retrieval,
-                "evolution_neighbours": evolution_neighbours,
-                "request": request,
-                "attach_question_image": attach_question_image,
-                "answer_max_tokens": answer_max_tokens,
-                "note_prompts": note_prompts,
-                "analysis_tries": analysis_tries,
-                "reindex_every": reindex_every,
-                "question_image_encoding": question_image_encoding,
-            },
-        )
-        if int(self.options["analysis_tries"]) < 1 or int(self.options["reindex_every"]) < 0:
-            raise ValueError("a-mem: analysis_tries must be >= 1 and reindex_every >= 0")
+    def __init__(self, ctx: MemoryContext, options: AMemOptions | None = None, **params: Any):
+        super().__init__(ctx, options, **params)
+        o = self.options
+        top_k, neighbours, alpha = o.top_k, o.neighbours, o.alpha
+        follow_links, evolve = o.follow_links, o.evolve
+        build_temperature, build_max_tokens = o.build_temperature, o.build_max_tokens
         self._doc: Callable[[Note], str] = (
-            (lambda n: n.searchable()) if self.options["retrieval"] == "official" else (lambda n: n.document())
+            (lambda n: n.searchable()) if self.options.retrieval == "official" else (lambda n: n.document())
         )
-        if top_k < 1 or neighbours < 0 or not 0.0 <= alpha <= 1.0:
-            raise ValueError("a-mem: top_k must be >= 1, neighbours >= 0 and alpha within [0, 1]")
-        self.ctx = ctx
         self.top_k, self.neighbours, self.alpha = top_k, neighbours, alpha
         self.follow_links, self.evolve = follow_links, evolve
         self.writer = ctx.build_chat or ctx.chat
@@ -243,23 +201,15 @@ class AMemMemory:
         """The options that shape the notes, for the store fingerprint (absent when all are h2hmem's, so
         stores written before the presets existed stay valid)."""
         keys = ("note_format", "retrieval", "evolution_neighbours", "note_prompts", "analysis_tries", "reindex_every")
-        chosen = {k: self.options[k] for k in keys}
-        harmonized = {o.name: o.harmonized for o in OPTIONS if o.name in keys}
+        chosen = {k: getattr(self.options, k) for k in keys}
+        harmonized = {k: AMemOptions.preset_table()["harmonized"][k] for k in keys}
         return {} if chosen == harmonized else {"options": chosen}
 
     def describe(self) -> dict[str, Any]:
         return {
             "method": self.name,
             "modality": self.modality,
-            "preset": self.ctx.preset,
-            "options": self.options,
-            "top_k": self.top_k,
-            "neighbours": self.neighbours,
-            "alpha_bm25": self.alpha,
-            "follow_links": self.follow_links,
-            "evolve": self.evolve,
             "note_writer": getattr(self.writer, "spec", "?"),
-            "build_temperature": self.build_config.temperature,
             "embedder": getattr(self.embedder, "name", "?"),
             "answer_temperature": self.ctx.answer_config.temperature,
             "images": "captions: note content '[speaker]: date: text [image: <file> in <session>] "
@@ -298,10 +248,10 @@ class AMemMemory:
         """``(keywords, tags, context)`` of the note writer's reply, asking again while the reply is
         unreadable (``analysis_tries`` in all; try ``k`` is sent with ``GenerationConfig.attempt=k``, a
         cache key of its own, so it reaches the model and a rerun replays it); None when none was readable."""
-        official = self.options["note_prompts"] == "official"
+        official = self.options.note_prompts == "official"
         messages, config = official_analysis(content) if official else (analysis_messages(content), self.build_config)
         read = read_official_analysis if official else parse_analysis
-        for attempt in range(int(self.options["analysis_tries"])):
+        for attempt in range(int(self.options.analysis_tries)):
             if attempt:
                 self.store.stats.analysis_retries += 1
             analysis = read(await self._write(messages, config.model_copy(update={"attempt": attempt})))
@@ -312,7 +262,7 @@ class AMemMemory:
     async def _add_turn(self, session: Session, turn_index: int) -> None:
         turn = session.turns[turn_index]
         date = session.date.isoformat() if session.date else (session.raw_date or "date unknown")
-        if self.options["note_format"] == "official":
+        if self.options.note_format == "official":
             note = Note(
                 id=f"{session.name}/t{turn.index}",
                 session=session.name,
@@ -333,7 +283,7 @@ class AMemMemory:
         if analysis is None:
             note.fallback = True
             self.store.stats.analysis_failures += 1
-            if self.options["note_prompts"] == "official":  # the script's note after its last try
+            if self.options.note_prompts == "official":  # the script's note after its last try
                 note.keywords, note.tags, note.context = (
                     list(OFFICIAL_FALLBACK[0]),
                     list(OFFICIAL_FALLBACK[1]),
@@ -353,7 +303,7 @@ class AMemMemory:
         self.store.notes.append(note)
         self._vectors = new_vec if len(vectors) == 0 else np.concatenate([vectors, new_vec])
         self._bm25 = None
-        every = int(self.options["reindex_every"])
+        every = int(self.options.reindex_every)
         if every and self.store.stats.evolutions > evolutions and self.store.stats.evolutions % every == 0:
             await self._reindex()
 
@@ -371,7 +321,7 @@ class AMemMemory:
         (``reindex_every=0``), or keep their previous indexed text until the next re-indexing."""
         notes = self.store.notes
         self.store.stats.neighbour_updates += len(rows)
-        if int(self.options["reindex_every"]):
+        if int(self.options.reindex_every):
             for i in rows:
                 if notes[i].indexed is None and self._doc(notes[i]) != old_docs[i]:
                     notes[i] = notes[i].model_copy(update={"indexed": old_docs[i]})
@@ -382,11 +332,11 @@ class AMemMemory:
         self._bm25 = None
 
     async def _evolve(self, note: Note, vec: np.ndarray, vectors: np.ndarray) -> None:
-        if self.options["evolution_neighbours"] == "hybrid":  # official: the retriever's search on the content
+        if self.options.evolution_neighbours == "hybrid":  # official: the retriever's search on the content
             near = [i for i, _ in top_k(await self._hybrid(note.content), self.neighbours)]
         else:
             near = [i for i, _ in top_k(vectors @ vec, self.neighbours)]
-        if self.options["note_prompts"] == "official":
+        if self.options.note_prompts == "official":
             return await self._evolve_official(note, near)
         neighbours = [self.store.notes[i] for i in near]
         decision = parse_evolution(await self._write(evolution_messages(note, neighbours)), len(neighbours))
@@ -496,7 +446,7 @@ class AMemMemory:
         """Hybrid score of every note for ``query``: alpha · normalised BM25 + (1 − alpha) · cosine."""
         notes = self.store.notes
         vectors = await self._vectors_now()
-        official = self.options["retrieval"] == "official"
+        official = self.options.retrieval == "official"
         if self._bm25 is None or self._bm25.n != len(notes):
             docs = [self._indexed_doc(n) for n in notes]
             self._bm25 = OkapiBM25(docs) if official else BM25Scorer(docs)
@@ -509,7 +459,7 @@ class AMemMemory:
         return hybrid_scores(self._bm25.scores(query), vectors @ qvec, self.alpha)
 
     def _query(self, question: QuestionView) -> str:
-        if self.options["request"] == "official":
+        if self.options.request == "official":
             return official_query(question, self.ctx.captions)
         q_caps = [image_text(ref, self.ctx.captions) for ref in question.images]
         return " ".join([question.text.strip(), *q_caps])
@@ -523,7 +473,7 @@ class AMemMemory:
         return self._evidence(await self.retrieve(self._query(question)))
 
     async def answer(self, question: QuestionView) -> Answer:
-        if self.options["request"] == "official":
+        if self.options.request == "official":
             return await self._answer_official(question)
         q_caps = [image_text(ref, self.ctx.captions) for ref in question.images]
         t0 = time.perf_counter()
@@ -538,8 +488,6 @@ class AMemMemory:
         return Answer(
             text=result.text.strip(),
             evidence=self._evidence(hits),
-            usage=result.usage,
-            cached=result.cached,
             details={
                 "retrieved": len(hits),
                 "retrieval_s": round(retrieval_s, 6),
@@ -557,21 +505,19 @@ class AMemMemory:
             question,
             [n for n, _ in hits],
             self.ctx.captions,
-            attach_image=self.options["attach_question_image"],
+            attach_image=self.options.attach_question_image,
             sees_images=bool(getattr(self.ctx.chat, "supports_images", False)),
-            image_encoding=self.options["question_image_encoding"],
+            image_encoding=self.options.question_image_encoding,
         )
         config = self.ctx.answer_config
-        if self.options["answer_max_tokens"] is not None:
-            config = config.model_copy(update={"max_tokens": int(self.options["answer_max_tokens"])})
+        if self.options.answer_max_tokens is not None:
+            config = config.model_copy(update={"max_tokens": int(self.options.answer_max_tokens)})
         result = await self.ctx.chat.chat(messages, config, stage="answer")
         return Answer(
             text=read_reply(result.text),
             evidence=[
                 Evidence(session=n.session, turn=n.turn, score=None if s is None else round(s, 6)) for n, s in hits
             ],
-            usage=result.usage,
-            cached=result.cached,
             details={
                 "retrieved": len(hits),
                 "retrieval_s": round(retrieval_s, 6),

@@ -23,13 +23,16 @@ fallback instruction), then the question image(s) and up to 10 images in all, di
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field
 
 from ...data import ImageRef, Session
 from ...llm import ContentPart, Message, TextPart
 from ...llm import image_text as substitute_text
 from .._budget import context_budget, keep_most_recent, token_counter
-from .._options import PresetOption, resolve_options
+from .._method import MemoryMethod
+from .._options import DateFormat, MethodOptions, preset_option
 from .._paper_native import MAX_CONTEXT_TOKENS, full_mm_request
 from .._prompt import build_answer_messages
 from .._protocol import Answer, Evidence, MemoryContext
@@ -43,26 +46,32 @@ IMAGE_TOKENS = 765
 cost of a 1,024 × 1,024 image (85 + 4 tiles × 170); images are sent at most 1,024 px per side."""
 
 
-OPTIONS: tuple[PresetOption, ...] = (
-    PresetOption(
-        "request",
+class FullMMOptions(MethodOptions):
+    """Options of ``full-mm`` (``docs/protocol.md``)."""
+
+    context_tokens: int | None = Field(
+        None, ge=1, description="context window to fill; None = the model's own window (4,096 if unknown)"
+    )
+    max_images: int = Field(MAX_IMAGES, ge=0, description="images per answer call, question image included (10)")
+    image_tokens: int = Field(
+        IMAGE_TOKENS,
+        ge=0,
+        description="context tokens charged per attached image when the model sees pixels (official: text only)",
+    )
+    request: Literal["official", "h2hmem"] = preset_option(
         "official",
         "h2hmem",
         "the whole answer request: the script's lines, head truncation (cl100k) with its note, prompt and "
         "image order (question images, then dialogue images, after the text), or h2hmem's interleaved "
         "context with the most recent turns and images and the shared prompt",
-        ("official", "h2hmem"),
-    ),
-    PresetOption(
-        "max_context_tokens",
+    )
+    max_context_tokens: int | None = preset_option(
         MAX_CONTEXT_TOKENS,
         None,
         "request=official: cl100k tokens of dialogue kept from the head (h2hmem: context_tokens)",
-    ),
-    PresetOption(
-        "date_format", "raw", "iso", "request=official: timeline_date as written, or the ISO date", ("raw", "iso")
-    ),
-)
+        ge=1,
+    )
+    date_format: DateFormat = preset_option("raw", "iso", "request=official: timeline_date as written, or the ISO date")
 
 
 @dataclass(frozen=True)
@@ -78,43 +87,23 @@ class _Line:
     header: bool = False
 
 
-class FullMMMemory:
+class FullMMMemory(MemoryMethod[FullMMOptions]):
     """Native full-context baseline.
 
     Args:
         ctx: run context (answer model, captions).
-        context_tokens: context window to fill; ``None`` = the model's own window (4,096 if unknown).
-        max_images: images per answer call, question image included (published 10).
-        image_tokens: context tokens charged per attached image when the model sees pixels
-            (default 765, see :data:`IMAGE_TOKENS`; the official cap counted text only).
+        options: :class:`FullMMOptions` (``None`` = from ``params`` under ``ctx.preset``).
     """
 
     name: ClassVar[str] = "full-mm"
+    Options = FullMMOptions
     modality: ClassVar[str] = "native"
 
-    def __init__(
-        self,
-        ctx: MemoryContext,
-        context_tokens: int | None = None,
-        max_images: int = MAX_IMAGES,
-        image_tokens: int = IMAGE_TOKENS,
-        *,
-        request: str | None = None,
-        max_context_tokens: int | None = None,
-        date_format: str | None = None,
-    ):
-        self.options = resolve_options(
-            self.name,
-            OPTIONS,
-            ctx.preset,
-            {"request": request, "max_context_tokens": max_context_tokens, "date_format": date_format},
-        )
-        if max_images < 0 or image_tokens < 0:
-            raise ValueError(f"full-mm: max_images and image_tokens must be >= 0, got {max_images}, {image_tokens}")
-        self.image_tokens = image_tokens
-        self.ctx = ctx
-        self.context_tokens = context_tokens
-        self.max_images = max_images
+    def __init__(self, ctx: MemoryContext, options: FullMMOptions | None = None, **params: Any):
+        super().__init__(ctx, options, **params)
+        self.image_tokens = self.options.image_tokens
+        self.context_tokens = self.options.context_tokens
+        self.max_images = self.options.max_images
         self._count, self._counter_kind = token_counter(ctx.chat)
         self._sees_images = bool(getattr(ctx.chat, "supports_images", False))
         self._lines: list[_Line] = []
@@ -124,11 +113,6 @@ class FullMMMemory:
         return {
             "method": self.name,
             "modality": self.modality,
-            "preset": self.ctx.preset,
-            "options": self.options,
-            "context_tokens": self.context_tokens,
-            "max_images": self.max_images,
-            "image_tokens": self.image_tokens,
             "token_counter": self._counter_kind,
             "truncation": "keep most recent turns; keep most recent images",
             "images": (
@@ -180,12 +164,12 @@ class FullMMMemory:
 
     async def retrieve_evidence(self, question: QuestionView) -> list[Evidence]:
         """The sessions ``answer`` would show, most recent first (no model call)."""
-        if self.options["request"] == "official":
+        if self.options.request == "official":
             return self._official_request(question)[2]
         return self._kept_sessions(self._plan(question)[0])
 
     async def answer(self, question: QuestionView) -> Answer:
-        if self.options["request"] == "official":
+        if self.options.request == "official":
             return await self._answer_official(question)
         q_images = [image_part(ref, self.ctx.captions) for ref in question.images][: self.max_images]
         start, attach, costs, budget, with_image = self._plan(question)
@@ -216,8 +200,6 @@ class FullMMMemory:
         return Answer(
             text=result.text.strip(),
             evidence=self._kept_sessions(start),
-            usage=result.usage,
-            cached=result.cached,
             details={
                 "context_tokens": sum(costs[start:]),
                 "budget_tokens": budget,
@@ -233,14 +215,14 @@ class FullMMMemory:
     def _official_request(self, question: QuestionView) -> tuple[list[Message], dict[str, Any], list[Evidence]]:
         """``(messages, details, evidence)`` of the official request; evidence = the sessions that survive the
         cut, most recent first (h2hmem's evidence order)."""
-        max_tokens = self.options["max_context_tokens"] or MAX_CONTEXT_TOKENS
+        max_tokens = self.options.max_context_tokens or MAX_CONTEXT_TOKENS
         messages, details = full_mm_request(
             self._sessions,
             question,
             self.ctx.captions,
             max_context_tokens=max_tokens,
             max_images=self.max_images,
-            date_format=self.options["date_format"],
+            date_format=self.options.date_format,
         )
         shown = details.pop("sessions_shown")
         return messages, details, [Evidence(session=s) for s in reversed(shown)]
@@ -249,6 +231,4 @@ class FullMMMemory:
         messages, details, evidence = self._official_request(question)
         result = await self.ctx.chat.chat(messages, self.ctx.answer_config, stage="answer")
         details["images_substituted"] = result.images_substituted
-        return Answer(
-            text=result.text.strip(), evidence=evidence, usage=result.usage, cached=result.cached, details=details
-        )
+        return Answer(text=result.text.strip(), evidence=evidence, details=details)

@@ -16,12 +16,15 @@ Every session in time order, every turn with its date, speaker and caption inlin
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field
 
 from ...data import Session
 from ...llm import ImagePart, Message
 from .._budget import context_budget, keep_most_recent, token_counter
-from .._options import PresetOption, resolve_options
+from .._method import MemoryMethod
+from .._options import AttachQuestionImage, DateFormat, MethodOptions, TopP, preset_option
 from .._paper_answer import official_messages, question_image_parts
 from .._paper_render import full_text_context, head_truncate
 from .._per_state import PerState
@@ -30,108 +33,70 @@ from .._protocol import Answer, Evidence, MemoryContext
 from .._render import image_text, render_turn, session_header
 from .._view import QuestionView
 
-OPTIONS: tuple[PresetOption, ...] = (
-    PresetOption(
-        "layout",
+
+class FullTextOptions(MethodOptions):
+    """Options of ``full-text`` (``docs/protocol.md``)."""
+
+    layout: Literal["official", "h2hmem"] = preset_option(
         "official",
         "h2hmem",
         "context layout: the official session header and 'Turn i - role: [Image: caption] date:text' lines, "
         "or h2hmem's '## session (date)' header and '[date] speaker: text [Image …: caption]' lines",
-        ("official", "h2hmem"),
-    ),
-    PresetOption(
-        "prompt",
+    )
+    prompt: Literal["official", "shared"] = preset_option(
         "official",
         "shared",
         "answer prompt: the script's per-type instruction, one-shot example and counter-example in one user "
         "message, or the shared system + user prompt of all methods",
-        ("official", "shared"),
-    ),
-    PresetOption(
-        "truncation",
+    )
+    truncation: Literal["head", "recent"] = preset_option(
         "head",
         "recent",
         "what survives an over-long context: its first tokens (official) or the most recent turns",
-        ("head", "recent"),
-    ),
-    PresetOption(
-        "max_context_tokens",
+    )
+    max_context_tokens: int | None = preset_option(
         4096,
         None,
         "tokens of memory context; None = the model's window minus the answer budget and prompt overhead",
-    ),
-    PresetOption(
-        "tokenizer",
+        ge=1,
+    )
+    context_tokens: int | None = Field(
+        None, ge=1, description="context window to fill when max_context_tokens is None; None = the model's own"
+    )
+    tokenizer: Literal["cl100k", "model"] = preset_option(
         "cl100k",
         "model",
         "how context tokens are counted: tiktoken cl100k_base (official) or the answer model's tokenizer",
-        ("cl100k", "model"),
-    ),
-    PresetOption(
-        "date_format",
-        "raw",
-        "iso",
-        "session dates: timeline_date as written ('2024-02-20 (正月十一)') or the ISO date",
-        ("raw", "iso"),
-    ),
-    PresetOption(
-        "attach_question_image",
+    )
+    date_format: DateFormat = preset_option(
+        "raw", "iso", "session dates: timeline_date as written ('2024-02-20 (正月十一)') or the ISO date"
+    )
+    attach_question_image: AttachQuestionImage = preset_option(
         True,
         False,
         "send the question's (first) image as an image part (a text-only model gets its caption) instead "
         "of its caption text",
-        (True, False),
-    ),
-    PresetOption("top_p", 0.9, None, "nucleus sampling of the answer call; None = not sent"),
-)
+    )
+    top_p: TopP = preset_option(0.9, None, "nucleus sampling of the answer call; None = not sent")
 
 
-class FullTextMemory:
+class FullTextMemory(MemoryMethod[FullTextOptions]):
     """Caption-based full-context baseline.
 
     Args:
         ctx: run context (answer model, captions, preset).
-        context_tokens: context window to fill when ``max_context_tokens`` is None; ``None`` = the model's own.
-        layout, prompt, truncation, max_context_tokens, tokenizer, date_format, attach_question_image, top_p:
-            the preset options (:data:`OPTIONS`); ``None`` = the preset's value.
+        options: :class:`FullTextOptions` (``None`` = from ``params`` under ``ctx.preset``).
     """
 
     name: ClassVar[str] = "full-text"
+    Options = FullTextOptions
     modality: ClassVar[str] = "caption"
 
-    def __init__(
-        self,
-        ctx: MemoryContext,
-        context_tokens: int | None = None,
-        *,
-        layout: str | None = None,
-        prompt: str | None = None,
-        truncation: str | None = None,
-        max_context_tokens: int | None = None,
-        tokenizer: str | None = None,
-        date_format: str | None = None,
-        attach_question_image: bool | None = None,
-        top_p: float | None = None,
-    ):
-        self.ctx = ctx
-        self.context_tokens = context_tokens
-        self.options = resolve_options(
-            self.name,
-            OPTIONS,
-            ctx.preset,
-            {
-                "layout": layout,
-                "prompt": prompt,
-                "truncation": truncation,
-                "max_context_tokens": max_context_tokens,
-                "tokenizer": tokenizer,
-                "date_format": date_format,
-                "attach_question_image": attach_question_image,
-                "top_p": top_p,
-            },
-        )
+    def __init__(self, ctx: MemoryContext, options: FullTextOptions | None = None, **params: Any):
+        super().__init__(ctx, options, **params)
+        self.context_tokens = self.options.context_tokens
         self._count: Callable[[str], int]
-        if self.options["tokenizer"] == "cl100k":
+        if self.options.tokenizer == "cl100k":
             from ...llm import count_tokens
 
             self._count, self._counter_kind = count_tokens, "cl100k_base"
@@ -147,9 +112,6 @@ class FullTextMemory:
         return {
             "method": self.name,
             "modality": self.modality,
-            "preset": self.ctx.preset,
-            "options": self.options,
-            "context_tokens": self.context_tokens,
             "token_counter": self._counter_kind,
             "images": "memory images as captions inline; question image per attach_question_image",
         }
@@ -159,7 +121,7 @@ class FullTextMemory:
             return
         self._sessions.append(session)
         self._per_state.clear()
-        if not session.turns or self.options["layout"] != "h2hmem":
+        if not session.turns or self.options.layout != "h2hmem":
             return
         header = session_header(session)
         self._lines.append((session.name, header, self._count(header) + 1))
@@ -169,11 +131,11 @@ class FullTextMemory:
 
     def _lines_now(self) -> list[tuple[str, str, int]]:
         """Context lines in order: (session, line, tokens)."""
-        if self.options["layout"] == "h2hmem":
+        if self.options.layout == "h2hmem":
             return self._lines
-        text = full_text_context(self._sessions, self.ctx.captions, self.options["date_format"])
+        text = full_text_context(self._sessions, self.ctx.captions, self.options.date_format)
         # per-line counts matter only when whole lines are kept (head + cl100k cuts the joined text)
-        per_line = self.options["truncation"] == "recent" or self._counter_kind != "cl100k_base"
+        per_line = self.options.truncation == "recent" or self._counter_kind != "cl100k_base"
         session_of, current = [], ""
         for line in text.split("\n"):
             if line.startswith("Session ") and not line.endswith("dialogue turns"):
@@ -185,13 +147,11 @@ class FullTextMemory:
         """What the answer request shows: question image parts or captions, the context after the cut, token
         counts, and the kept sessions as evidence (most recent first)."""
         opts = self.options
-        q_images = question_image_parts(question.images, self.ctx.captions) if opts["attach_question_image"] else []
-        q_caps = (
-            [] if opts["attach_question_image"] else [image_text(ref, self.ctx.captions) for ref in question.images]
-        )
+        q_images = question_image_parts(question.images, self.ctx.captions) if opts.attach_question_image else []
+        q_caps = [] if opts.attach_question_image else [image_text(ref, self.ctx.captions) for ref in question.images]
         lines = self._per_state.get("lines", self._lines_now)
-        if opts["max_context_tokens"] is not None:
-            budget = int(opts["max_context_tokens"])
+        if opts.max_context_tokens is not None:
+            budget = int(opts.max_context_tokens)
         else:
             budget = context_budget(self.ctx.chat, self.context_tokens, self.ctx.answer_config.max_tokens)
             budget -= sum(self._caption_tokens(c) for c in q_caps)
@@ -219,7 +179,7 @@ class FullTextMemory:
     ) -> tuple[str, int, int, int, list[Evidence]]:
         """:meth:`_cut` and the kept sessions as evidence, most recent first."""
         context, original, kept_tokens, kept_lines = self._cut(lines, budget)
-        kept = lines[:kept_lines] if self.options["truncation"] == "head" else lines[len(lines) - kept_lines :]
+        kept = lines[:kept_lines] if self.options.truncation == "head" else lines[len(lines) - kept_lines :]
         evidence = [Evidence(session=s) for s in dict.fromkeys(s for s, _, _ in reversed(kept) if s)]
         return context, original, kept_tokens, kept_lines, evidence
 
@@ -234,14 +194,12 @@ class FullTextMemory:
         truncated = kept_tokens < original
         if plan["q_caps"]:
             context = context + "\n\nImage attached to the question: " + " ".join(plan["q_caps"])
-        config = self.ctx.answer_config.model_copy(update={"top_p": self.options["top_p"]})
+        config = self.ctx.answer_config.model_copy(update={"top_p": self.options.top_p})
         messages = self._messages(question, context, plan["q_images"], truncated, original, kept_tokens)
         result = await self.ctx.chat.chat(messages, config, stage="answer")
         return Answer(
             text=result.text.strip(),
             evidence=plan["evidence"],
-            usage=result.usage,
-            cached=result.cached,
             details={
                 "context_tokens": kept_tokens,
                 "original_context_tokens": original,
@@ -254,7 +212,7 @@ class FullTextMemory:
 
     def _cut(self, lines: list[tuple[str, str, int]], budget: int) -> tuple[str, int, int, int]:
         """``(context text, tokens before the cut, tokens kept, whole lines kept)`` under the truncation option."""
-        if self.options["truncation"] == "recent":
+        if self.options.truncation == "recent":
             start = keep_most_recent([c for _, _, c in lines], budget)
             kept = lines[start:]
             return "\n".join(t for _, t, _ in kept), sum(c for _, _, c in lines), sum(c for _, _, c in kept), len(kept)
@@ -278,7 +236,7 @@ class FullTextMemory:
         original: int,
         kept_tokens: int,
     ) -> list[Message]:
-        if self.options["prompt"] == "shared":
+        if self.options.prompt == "shared":
             return build_answer_messages(question, context, q_images or None)
         return official_messages(
             "full_text",

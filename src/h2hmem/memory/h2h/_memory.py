@@ -35,9 +35,12 @@ import time
 from typing import Any, ClassVar
 
 import numpy as np
+from pydantic import Field
 
+from ... import defaults
 from ...data import MainCategory, Session, TaskType
-from ...llm import Usage
+from .._method import MemoryMethod
+from .._options import MethodOptions, TopK
 from .._prompt import build_answer_messages
 from .._protocol import Answer, Evidence, MemoryContext
 from .._render import render_turn, session_header
@@ -51,8 +54,6 @@ from ._rerank import RERANK_CANDIDATES, RERANK_CONFIG, apply_ranking, parse_rank
 from ._time import TimeRefs, matching_sessions, time_refs
 
 _PICTURE = re.compile(r"\b(?:picture|image|photo|pic|screenshot)s?\b", re.I)
-TOP_K = 5
-"""Turns retrieved per question (the baselines' published top-k)."""
 WINDOW = 1
 """Neighbouring turns shown on each side of a retrieved turn in the answer context."""
 IMAGE_FOLLOWERS = 2
@@ -66,60 +67,91 @@ ABSTAIN_THRESHOLD = 0.35
 """Best question–turn cosine (MiniLM) below which memory is taken to hold nothing relevant."""
 
 
-class H2HMemory:
+class H2HOptions(MethodOptions):
+    """Options of ``h2h`` (``docs/h2h-memory.md``); the switches turn one component off (the ablation)."""
+
+    top_k: TopK = defaults.TOP_K
+    window: int = Field(WINDOW, ge=0, description="neighbours on each side shown with a retrieved turn (0 = alone)")
+    image_followers: int = Field(IMAGE_FOLLOWERS, ge=0, description="turns after an image linked to it")
+    abstain_threshold: float = Field(
+        ABSTAIN_THRESHOLD, description="best question-turn cosine below which memory is taken to hold nothing"
+    )
+    session_cap: int = Field(
+        SESSION_CAP, ge=0, description="most turns from one session in the top-k when no time anchor matched (0 = none)"
+    )
+    bm25: bool = Field(True, description="the BM25 part of the hybrid score")
+    context: bool = Field(True, description="the dense score of a turn's window")
+    speakers: bool = Field(True, description="speaker and addressee boosts")
+    time_anchors: bool = Field(True, description="session, date and round anchors")
+    session_prior: bool = Field(
+        False, description="the session prior (off: it lowered turn recall and session hit@5 on the sample)"
+    )
+    decompose: bool = Field(True, description="per-event sub-queries merged round-robin")
+    clean_query: bool = Field(True, description="task-aware query cleaning")
+    recency: bool = Field(True, description="the later-session boost of KR questions")
+    pictures: bool = Field(True, description="the image-turn boost of questions about pictures")
+    both_sides: bool = Field(True, description="CD questions: search each side of the claim")
+    chain: int = Field(
+        CHAIN,
+        ge=0,
+        description="reasoning (MCR, RET) questions: the best adjacent turn of each of the first `chain` hits "
+        "joins the top-k right after it (0 = off)",
+    )
+    rerank: bool = Field(
+        False,
+        description="the answer model re-ranks the retriever's best candidates: one more model call per question",
+    )
+
+
+class H2HMemory(MemoryMethod[H2HOptions]):
     """Speaker-, time- and image-aware hybrid turn memory.
 
     Args:
         ctx: run context (answer model, captions, shared text embedder).
-        top_k: turns retrieved (ranked evidence).
-        window: neighbours on each side shown with a retrieved turn (0 = the turn alone).
-        image_followers: turns after an image linked to it.
-        abstain_threshold: abstention signal threshold (see module docstring).
-        session_cap: most turns from one session in the top-k when no time anchor matched (0 = none).
-        bm25, context, speakers, time_anchors, decompose, clean_query, recency, pictures: switch
-            one component off (the ablation in ``docs/h2h-memory.md``).
-        both_sides: CD questions: search each side of the claim (:func:`~._query.claim_sides`).
-        session_prior: add the session prior (off by default: it lowered both turn recall and
-            session hit@5 on the sample, see the ablation).
-        chain: reasoning (MCR, RET) questions: the best adjacent turn of each of the first
-            ``chain`` hits joins the top-k right after it (:func:`~._chain.expand_chain`; 0 = off).
-        rerank: the answer model re-ranks the retriever's best candidates (:mod:`._rerank`): one
-            more model call per question (in the answer's usage and ``details.rerank_calls``;
-            with ``--retrieval-only`` too); off by default.
+        options: :class:`H2HOptions` (``None`` = from ``params`` under ``ctx.preset``).
     """
 
     name: ClassVar[str] = "h2h"
+    Options = H2HOptions
     modality: ClassVar[str] = "caption"
 
-    def __init__(
-        self,
-        ctx: MemoryContext,
-        top_k: int = TOP_K,
-        window: int = WINDOW,
-        image_followers: int = IMAGE_FOLLOWERS,
-        abstain_threshold: float = ABSTAIN_THRESHOLD,
-        bm25: bool = True,
-        context: bool = True,
-        speakers: bool = True,
-        time_anchors: bool = True,
-        session_prior: bool = False,
-        decompose: bool = True,
-        clean_query: bool = True,
-        recency: bool = True,
-        pictures: bool = True,
-        both_sides: bool = True,
-        session_cap: int = SESSION_CAP,
-        chain: int = CHAIN,
-        rerank: bool = False,
-    ):
+    def __init__(self, ctx: MemoryContext, options: H2HOptions | None = None, **params: Any):
+        super().__init__(ctx, options, **params)
+        o = self.options
+        top_k, window, image_followers, abstain_threshold, session_cap = (
+            o.top_k,
+            o.window,
+            o.image_followers,
+            o.abstain_threshold,
+            o.session_cap,
+        )
+        (
+            bm25,
+            context,
+            speakers,
+            time_anchors,
+            session_prior,
+            decompose,
+            clean_query,
+            recency,
+            pictures,
+            both_sides,
+        ) = (
+            o.bm25,
+            o.context,
+            o.speakers,
+            o.time_anchors,
+            o.session_prior,
+            o.decompose,
+            o.clean_query,
+            o.recency,
+            o.pictures,
+            o.both_sides,
+        )
         if ctx.embedder_factory is None:
             raise ValueError("h2h needs a text embedder (MemoryContext.embedder_factory)")
-        if top_k < 1 or window < 0 or image_followers < 0 or session_cap < 0 or chain < 0:
-            raise ValueError("h2h: top_k must be >= 1, window, image_followers, session_cap and chain >= 0")
         self.session_cap = session_cap
-        self.chain = chain
-        self.rerank = rerank
-        self.ctx = ctx
+        self.chain, self.rerank = o.chain, o.rerank
         self.top_k, self.window, self.image_followers = top_k, window, image_followers
         self.abstain_threshold = abstain_threshold
         self.switches = {
@@ -160,15 +192,7 @@ class H2HMemory:
         return {
             "method": self.name,
             "modality": self.modality,
-            "top_k": self.top_k,
-            "window": self.window,
-            "image_followers": self.image_followers,
-            "session_cap": self.session_cap,
-            "chain": self.chain,
-            "rerank": self.rerank,
-            "abstain_threshold": self.abstain_threshold,
             "weights": self.weights.__dict__,
-            "components": self.switches,
             "embedder": getattr(self.embedder, "name", "?"),
             "images": "captions (never file names in queries); image turns linked to the turns discussing them",
         }
@@ -285,11 +309,11 @@ class H2HMemory:
             final = final + w.recency * np.array([t.session_pos for t in turns], np.float64) / (len(self._sessions) - 1)
         return final, float(dense.max())
 
-    async def _ranked(self, question: QuestionView) -> tuple[list[tuple[int, float]], dict[str, Any], Usage | None]:
-        """``[(turn position in the index, score)]`` best first (``top_k`` of them), facts, and the
-        usage of the re-ranking call (None without ``rerank``)."""
+    async def _ranked(self, question: QuestionView) -> tuple[list[tuple[int, float]], dict[str, Any]]:
+        """``[(turn position in the index, score)]`` best first (``top_k`` of them) and facts (the
+        re-ranking call's usage is tallied by the runner with the question's other calls)."""
         if not len(self.index):
-            return [], {"abstain_signal": None, "abstain": True}, None
+            return [], {"abstain_signal": None, "abstain": True}
         raw = question.text.strip()
         query = search_text(raw) if self.switches["clean_query"] else raw
         caps = [c for c in (self.ctx.captions(ref) for ref in question.images) if c]
@@ -313,9 +337,8 @@ class H2HMemory:
             order = _round_robin(first + [order] + rest)
         if self.session_cap and not matched:
             order = _cap_per_session(order, [t.session for t in self.index.turns], self.session_cap, self.top_k)
-        usage = None
         if self.rerank:
-            order, usage = await self._rerank(raw, order)
+            order = await self._rerank(raw, order)
         if self.chain and question.task_type in CHAIN_TYPES:
             order = expand_chain(order, scores, [t.session for t in self.index.turns], self.chain, self.top_k)
         hits = [(int(i), float(scores[i])) for i in order[: self.top_k]]
@@ -325,18 +348,18 @@ class H2HMemory:
             "speakers_named": named,
             "sessions_anchored": sorted(matched),
             "sub_queries": len(subs),
-            "rerank_calls": int(usage is not None),
+            "rerank_calls": int(self.rerank),
         }
-        return hits, facts, usage
+        return hits, facts
 
-    async def _rerank(self, question: str, order: list[int]) -> tuple[list[int], Usage]:
+    async def _rerank(self, question: str, order: list[int]) -> list[int]:
         """The answer model's re-ranking of the first :data:`~._rerank.RERANK_CANDIDATES` of ``order``
-        (one call, stage ``other``) and its usage."""
+        (one call, stage ``other``)."""
         head = order[:RERANK_CANDIDATES]
         messages = rerank_messages(question, [self.index.turns[i].line for i in head])
         result = await self.ctx.chat.chat(messages, RERANK_CONFIG, stage="other")
         picked = parse_ranking(result.text, len(head))
-        return apply_ranking(head, picked) + order[len(head) :], result.usage
+        return apply_ranking(head, picked) + order[len(head) :]
 
     def _sub_queries(self, raw: str, refs: TimeRefs, task: TaskType) -> list[tuple[str, TimeRefs, bool]]:
         """``(text, anchors, primary)``: listed events (each primary, with the question's anchors);
@@ -386,7 +409,7 @@ class H2HMemory:
 
     async def answer(self, question: QuestionView) -> Answer:
         t0 = time.perf_counter()
-        hits, facts, rerank_usage = await self._ranked(question)
+        hits, facts = await self._ranked(question)
         retrieval_s = time.perf_counter() - t0
         memory, neighbours = self._context(hits) if hits else ("(nothing was observed)", [])
         if question.task_type is TaskType.AR and facts["abstain"]:
@@ -402,8 +425,6 @@ class H2HMemory:
         return Answer(
             text=result.text.strip(),
             evidence=evidence,
-            usage=result.usage if rerank_usage is None else result.usage + rerank_usage,
-            cached=result.cached,
             details={
                 **facts,
                 "retrieved": len(hits),

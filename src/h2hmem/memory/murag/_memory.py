@@ -21,15 +21,18 @@ images (rank order) then the question image after the text, at most 5 images (th
 from __future__ import annotations
 
 import time
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
+from pydantic import Field
+
+from ... import defaults
 from ...data import Session, Turn
 from .._budget import token_counter
+from .._method import MemoryMethod
 from .._mm_units import (
     IMAGES_NOTE,
     MAX_IMAGES,
     MAX_TEXT_TOKENS,
-    TOP_K,
     SessionVectorCache,
     Unit,
     answer_from_hits,
@@ -41,71 +44,61 @@ from .._mm_units import (
     official_answer,
     session_date,
 )
-from .._options import PresetOption, resolve_options
+from .._options import MethodOptions, TopK, preset_option
 from .._paper_native import MAX_CONTEXT_TOKENS, murag_request, murag_unit_text
 from .._protocol import Answer, Evidence, MemoryContext
 from .._view import QuestionView
 
-OPTIONS: tuple[PresetOption, ...] = (
-    PresetOption(
-        "request",
+
+class MuRAGOptions(MethodOptions):
+    """Options of ``murag`` (``docs/protocol.md``)."""
+
+    encoder: str | None = Field(
+        None,
+        description="'gme:<path-or-id>', 'clip:<path-or-id>', 'text', or None (GME when its weights are cached "
+        "locally, else the text fallback)",
+    )
+    device: str | None = Field(None, description="torch device of the encoder; None = the GPU when present")
+    top_k: TopK = defaults.TOP_K
+    max_text_tokens: int = Field(MAX_TEXT_TOKENS, ge=1, description="memory text budget (published 4,096)")
+    request: Literal["official", "h2hmem"] = preset_option(
         "official",
         "h2hmem",
         "the answer request: the script's '[Memory k] …' lines, prompt and image order (memory images, then "
         "the question image, after the text; prompt cut to 4,096 cl100k tokens), or h2hmem's context with "
         "each image after its turn and the shared prompt",
-        ("official", "h2hmem"),
-    ),
-    PresetOption(
-        "unit_text",
+    )
+    unit_text: Literal["official", "h2hmem"] = preset_option(
         "official",
         "h2hmem",
         "text embedded with a turn's image: '[role] date:text' (raw timeline_date) or '[role] ISO-date: text'",
-        ("official", "h2hmem"),
-    ),
-    PresetOption("max_images", 5, MAX_IMAGES, "images per answer call, question image included"),
-)
+    )
+    max_images: int = preset_option(5, MAX_IMAGES, "images per answer call, question image included", ge=0)
 
 
-class MuRAGMemory:
+class MuRAGMemory(MemoryMethod[MuRAGOptions]):
     """Native multimodal dense retrieval over turns.
 
     Args:
         ctx: run context (answer model, captions, text embedder for the fallback encoder, state_dir).
-        encoder: ``"gme:<path-or-id>"``, ``"clip:<path-or-id>"``, ``"text"``, or None (GME when its
-            weights are cached locally, else the text fallback); or an ImageTextEncoder object.
-        device: torch device for the encoder (default: GPU when present).
-        top_k: turns retrieved (published 5).
-        max_images: images per answer call, question image included (published 10).
-        max_text_tokens: memory text budget (published 4,096).
+        options: :class:`MuRAGOptions` (``None`` = from ``params`` under ``ctx.preset``).
+        encoder: a ready ImageTextEncoder object (tests, notebooks) instead of ``options.encoder``; a
+            string is taken as the ``encoder`` option.
     """
 
     name: ClassVar[str] = "murag"
+    Options = MuRAGOptions
     modality: ClassVar[str] = "native"
 
-    def __init__(
-        self,
-        ctx: MemoryContext,
-        encoder: Any = None,
-        device: str | None = None,
-        top_k: int = TOP_K,
-        max_images: int | None = None,
-        max_text_tokens: int = MAX_TEXT_TOKENS,
-        *,
-        request: str | None = None,
-        unit_text: str | None = None,
-    ):
-        self.options = resolve_options(
-            self.name, OPTIONS, ctx.preset, {"request": request, "unit_text": unit_text, "max_images": max_images}
-        )
-        max_images = self.options["max_images"]
-        if top_k < 1 or max_images < 0 or max_text_tokens < 1:
-            raise ValueError("murag: top_k and max_text_tokens must be >= 1 and max_images >= 0")
+    def __init__(self, ctx: MemoryContext, options: MuRAGOptions | None = None, *, encoder: Any = None, **params: Any):
+        if isinstance(encoder, str):
+            params, encoder = {**params, "encoder": encoder}, None
+        super().__init__(ctx, options, **params)
         from ...embed import VectorIndex
 
-        self.ctx = ctx
-        self.top_k, self.max_images, self.max_text_tokens = top_k, max_images, max_text_tokens
-        self.encoder = load_encoder(ctx, encoder, device)
+        o = self.options
+        self.top_k, self.max_images, self.max_text_tokens = o.top_k, o.max_images, o.max_text_tokens
+        self.encoder = load_encoder(ctx, encoder if encoder is not None else o.encoder, o.device)
         self._vectors = SessionVectorCache(ctx.state_dir / "murag" if ctx.state_dir else None, self.encoder)
         self._count, self._counter_kind = token_counter(ctx.chat)
         self.index = VectorIndex()
@@ -115,11 +108,6 @@ class MuRAGMemory:
         return {
             "method": self.name,
             "modality": self.modality,
-            "preset": self.ctx.preset,
-            "options": self.options,
-            "top_k": self.top_k,
-            "max_images": self.max_images,
-            "max_text_tokens": self.max_text_tokens,
             "token_counter": self._counter_kind,
             "unit": "1 turn: '[speaker] date: text' + its image",
             "images": IMAGES_NOTE,
@@ -134,7 +122,7 @@ class MuRAGMemory:
     async def observe(self, session: Session) -> None:
         if session.absent or not session.turns:
             return
-        text = murag_unit_text if self.options["unit_text"] == "official" else self.unit_text
+        text = murag_unit_text if self.options.unit_text == "official" else self.unit_text
         items = [encoder_item(text(session, t), t.image, self.encoder, self.ctx.captions) for t in session.turns]
         vectors = await self._vectors.encode(session.name, items)
         ids = [f"{session.name}/t{t.index}" for t in session.turns]
@@ -156,7 +144,7 @@ class MuRAGMemory:
         t0 = time.perf_counter()
         hits = await self._hits(question)
         extra = {"retrieved": len(hits), "retrieval_s": round(time.perf_counter() - t0, 6)}
-        if self.options["request"] == "official":
+        if self.options.request == "official":
             messages, details = murag_request(
                 [(u.session, u.turn) for u, _ in hits],
                 question,

@@ -21,10 +21,14 @@ Two presets (``docs/protocol.md``; each choice is an option, overridable with ``
 from __future__ import annotations
 
 import time
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
+from pydantic import Field
+
+from ... import defaults
 from ...data import Session
-from .._options import PresetOption, resolve_options
+from .._method import MemoryMethod
+from .._options import AttachQuestionImage, DateFormat, MethodOptions, TopK, TopP, preset_option
 from .._paper import load_prompt
 from .._paper_answer import official_messages, question_caption, question_image_parts
 from .._paper_render import naive_rag_chunk, naive_rag_context, naive_rag_embedding_text
@@ -34,108 +38,72 @@ from .._render import image_text, render_turn
 from .._reply import read_json_reply
 from .._view import QuestionView
 
-TOP_K = 5
-"""Published top-k (official ``evaluate.sh``: TOP_K=5)."""
 MIN_SIMILARITY = 0.1
 """Official threshold: hits with cosine ≤ 0.1 are dropped."""
 
-OPTIONS: tuple[PresetOption, ...] = (
-    PresetOption(
-        "layout",
+
+class NaiveRAGOptions(MethodOptions):
+    """Options of ``naive-rag`` (``docs/protocol.md``)."""
+
+    top_k: TopK = defaults.TOP_K
+    min_similarity: float = Field(
+        MIN_SIMILARITY,
+        ge=-1.0,
+        le=1.0,
+        description="cosine threshold: hits at or below it are dropped (published: 0.1)",
+    )
+    layout: Literal["official", "h2hmem"] = preset_option(
         "official",
         "h2hmem",
         "chunk text, embedded text and context block: the script's, or h2hmem's '(session) [date] speaker: "
         "text [Image …: caption]' lines",
-        ("official", "h2hmem"),
-    ),
-    PresetOption(
-        "prompt",
+    )
+    prompt: Literal["official", "shared"] = preset_option(
         "official",
         "shared",
         "answer prompt: the script's per-type instruction and JSON worked example, or the shared prompt",
-        ("official", "shared"),
-    ),
-    PresetOption(
-        "answer_format",
+    )
+    answer_format: Literal["json", "plain"] = preset_option(
         "json",
         "plain",
         "reply read as JSON (system_answer scored; an unreadable reply is scored whole) or as the plain answer",
-        ("json", "plain"),
-    ),
-    PresetOption(
-        "query_format",
+    )
+    query_format: Literal["official", "h2hmem"] = preset_option(
         "official",
         "h2hmem",
         "query with a question-image caption: '[question image description]: [image1description]: … "
         "[user question]: …' or question text + caption",
-        ("official", "h2hmem"),
-    ),
-    PresetOption(
-        "date_format", "raw", "iso", "session dates: timeline_date as written, or the ISO date", ("raw", "iso")
-    ),
-    PresetOption(
-        "attach_question_image",
+    )
+    date_format: DateFormat = preset_option("raw", "iso", "session dates: timeline_date as written, or the ISO date")
+    attach_question_image: AttachQuestionImage = preset_option(
         True,
         False,
         "send the question's (first) image as an image part (a text-only model gets its caption) instead "
         "of its caption text in the context",
-        (True, False),
-    ),
-    PresetOption("top_p", 0.9, None, "nucleus sampling of the answer call; None = not sent"),
-)
+    )
+    top_p: TopP = preset_option(0.9, None, "nucleus sampling of the answer call; None = not sent")
 
 
-class NaiveRAGMemory:
+class NaiveRAGMemory(MemoryMethod[NaiveRAGOptions]):
     """Caption-based dense retrieval baseline.
 
     Args:
         ctx: run context (answer model, captions, shared text embedder, preset).
-        top_k: turns retrieved per question (published: 5).
-        min_similarity: cosine threshold; hits at or below it are dropped (published: 0.1).
-        layout, prompt, answer_format, query_format, date_format, attach_question_image, top_p: the
-            preset options (:data:`OPTIONS`); ``None`` = the preset's value.
+        options: :class:`NaiveRAGOptions` (``None`` = from ``params`` under ``ctx.preset``).
     """
 
     name: ClassVar[str] = "naive-rag"
+    Options = NaiveRAGOptions
     modality: ClassVar[str] = "caption"
 
-    def __init__(
-        self,
-        ctx: MemoryContext,
-        top_k: int = TOP_K,
-        min_similarity: float = MIN_SIMILARITY,
-        *,
-        layout: str | None = None,
-        prompt: str | None = None,
-        answer_format: str | None = None,
-        query_format: str | None = None,
-        date_format: str | None = None,
-        attach_question_image: bool | None = None,
-        top_p: float | None = None,
-    ):
+    def __init__(self, ctx: MemoryContext, options: NaiveRAGOptions | None = None, **params: Any):
+        super().__init__(ctx, options, **params)
         if ctx.embedder_factory is None:
             raise ValueError("naive-rag needs a text embedder (MemoryContext.embedder_factory)")
-        if top_k < 1:
-            raise ValueError("top_k must be at least 1")
         from ...embed import VectorIndex
 
-        self.ctx = ctx
-        self.top_k = top_k
-        self.min_similarity = min_similarity
-        self.options = resolve_options(
-            self.name,
-            OPTIONS,
-            ctx.preset,
-            {
-                "layout": layout,
-                "prompt": prompt,
-                "answer_format": answer_format,
-                "query_format": query_format,
-                "date_format": date_format,
-                "attach_question_image": attach_question_image,
-                "top_p": top_p,
-            },
-        )
+        self.top_k = self.options.top_k
+        self.min_similarity = self.options.min_similarity
         self.embedder = ctx.embedder_factory()
         self.index = VectorIndex()
         # chunk id → (session, turn index, chunk text, has image)
@@ -145,10 +113,6 @@ class NaiveRAGMemory:
         return {
             "method": self.name,
             "modality": self.modality,
-            "preset": self.ctx.preset,
-            "options": self.options,
-            "top_k": self.top_k,
-            "min_similarity": self.min_similarity,
             "embedder": getattr(self.embedder, "name", "?"),
             "chunk": "1 turn",
             "images": "memory images as captions; question image per attach_question_image",
@@ -157,12 +121,12 @@ class NaiveRAGMemory:
     async def observe(self, session: Session) -> None:
         if session.absent or not session.turns:
             return
-        official = self.options["layout"] == "official"
+        official = self.options.layout == "official"
         ids, texts = [], []
         for turn in session.turns:
             caption = self.ctx.captions(turn.image) if turn.image is not None else None
             if official:
-                text = naive_rag_chunk(session, turn, caption, self.options["date_format"])
+                text = naive_rag_chunk(session, turn, caption, self.options.date_format)
                 embedded = naive_rag_embedding_text(text)
             else:
                 text = embedded = f"({session.name}) " + render_turn(session, turn, self.ctx.captions)
@@ -173,7 +137,7 @@ class NaiveRAGMemory:
         self.index.add(ids, await self.embedder.embed(texts))
 
     def _query(self, question: QuestionView) -> str:
-        if self.options["query_format"] == "official":
+        if self.options.query_format == "official":
             caps = [
                 c
                 for c in (question_caption(ref, self.ctx.captions) for ref in question.images if ref.path is not None)
@@ -209,22 +173,22 @@ class NaiveRAGMemory:
         t0 = time.perf_counter()
         hits = await self._hits(question)
         retrieval_s = time.perf_counter() - t0
-        if opts["layout"] == "official":
+        if opts.layout == "official":
             memory = naive_rag_context(
                 [(*self._chunks[cid][:3], s, self._chunks[cid][3]) for cid, s in hits], self.top_k
             )
         else:
             memory = "\n".join(self._chunks[cid][2] for cid, _ in hits) or "(nothing relevant was retrieved)"
-        q_images = question_image_parts(question.images, self.ctx.captions) if opts["attach_question_image"] else []
-        if not opts["attach_question_image"] and question.images:
+        q_images = question_image_parts(question.images, self.ctx.captions) if opts.attach_question_image else []
+        if not opts.attach_question_image and question.images:
             memory += "\n\nImage attached to the question: " + " ".join(
                 image_text(r, self.ctx.captions) for r in question.images
             )
-        if opts["prompt"] == "official":
+        if opts.prompt == "official":
             messages = official_messages("naive_rag", question, memory, q_images)
         else:
             messages = build_answer_messages(question, memory, q_images or None)
-        config = self.ctx.answer_config.model_copy(update={"top_p": opts["top_p"]})
+        config = self.ctx.answer_config.model_copy(update={"top_p": opts.top_p})
         result = await self.ctx.chat.chat(messages, config, stage="answer")
         details: dict[str, Any] = {
             "retrieved": len(hits),
@@ -232,7 +196,7 @@ class NaiveRAGMemory:
             "question_images_attached": len(q_images),
         }
         text = result.text.strip()
-        if opts["answer_format"] == "json":
+        if opts.answer_format == "json":
             reply = read_json_reply(text)
             text = reply.answer
             details.update(reply_read=reply.how, reasoning_process=reply.reasoning)
@@ -241,7 +205,5 @@ class NaiveRAGMemory:
         return Answer(
             text=text,
             evidence=self._evidence(hits),
-            usage=result.usage,
-            cached=result.cached,
             details=details,
         )

@@ -23,8 +23,11 @@ from __future__ import annotations
 import time
 from typing import Any, ClassVar, Literal
 
+from pydantic import Field
+
 from ...data import Session, Turn
 from .._budget import token_counter
+from .._method import MemoryMethod
 from .._mm_units import (
     IMAGES_NOTE,
     MAX_IMAGES,
@@ -40,7 +43,7 @@ from .._mm_units import (
     official_answer,
     session_date,
 )
-from .._options import PresetOption, resolve_options
+from .._options import MethodOptions, preset_option
 from .._paper_native import ngm_node_text, ngm_request
 from .._protocol import Answer, Evidence, MemoryContext
 from .._view import QuestionView
@@ -60,86 +63,85 @@ from ._graph import (
     session_turn_times,
 )
 
-OPTIONS: tuple[PresetOption, ...] = (
-    PresetOption(
-        "links",
+
+class NGMOptions(MethodOptions):
+    """Options of ``ngm`` (``docs/protocol.md``); graph settings as published (see :mod:`._graph`)."""
+
+    encoder: str | None = Field(
+        None, description="as for murag: 'gme:…', 'clip:…', 'text', or None = GME if cached, else text"
+    )
+    device: str | None = Field(None, description="torch device of the encoder; None = the GPU when present")
+    recall: Literal["neighbours", "dfs"] = Field(
+        "neighbours", description="'neighbours' (published: seeds + 1-hop) or 'dfs' (depth-first variant)"
+    )
+    max_nodes: int = Field(MAX_NODES, ge=1, description="most turns recalled per question")
+    seeds: int = Field(SEED_K * SEED_MULTIPLIER, ge=1, description="seed turns found by cosine before expansion")
+    degree_boost: float = Field(DEGREE_BOOST, description="weight of a node's degree in its recall score")
+    semantic_k: int = Field(SEMANTIC_K, ge=0, description="semantic edges added per new turn")
+    semantic_threshold: float = Field(SEMANTIC_THRESHOLD, description="least cosine of a semantic edge")
+    time_scale_s: float = Field(TIME_SCALE_S, gt=0, description="seconds of the temporal edge weight's decay")
+    turn_gap_s: float = Field(TURN_GAP_S, ge=0, description="seconds between consecutive turns of a session (60)")
+    temporal: Literal["forward", "both"] = Field(
+        "forward", description="'forward' (published) or 'both' (temporal edges also point back)"
+    )
+    dfs_depth: int = Field(DFS_DEPTH, ge=0, description="recall=dfs: depth of the search")
+    dfs_min_cosine: float = Field(DFS_MIN_COSINE, description="recall=dfs: least cosine of a followed node")
+    max_images: int = Field(MAX_IMAGES, ge=0, description="images per answer call, question image included (10)")
+    max_text_tokens: int = Field(MAX_TEXT_TOKENS, ge=1, description="memory text budget (published 4,096)")
+    links: Literal["official", "symmetric"] = preset_option(
         "official",
         "symmetric",
         "edges stored earlier → later only with degree = out + in (the script), or semantic edges both ways "
         "with degree = distinct neighbours",
-        ("official", "symmetric"),
-    ),
-    PresetOption(
-        "node_text",
+    )
+    node_text: Literal["official", "h2hmem"] = preset_option(
         "official",
         "h2hmem",
         "text embedded with a turn's image: 'date:text' (raw timeline_date, no speaker) or 'ISO-date: [speaker] text'",
-        ("official", "h2hmem"),
-    ),
-    PresetOption(
-        "request",
+    )
+    request: Literal["official", "h2hmem"] = preset_option(
         "official",
         "h2hmem",
         "the answer request: the script's session-grouped context, prompt and image order (recalled images, "
         "then the question image, after the text), or MuRAG's h2hmem context and the shared prompt",
-        ("official", "h2hmem"),
-    ),
-)
+    )
 
 
-class NGMMemory:
+class NGMMemory(MemoryMethod[NGMOptions]):
     """Native graph memory over turns.
 
     Args:
         ctx: run context (answer model, captions, text embedder for the fallback encoder, state_dir).
-        encoder: as for MuRAG (``gme:…``, ``clip:…``, ``text``, or None = GME if cached, else text).
-        device: torch device for the encoder.
-        recall: ``"neighbours"`` (published: seeds + 1-hop) or ``"dfs"`` (depth-first variant).
-        max_nodes, seeds, degree_boost, semantic_k, semantic_threshold, time_scale_s, dfs_depth,
-        dfs_min_cosine: published graph settings (see :mod:`._ngm_graph`).
-        turn_gap_s: seconds between consecutive turns of a session (our choice: 60).
-        temporal: ``"forward"`` (published) or ``"both"`` (temporal edges also point back).
-        max_images, max_text_tokens: answer context caps (as MuRAG: 10 images, 4,096 tokens).
+        options: :class:`NGMOptions` (``None`` = from ``params`` under ``ctx.preset``).
+        encoder: a ready ImageTextEncoder object (tests, notebooks) instead of ``options.encoder``; a
+            string is taken as the ``encoder`` option.
     """
 
     name: ClassVar[str] = "ngm"
+    Options = NGMOptions
     modality: ClassVar[str] = "native"
 
-    def __init__(
-        self,
-        ctx: MemoryContext,
-        encoder: Any = None,
-        device: str | None = None,
-        recall: Literal["neighbours", "dfs"] = "neighbours",
-        max_nodes: int = MAX_NODES,
-        seeds: int = SEED_K * SEED_MULTIPLIER,
-        degree_boost: float = DEGREE_BOOST,
-        semantic_k: int = SEMANTIC_K,
-        semantic_threshold: float = SEMANTIC_THRESHOLD,
-        time_scale_s: float = TIME_SCALE_S,
-        turn_gap_s: float = TURN_GAP_S,
-        temporal: Literal["forward", "both"] = "forward",
-        dfs_depth: int = DFS_DEPTH,
-        dfs_min_cosine: float = DFS_MIN_COSINE,
-        max_images: int = MAX_IMAGES,
-        max_text_tokens: int = MAX_TEXT_TOKENS,
-        *,
-        links: str | None = None,
-        node_text: str | None = None,
-        request: str | None = None,
-    ):
-        self.options = resolve_options(
-            self.name, OPTIONS, ctx.preset, {"links": links, "node_text": node_text, "request": request}
+    def __init__(self, ctx: MemoryContext, options: NGMOptions | None = None, *, encoder: Any = None, **params: Any):
+        if isinstance(encoder, str):
+            params, encoder = {**params, "encoder": encoder}, None
+        super().__init__(ctx, options, **params)
+        o = self.options
+        recall, turn_gap_s, max_images, max_text_tokens = o.recall, o.turn_gap_s, o.max_images, o.max_text_tokens
+        time_scale_s, semantic_k, semantic_threshold, temporal = (
+            o.time_scale_s,
+            o.semantic_k,
+            o.semantic_threshold,
+            o.temporal,
         )
-        if recall not in ("neighbours", "dfs"):
-            raise ValueError(f"ngm: recall must be 'neighbours' or 'dfs', got {recall!r}")
-        if temporal not in ("forward", "both"):
-            raise ValueError(f"ngm: temporal must be 'forward' or 'both', got {temporal!r}")
-        if max_nodes < 1 or seeds < 1 or semantic_k < 0 or time_scale_s <= 0 or turn_gap_s < 0:
-            raise ValueError(
-                "ngm: max_nodes and seeds must be >= 1, semantic_k >= 0, time_scale_s > 0, turn_gap_s >= 0"
-            )
-        self.ctx = ctx
+        seeds, max_nodes, degree_boost, dfs_depth, dfs_min_cosine = (
+            o.seeds,
+            o.max_nodes,
+            o.degree_boost,
+            o.dfs_depth,
+            o.dfs_min_cosine,
+        )
+        device = o.device
+        encoder = encoder if encoder is not None else o.encoder
         self.recall = recall
         self.turn_gap_s = turn_gap_s
         self.max_images, self.max_text_tokens = max_images, max_text_tokens
@@ -154,7 +156,7 @@ class NGMMemory:
                 degree_boost=degree_boost,
                 dfs_depth=dfs_depth,
                 dfs_min_cosine=dfs_min_cosine,
-                links=self.options["links"],
+                links=self.options.links,
             )
         )
         self.encoder = load_encoder(ctx, encoder, device)
@@ -165,28 +167,11 @@ class NGMMemory:
         self._undated_sessions = 0
 
     def describe(self) -> dict[str, Any]:
-        cfg = self.graph.config
         return {
             "method": self.name,
             "modality": self.modality,
-            "preset": self.ctx.preset,
-            "options": self.options,
-            "recall": self.recall,
-            "graph": {
-                "max_nodes": cfg.max_nodes,
-                "seeds": cfg.seeds,
-                "degree_boost": cfg.degree_boost,
-                "semantic_k": cfg.semantic_k,
-                "semantic_threshold": cfg.semantic_threshold,
-                "time_scale_s": cfg.time_scale_s,
-                "temporal": cfg.temporal,
-                "dfs_depth": cfg.dfs_depth,
-                "dfs_min_cosine": cfg.dfs_min_cosine,
-            },
             "turn_time": f"session date at 00:00 UTC + turn index × {self.turn_gap_s:g} s; an undated session "
             "starts right after the previous one",
-            "max_images": self.max_images,
-            "max_text_tokens": self.max_text_tokens,
             "token_counter": self._counter_kind,
             "unit": "1 turn: 'date: [speaker] text' + its image",
             "images": IMAGES_NOTE,
@@ -201,7 +186,7 @@ class NGMMemory:
     async def observe(self, session: Session) -> None:
         if session.absent or not session.turns:
             return
-        text = ngm_node_text if self.options["node_text"] == "official" else self.node_text
+        text = ngm_node_text if self.options.node_text == "official" else self.node_text
         items = [encoder_item(text(session, t), t.image, self.encoder, self.ctx.captions) for t in session.turns]
         vectors = await self._vectors.encode(session.name, items)
         if session.date is None:
@@ -230,10 +215,10 @@ class NGMMemory:
             "retrieved": len(hits),
             "retrieval_s": round(time.perf_counter() - t0, 6),
             "nodes": len(self.graph),
-            "semantic_links": self.graph.edge_count("semantic") // (2 if self.options["links"] == "symmetric" else 1),
+            "semantic_links": self.graph.edge_count("semantic") // (2 if self.options.links == "symmetric" else 1),
             "undated_sessions": self._undated_sessions,
         }
-        if self.options["request"] == "official":
+        if self.options.request == "official":
             messages, details = ngm_request([(u.session, u.turn) for u, _ in hits], question, self.ctx.captions)
             return await official_answer(self.ctx, messages, hits, {**details, **extra})
         return await answer_from_hits(

@@ -1,0 +1,72 @@
+"""Usage and cache accounting per question, owned by the runner (methods report neither).
+
+The runner hands a method its models wrapped in :class:`TalliedChat`; while a question's hook runs
+inside :func:`tally_question`, every call the method makes through them — however many, through
+``ctx.chat`` or ``ctx.build_chat`` — adds its usage to that question's :class:`Tally`. The tally is a
+:mod:`contextvars` variable, so concurrent questions (each its own asyncio task) never mix.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..llm import ChatResult, GenerationConfig, Message, Stage, Usage
+
+
+@dataclass
+class Tally:
+    """What the model calls behind one question used."""
+
+    usage: Usage = field(default_factory=Usage)
+    calls: int = 0
+    cached_calls: int = 0
+
+    @property
+    def cached(self) -> bool:
+        """True when there was at least one call and every call was a cache hit."""
+        return self.calls > 0 and self.cached_calls == self.calls
+
+
+_current: contextvars.ContextVar[Tally | None] = contextvars.ContextVar("h2hmem_question_tally", default=None)
+
+
+@contextlib.contextmanager
+def tally_question() -> Iterator[Tally]:
+    """Count the calls made through :class:`TalliedChat` models in this block into a fresh :class:`Tally`."""
+    tally = Tally()
+    token = _current.set(tally)
+    try:
+        yield tally
+    finally:
+        _current.reset(token)
+
+
+class TalliedChat:
+    """A chat model whose every ``chat()`` result is added to the tally of the running question (if any);
+    everything else is forwarded to the inner model."""
+
+    def __init__(self, inner: Any):
+        self.inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def chat(
+        self, messages: list[Message], config: GenerationConfig | None = None, *, stage: Stage = "answer"
+    ) -> ChatResult:
+        result: ChatResult = await self.inner.chat(messages, config, stage=stage)
+        tally = _current.get()
+        if tally is not None:
+            tally.usage = tally.usage + result.usage
+            tally.calls += 1
+            tally.cached_calls += bool(result.cached)
+        return result
+
+
+def tallied(model: Any) -> Any:
+    """``model`` wrapped in :class:`TalliedChat` (None stays None)."""
+    return None if model is None else TalliedChat(model)
