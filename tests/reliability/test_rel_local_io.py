@@ -336,20 +336,29 @@ def test_file_size_limit_on_the_run_files_exits_4_and_a_rerun_completes_exactly_
 
 FULL_DISK_METHOD = '''
 import errno
+from typing import ClassVar
+
+from h2hmem.memory import Answer, MemoryMethod, MethodOptions
 
 
-class SavesState:
+class SavesStateOptions(MethodOptions):
+    pass
+
+
+class SavesState(MemoryMethod[SavesStateOptions]):
     """Answers the first question; saving its state for the second hits a full disk."""
 
-    def __init__(self, ctx, **params):
+    name: ClassVar[str] = "saves-state"
+    Options = SavesStateOptions
+
+    def __init__(self, ctx, options=None, **params):
+        super().__init__(ctx, options, **params)
         self.n = 0
 
     async def observe(self, session):
         pass
 
     async def answer(self, question):
-        from h2hmem.memory import Answer
-
         self.n += 1
         if self.n > 1:
             raise OSError(errno.ENOSPC, "No space left on device", "/runs/r/state/notes.json")
