@@ -7,6 +7,40 @@ import tempfile
 from pathlib import Path
 from typing import IO
 
+TMP_SUFFIX = ".tmp"
+"""Suffix of the hidden temporary files ``.<name>.<random>.tmp`` written beside their destination."""
+
+
+def write_beside(path: str | Path, text: str, *, fsync: bool = False) -> Path:
+    """Write ``text`` (UTF-8) to a new hidden temporary file in ``path``'s folder
+    (``.<name>.<random>.tmp``) and return its path; the caller renames it onto ``path`` (or removes it).
+
+    Args:
+        path: the destination the file is for; its folder is created when missing.
+        text: the whole content.
+        fsync: flush the data to disk before returning (files a crash must not lose).
+
+    Raises:
+        OSError: the folder cannot be written (the temporary file is removed).
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = _mkstemp(path)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            if fsync:
+                f.flush()
+                os.fsync(f.fileno())
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return Path(tmp)
+
+
+def _mkstemp(path: Path) -> tuple[int, str]:
+    return tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=TMP_SUFFIX)
+
 
 def atomic_write_text(path: str | Path, text: str, *, fsync: bool = False) -> None:
     """Write ``text`` (UTF-8) to ``path`` through a temporary file in the same folder and a rename.
@@ -20,18 +54,11 @@ def atomic_write_text(path: str | Path, text: str, *, fsync: bool = False) -> No
     Raises:
         OSError: the folder cannot be written (the temporary file is removed).
     """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    tmp = write_beside(path, text, fsync=fsync)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            if fsync:
-                f.flush()
-                os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
 
 

@@ -336,20 +336,29 @@ def test_file_size_limit_on_the_run_files_exits_4_and_a_rerun_completes_exactly_
 
 FULL_DISK_METHOD = '''
 import errno
+from typing import ClassVar
+
+from h2hmem.memory import Answer, MemoryMethod, MethodOptions
 
 
-class SavesState:
+class SavesStateOptions(MethodOptions):
+    pass
+
+
+class SavesState(MemoryMethod[SavesStateOptions]):
     """Answers the first question; saving its state for the second hits a full disk."""
 
-    def __init__(self, ctx, **params):
+    name: ClassVar[str] = "saves-state"
+    Options = SavesStateOptions
+
+    def __init__(self, ctx, options=None, **params):
+        super().__init__(ctx, options, **params)
         self.n = 0
 
     async def observe(self, session):
         pass
 
     async def answer(self, question):
-        from h2hmem.memory import Answer
-
         self.n += 1
         if self.n > 1:
             raise OSError(errno.ENOSPC, "No space left on device", "/runs/r/state/notes.json")
@@ -377,19 +386,40 @@ def test_a_full_disk_inside_a_method_stops_the_run_instead_of_failing_questions(
 
 @needs_cli
 @pytest.mark.timeout(240)
-def test_evaluate_under_a_file_size_limit_exits_4_without_a_traceback(tmp_path, server):
-    """Before: a raw traceback and exit 1 (documented as "questions unjudged"). The atomic score
-    set is a follow-up (the evaluation pipeline is being rewritten); the exit code is settled here."""
+def test_evaluate_under_a_file_size_limit_exits_4_and_keeps_the_previous_score_set(tmp_path, server):
+    """Before: a raw traceback and exit 1 (documented as "questions unjudged"), and ``scores/``
+    half-updated: a new ``lexical.jsonl`` beside the previous evidence file and summary. Now: exit 4
+    with one line naming the file, every file of the previous evaluation byte for byte as it was,
+    no temporary file left; once the limit is gone the same command writes the new set."""
     synth = make_dataset(tmp_path / "data", dialogues=2, sessions=2, questions_per_session=3, multi_party=False)
+    run_dir = tmp_path / "runs" / "ev"
     args = [
         "run", "--data", str(synth.root), "--method", "full-text", "--model", "openai:mock",
         "--base-url", server.base_url, "--out", str(tmp_path / "runs"), "--run-id", "ev", "--no-cache", "--quiet",
     ]  # fmt: skip
     code, out, _ = _run_cli(args, {}, limit=None)
     assert code == 0, out
-    code, out, seconds = _run_cli(["evaluate", str(tmp_path / "runs" / "ev"), "--metrics", "lexical"], {}, limit=2048)
-    assert code == 4, out
-    assert "local I/O error: " in out and "File too large; free space and rerun to resume" in out
-    assert "Traceback" not in out
-    code, out, _ = _run_cli(["evaluate", str(tmp_path / "runs" / "ev"), "--metrics", "lexical"], {}, limit=None)
+    evaluate = ["evaluate", str(run_dir), "--metrics", "lexical,evidence", "--bootstrap", "0"]
+    code, out, _ = _run_cli(evaluate, {}, limit=None)
     assert code == 0, out
+    scores = run_dir / "scores"
+    before = {p.name: p.read_bytes() for p in scores.iterdir() if p.name != ".lock"}
+    sizes = sorted(len(b) for name, b in before.items() if name.endswith(".jsonl"))
+    # a limit that the smaller score file fits under and the larger does not: the old code replaced
+    # the first file, then failed on the second, leaving the set half-updated
+    assert sizes[0] + 64 < sizes[-1], sizes
+    # the answers change (a rerun replaced them), so every file of the new set differs from the old
+    preds = [json.loads(x) for x in (run_dir / "predictions.jsonl").read_text().splitlines()]
+    with (run_dir / "predictions.jsonl").open("a") as f:
+        f.writelines(json.dumps({**p, "answer": "no idea"}) + "\n" for p in preds)
+    code, out, seconds = _run_cli(evaluate, {}, limit=sizes[0] + 64)
+    after = {p.name: p.read_bytes() for p in scores.iterdir() if p.name != ".lock"}
+    assert sorted(after) == sorted(before) and [n for n in before if after[n] != before[n]] == []
+    assert code == 4, out
+    assert f"local I/O error: {scores}/" in out and "File too large; free space and rerun to resume" in out
+    assert "Traceback" not in out
+    code, out, _ = _run_cli(evaluate, {}, limit=None)
+    assert code == 0, out
+    lexical = [json.loads(x) for x in (scores / "lexical.jsonl").read_text().splitlines()]
+    assert len(lexical) == len(preds) and all(r["exact_match"] == 0.0 for r in lexical)
+    assert not any(p.name.endswith(".tmp") for p in scores.iterdir())

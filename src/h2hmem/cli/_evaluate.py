@@ -98,8 +98,10 @@ def evaluate_cmd(
     """Score RUN_DIR: writes scores/*.jsonl and scores/summary.json, prints one table per metric.
 
     Exit codes (as `h2hmem run`): 0 done; 1 the judge left questions unjudged (for reasons other than
-    failed answers, which are scored 0): the closing line counts the reasons; 2 bad input; 4 local I/O
-    error (a file of the run could not be written: free space and rerun); 130 interrupted.
+    failed answers, which are scored 0): the closing line counts the reasons; 2 bad input, or another
+    evaluate of the same run is running (its process is named; rerun once it ends, nothing it judged
+    is paid again); 4 local I/O error (a file of the run could not be written: free space and rerun;
+    scores/ keeps the previous evaluation's files); 130 interrupted.
     """
     from ..data import DatasetError
     from ..metrics import JudgeOptions, evaluate_run, resolve_scorers, summary_tables

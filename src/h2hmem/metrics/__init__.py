@@ -4,7 +4,15 @@ aggregation (docs/metric-definitions.md)."""
 
 from ._aggregate import DEFAULT_GROUPS, SPLIT_KEYS, aggregate
 from ._coverage import coverage_line
-from ._evaluate import LEXICAL_FIELDS, METRICS, aevaluate_run, evaluate_run, question_order, read_score_file
+from ._evaluate import (
+    LEXICAL_FIELDS,
+    METRICS,
+    EvaluationConflictError,
+    aevaluate_run,
+    evaluate_run,
+    question_order,
+    read_score_file,
+)
 from ._evidence import EVIDENCE_KS, evidence_metric_names, evidence_scores, score_evidence
 from ._judge import (
     DEFAULT_JUDGE_SPEC,
@@ -86,6 +94,7 @@ __all__ = [
     "LEXICAL_FIELDS",
     "METRICS",
     "evaluate_run",
+    "EvaluationConflictError",
     "aevaluate_run",
     "aestimate_judge",
     "alabel_evidence",

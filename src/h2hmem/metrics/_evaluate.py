@@ -43,6 +43,9 @@ from ..records import (
     ComponentSpec,
     Manifest,
     Prediction,
+    Record,
+    RunStore,
+    ScoreSet,
     ScoresSummary,
     SummaryMetrics,
     SummaryRun,
@@ -53,8 +56,6 @@ from ..records import (
     read_manifest,
     read_predictions,
     read_score_lines,
-    write_score_lines,
-    write_scores_summary,
 )
 from ._aggregate import DEFAULT_N_BOOT
 from ._judge_options import JUDGE_OPTION_NAMES, JudgeMode, JudgeOptions
@@ -68,7 +69,21 @@ METRICS: tuple[str, ...] = tuple(n for n in BUILTIN_SCORERS if n != "turn_eviden
 :func:`~h2hmem.metrics.available_scorers` lists every scorer, plugins included."""
 _DIGITS = re.compile(r"\d+")
 
-__all__ = ["LEXICAL_FIELDS", "METRICS", "aevaluate_run", "evaluate_run", "question_order", "read_score_file"]
+__all__ = [
+    "LEXICAL_FIELDS",
+    "METRICS",
+    "EvaluationConflictError",
+    "aevaluate_run",
+    "evaluate_run",
+    "question_order",
+    "read_score_file",
+]
+
+
+class EvaluationConflictError(ValueError):
+    """Another evaluation holds the run's scores lock (``scores/.lock``): it is writing ``scores/``
+    (and may be paying the judge) right now. The message names it (``pid 1234, h2hmem evaluate
+    (judge) since …``); the CLI exits with code 2."""
 
 
 def question_order(qid: str) -> tuple:
@@ -183,6 +198,16 @@ async def aevaluate_run(
         UnknownScorerError: an unknown metric name (a ValueError; the message has close matches).
         ValueError: unknown preset or judge option, no predictions, a bad record, a question id missing from
             the dataset, ``"judge"`` without a model, or a judge file written by another judge.
+        EvaluationConflictError: another evaluation of this run is writing ``scores/`` (a
+            ValueError; names its process). Nothing is scored and no judge call is made.
+        LocalIOError: a score file cannot be written (a full disk, a file-size limit: names the
+            file). ``scores/`` then holds the previous evaluation's files as they were (plus the
+            judgments appended meanwhile to ``judge.jsonl``, reused by the next pass).
+
+    The files of one evaluation are written as a set (:class:`~h2hmem.records.ScoreSet`): each is
+    staged in full, then all are renamed into place, ``summary.json`` last. The evaluation holds
+    the run's scores lock (:meth:`~h2hmem.records.RunStore.scores_locked`) throughout, so a second
+    one at the same time refuses at once instead of paying the judge again.
     """
     run_dir = Path(run_dir)
     known = available_scorers()
@@ -217,43 +242,78 @@ async def aevaluate_run(
         preds, gold, mismatches, absent = _gold_from_dataset(preds, root, manifest.split or "all")
 
     scores = run_dir / "scores"
-    scores.mkdir(parents=True, exist_ok=True)
     selected = {s.name for s in chosen}
-    ctx = ScoringContext(
-        run_dir=run_dir,
-        predictions=preds,
-        scores_dir=scores,
-        manifest=manifest,
-        data_root=root,
-        gold_sessions=gold,
-        absent_sessions=absent,
-        n_boot=n_boot,
-        seed=seed,
-        selected=frozenset(selected),
-        model=judge_model if needing else None,
-        judge_options=options,
-        refresh=refresh,
-        show_progress=show_progress,
-        transcripts=run_dir / JUDGE_TRANSCRIPTS if transcripts else None,
-        evidence_labels=evidence_labels,
-    )
+    what = f"h2hmem evaluate ({', '.join(sorted(selected))}) since {now_iso()}"
+    with RunStore(run_dir).scores_locked(what) as holder:
+        if holder is not None:
+            raise EvaluationConflictError(
+                f"{scores} is being written by another evaluation ({holder}); wait for it to end, then "
+                "rerun: what it judged is kept and not paid for again"
+            )
+        with ScoreSet(scores) as out:
+            out.sweep()
+            summary = await _score_and_summarize(
+                out,
+                ScoringContext(
+                    run_dir=run_dir,
+                    predictions=preds,
+                    scores_dir=scores,
+                    manifest=manifest,
+                    data_root=root,
+                    gold_sessions=gold,
+                    absent_sessions=absent,
+                    n_boot=n_boot,
+                    seed=seed,
+                    selected=frozenset(selected),
+                    model=judge_model if needing else None,
+                    judge_options=options,
+                    refresh=refresh,
+                    show_progress=show_progress,
+                    transcripts=run_dir / JUDGE_TRANSCRIPTS if transcripts else None,
+                    evidence_labels=evidence_labels,
+                    score_set=out,
+                ),
+                chosen,
+                known,
+                mismatches,
+                selection,
+            )
+            out.commit(summary)
+    return summary.model_dump(mode="json")
+
+
+async def _score_and_summarize(
+    out: ScoreSet,
+    ctx: ScoringContext,
+    chosen: list[Scorer],
+    known: Mapping[str, type[Scorer]],
+    mismatches: int,
+    selection: Any,
+) -> ScoresSummary:
+    """Run the scorers, stage their files in ``out`` and return the summary of the set (not yet
+    committed)."""
+    preds, manifest, scores, root = ctx.predictions, ctx.manifest, ctx.scores_dir, ctx.data_root
     chosen_by_name = {s.name: s for s in chosen}
     scorers = [chosen_by_name.get(name) or cls() for name, cls in known.items()]
+    fresh: dict[str, Sequence[Record]] = {}
     for scorer in scorers:
         path = scores / scorer.file_name
         applies = not (manifest.retrieval_only and scorer.needs_answers)
-        if scorer.name in selected or (scorer.offline and applies and path.is_file()):
+        if scorer.name in ctx.selected or (scorer.offline and applies and path.is_file()):
             records = await run_score(scorer, preds, ctx)
-            if records is not None:
-                write_score_lines(path, records)
         elif path.is_file():
-            scorer.refresh_kept(preds, ctx)
+            records = scorer.refresh_kept(preds, ctx)
+        else:
+            continue
+        if records is not None:
+            out.stage_lines(scorer.file_name, records)
+            fresh[scorer.name] = records
 
     summary = ScoresSummary(
         created_at=now_iso(),
-        preset=options.preset,
+        preset=ctx.judge_options.preset,
         run=SummaryRun(
-            dir=str(run_dir),
+            dir=str(ctx.run_dir),
             method=manifest.method,
             model=manifest.model,
             n_predictions=len(preds),
@@ -271,9 +331,12 @@ async def aevaluate_run(
     done: list[Scorer] = []
     for scorer in scorers:
         path = scores / scorer.file_name
-        if not path.is_file():
+        if scorer.name in fresh:
+            lines = fresh[scorer.name]
+        elif path.is_file():
+            lines = read_score_lines(path, scorer.record_type)
+        else:
             continue
-        lines = read_score_lines(path, scorer.record_type)
         recs = [r.model_dump() for r in lines if getattr(r, "question_id", None) in ids]
         if not recs:
             continue  # none of the scored questions has a line (a judge file of other questions)
@@ -285,8 +348,7 @@ async def aevaluate_run(
     summary.environment = capture_environment(
         tuple(sorted({c.distribution for c in summary.components if c.distribution and c.distribution != "h2hmem"}))
     )
-    write_scores_summary(run_dir, summary)
-    return summary.model_dump(mode="json")
+    return summary
 
 
 def evaluate_run(

@@ -37,7 +37,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ..records import Aggregate, Manifest, MetricSection, Prediction, Record, prediction_hash
+from .._atomic import atomic_write_text
+from .._localio import local_io
+from ..records import Aggregate, Manifest, MetricSection, Prediction, Record, ScoreSet, prediction_hash
 from ._aggregate import aggregate
 
 _LABELS = ("split", "task_type", "main_category", "difficulty", "dialogue")
@@ -89,6 +91,22 @@ class ScoringContext:
     """Supporting-turn labels given by the caller (a path or loaded labels); None: found next to the dataset."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Free room for plugin scorers' settings (the Python API only)."""
+    score_set: ScoreSet | None = None
+    """The evaluation's staged files (:class:`~h2hmem.records.ScoreSet`); None outside ``evaluate_run``."""
+
+    def write_side_file(self, name: str, text: str) -> None:
+        """Write ``scores/<name>`` (a scorer's side file) as part of the evaluation's set of files:
+        staged with the score files and put in place with them, so a failed evaluation leaves the
+        previous one as it was (written at once when there is no :attr:`score_set`).
+
+        Raises:
+            LocalIOError: the file cannot be written (names it).
+        """
+        if self.score_set is not None:
+            self.score_set.stage_text(name, text)
+        else:
+            with local_io(self.scores_dir / name):
+                atomic_write_text(self.scores_dir / name, text, fsync=True)
 
 
 class Scorer(ABC):
@@ -148,10 +166,11 @@ class Scorer(ABC):
         run (no labels…): nothing is written and an existing file is kept.
         """
 
-    def refresh_kept(self, predictions: list[Prediction], context: ScoringContext) -> None:
+    def refresh_kept(self, predictions: list[Prediction], context: ScoringContext) -> Sequence[Record] | None:
         """For a scorer that is not :attr:`offline`, when it was not asked for but its file exists:
-        bring the file in line with the predictions without scoring (the judge drops judgments of
-        changed answers). Default: nothing."""
+        the records its file should hold now, without scoring (the judge drops judgments of changed
+        answers), written with the evaluation's other files; None: the file is kept as it is.
+        Default: None."""
         return None
 
     def summarize(self, records: list[dict[str, Any]], context: ScoringContext) -> MetricSection:

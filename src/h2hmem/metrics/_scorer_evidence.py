@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .._atomic import atomic_write_text
 from ..records import (
     EvidenceScore,
     EvidenceSection,
@@ -120,7 +119,7 @@ class TurnEvidenceScorer(Scorer):
         records, info = score_turn_evidence(predictions, labels.labels)
         info.update(labels=labels.source, labels_meta=labels.meta)
         self._info = info
-        atomic_write_text(context.scores_dir / TURN_INFO, json.dumps(info, ensure_ascii=False, indent=1))
+        context.write_side_file(TURN_INFO, json.dumps(info, ensure_ascii=False, indent=1))
         return [
             TurnEvidenceScore.model_validate({**r, "prediction_hash": prediction_hash(p)})
             for r, p in zip(records, predictions)

@@ -12,11 +12,11 @@ reports never use a stale judge as the headline).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .._atomic import atomic_write_text
+from .._localio import local_io
 from ..llm import record_calls
 from ..records import (
     Aggregate,
@@ -32,10 +32,6 @@ from ._coverage import unjudged_reasons
 from ._judge import JudgeRecord, comparability_label, input_hash, judge_predictions
 from ._judge_options import JudgeOptions
 from ._scorer import Scorer, ScoringContext
-
-
-def _write_jsonl(path: Path, records: Sequence[dict[str, Any]]) -> None:
-    atomic_write_text(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), fsync=True)
 
 
 def _current(rec: JudgeRecord, p: Prediction) -> bool:
@@ -97,8 +93,9 @@ async def _judge(
     with path.open("a", encoding="utf-8") as f:
 
         def persist(rec: JudgeRecord) -> None:
-            f.write(rec.model_dump_json() + "\n")
-            f.flush()
+            with local_io(path):  # a full disk stops the pass (exit 4), never an "unjudged" item
+                f.write(rec.model_dump_json() + "\n")
+                f.flush()
             advance()
 
         writer = TranscriptWriter(transcripts).open() if transcripts is not None else None
@@ -141,8 +138,9 @@ class JudgeScorer(Scorer):
         self._used_model = model
         keep = already_judged(predictions, path, model.spec, options, context.refresh)
         todo = [p for p in predictions if p.question_id not in keep]
-        if context.refresh and path.exists():
-            path.unlink()
+        # with refresh the lines on file are ignored, not removed: the new ones are appended after
+        # them (the last line of a question wins) and the compacted file replaces the whole file
+        # only with the evaluation's other files, so a pass that stops leaves the previous set whole
         new: list[JudgeRecord] = []
         if todo:
             if context.show_progress:
@@ -156,17 +154,14 @@ class JudgeScorer(Scorer):
         by_id = {**keep, **{r.question_id: r for r in new}}
         return [by_id[p.question_id] for p in predictions]
 
-    def refresh_kept(self, predictions: list[Prediction], context: ScoringContext) -> None:
-        """Drop the judgments whose prediction changed (file rewritten) and note the section stale
-        when some predictions are left without a current judgment."""
+    def refresh_kept(self, predictions: list[Prediction], context: ScoringContext) -> list[JudgeRecord] | None:
+        """Drop the judgments whose prediction changed (the kept ones are returned to be written,
+        None when nothing is dropped) and note the section stale when some predictions are left
+        without a current judgment."""
         path = context.scores_dir / self.file_name
         by_id = {p.question_id: p for p in predictions}
         records = _judge_records(path)
         kept = {r.question_id: r for r in records if r.question_id in by_id and _current(r, by_id[r.question_id])}
-        if len(kept) != len(records):
-            _write_jsonl(
-                path, [kept[p.question_id].model_dump(mode="json") for p in predictions if p.question_id in kept]
-            )
         missing = len(predictions) - len(kept)
         self._stale = (
             None
@@ -179,6 +174,9 @@ class JudgeScorer(Scorer):
                 "`h2hmem evaluate RUN --metrics judge`",
             }
         )
+        if len(kept) == len(records):
+            return None
+        return [kept[p.question_id] for p in predictions if p.question_id in kept]
 
     def summarize(self, records: list[dict[str, Any]], context: ScoringContext) -> MetricSection:
         return JudgeSection.model_validate(

@@ -47,6 +47,7 @@ from ._provenance import (
     component_spec,
     distribution_of,
 )
+from ._score_set import ScoreSet
 from ._scores import (
     EVIDENCE_METRIC_NAMES,
     SCORE_FILES,
@@ -94,6 +95,7 @@ __all__ = [
     "LOCK",
     "PREDICTIONS",
     "RunStore",
+    "ScoreSet",
     "TRANSCRIPTS",
     "TranscriptWriter",
     "decode_member",

@@ -35,8 +35,11 @@ def read_record(path: Path, model: type[M], what: str, *, bad_json: str = "") ->
         raise error_type(e)(f"{path}: not a valid {what}: {describe_error(e)}") from None
 
 
+def record_text(record: BaseModel) -> str:
+    """The JSON text a record file holds (indented, UTF-8 characters kept)."""
+    return json.dumps(record.model_dump(mode="json", fallback=str), ensure_ascii=False, indent=1)
+
+
 def write_record(path: Path, record: BaseModel, *, fsync: bool = True) -> None:
     """Atomic replace (temporary file, fsync, rename): readers never see half a file."""
-    atomic_write_text(
-        path, json.dumps(record.model_dump(mode="json", fallback=str), ensure_ascii=False, indent=1), fsync=fsync
-    )
+    atomic_write_text(path, record_text(record), fsync=fsync)

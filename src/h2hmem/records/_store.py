@@ -36,6 +36,37 @@ def now_iso() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
 
 
+@contextmanager
+def exclusive_lock(path: Path, what: str = "") -> Iterator[str | None]:
+    """Try once to take an exclusive advisory lock (``flock``) on ``path`` (created with its folder
+    when missing); the one lock mechanism of a run directory (:meth:`RunStore.locked`,
+    :meth:`RunStore.scores_locked`).
+
+    Yields None while this process holds the lock (the file then reads ``"pid <pid>"``, followed by
+    ``", <what>"`` when given), else the holder's description as written in the file; never waits.
+    The operating system releases the lock when the process ends, however it ends (SIGKILL
+    included), so a crash never leaves a stale lock. On a platform without ``fcntl`` (Windows)
+    nothing is locked and None is yielded.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fh = open(path, "a+", encoding="utf-8")
+    try:
+        if fcntl is not None:
+            try:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                fh.seek(0)
+                yield fh.read().strip() or "another process"
+                return
+        fh.seek(0)
+        fh.truncate()
+        fh.write(f"pid {os.getpid()}" + (f", {what}" if what else ""))
+        fh.flush()
+        yield None
+    finally:
+        fh.close()
+
+
 class RunStore:
     """Reads and writes one run directory (``runs/<run-id>/``)."""
 
@@ -56,23 +87,18 @@ class RunStore:
         The operating system releases the lock when the process ends, however it ends (SIGKILL
         included), so a crash never leaves a stale lock.
         """
-        self.dir.mkdir(parents=True, exist_ok=True)
-        fh = open(self.dir / LOCK, "a+", encoding="utf-8")
-        try:
-            if fcntl is not None:
-                try:
-                    fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-                except BlockingIOError:
-                    fh.seek(0)
-                    yield fh.read().strip() or "another process"
-                    return
-            fh.seek(0)
-            fh.truncate()
-            fh.write(f"pid {os.getpid()}")
-            fh.flush()
-            yield None
-        finally:
-            fh.close()
+        with exclusive_lock(self.dir / LOCK) as holder:
+            yield holder
+
+    @contextmanager
+    def scores_locked(self, what: str = "") -> Iterator[str | None]:
+        """The same lock as :meth:`locked` on ``<run>/scores/.lock``, held while an evaluation
+        writes ``scores/`` (``h2hmem evaluate``): two evaluations at once would both pay the judge
+        and could put one's score files beside the other's summary. Separate from the run's lock,
+        so an unfinished run can be scored while it is being written. ``what`` joins the holder's
+        description (``"pid 1234, h2hmem evaluate (judge) since 2026-12-01T12:00:00+00:00"``)."""
+        with exclusive_lock(self.dir / "scores" / LOCK, what) as holder:
+            yield holder
 
     @property
     def exists(self) -> bool:
