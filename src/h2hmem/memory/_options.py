@@ -87,7 +87,7 @@ class MethodOptions(BaseModel):
                     "type": type_text(info),
                     "paper": by_preset["paper"],
                     "harmonized": by_preset["harmonized"],
-                    "doc": info.description or "",
+                    "doc": " ".join((info.description or "").split()),  # one line, however the doc was written
                 }
             )
         return rows

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
+from pydantic import ConfigDict
+
 from ... import defaults
 from ...data import Session
 from .._method import MemoryMethod
@@ -54,7 +56,10 @@ class Hit:
 
 
 class ProductOptions(MethodOptions):
-    """Options every product adapter takes; a product's model adds its own switches."""
+    """Options every product adapter takes; a product's model adds its own switches, each documented by
+    the docstring under it (the one-line doc ``h2hmem methods show`` prints)."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
 
     top_k: TopK = defaults.TOP_K
 
