@@ -11,10 +11,15 @@ import pytest
 from relkit import cli, make_dataset
 
 PLUGIN = '''
-class Broken:
+from h2hmem.memory import MemoryMethod
+
+
+class Broken(MemoryMethod):
     """A memory plugin whose constructor fails (a missing GPU, a bad path...)."""
 
-    def __init__(self, ctx, **params):
+    name = "broken"
+
+    def __init__(self, ctx, options=None, **params):
         raise RuntimeError("no GPU here")
 
     async def observe(self, session):
