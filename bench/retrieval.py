@@ -55,8 +55,11 @@ ABLATION: tuple[tuple[str, dict[str, Any]], ...] = (
         )
     ),
     ("h2h −chain", {"chain": 0}),
+    ("h2h +chain=2", {"chain": 2}),
+    *((f"h2h +bm25_weight={w}", {"bm25_weight": w}) for w in (0.1, 0.15, 0.25, 0.3, 0.4)),
     ("h2h +session_prior", {"session_prior": True}),
     ("h2h +session_cap=3", {"session_cap": 3}),
+    ("h2h +session_cap=4", {"session_cap": 4}),
 )
 FIELDS = ("turn_recall@5", "turn_ndcg@5", "hit@5")
 HELDOUT_GRID: tuple[tuple[str, dict[str, Any]], ...] = (("h2h", {}), *ABLATION)

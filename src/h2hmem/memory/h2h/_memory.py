@@ -80,6 +80,13 @@ class H2HOptions(MethodOptions):
         SESSION_CAP, ge=0, description="most turns from one session in the top-k when no time anchor matched (0 = none)"
     )
     bm25: bool = Field(True, description="the BM25 part of the hybrid score")
+    bm25_weight: float = Field(
+        ScoreWeights.bm25,
+        ge=0.0,
+        le=ScoreWeights.dense + ScoreWeights.bm25,
+        description="weight of the min-max BM25 score; the turn-text cosine gets the rest of "
+        f"{ScoreWeights.dense + ScoreWeights.bm25:.2f} (chosen on held-out dialogues)",
+    )
     context: bool = Field(True, description="the dense score of a turn's window")
     speakers: bool = Field(True, description="speaker and addressee boosts")
     time_anchors: bool = Field(True, description="session, date and round anchors")
@@ -168,9 +175,9 @@ class H2HMemory(MemoryMethod[H2HOptions]):
         }
         w = ScoreWeights()
         self.weights = ScoreWeights(
-            dense=w.dense + (0 if context else w.context),
+            dense=w.dense + w.bm25 - o.bm25_weight + (0 if context else w.context),
             context=w.context if context else 0.0,
-            bm25=w.bm25 if bm25 else 0.0,
+            bm25=o.bm25_weight if bm25 else 0.0,
             speaker=w.speaker if speakers else 0.0,
             time=w.time if time_anchors else 0.0,
             turn=w.turn if time_anchors else 0.0,
