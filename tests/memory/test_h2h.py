@@ -145,6 +145,22 @@ def test_chain_adds_the_neighbour_for_reasoning_questions():
         H2HMemory(MemoryContext(dialogue_id="x", chat=recording_chat(), embedder_factory=HashEmbedder), chain=-1)
 
 
+def test_refusal_questions_get_one_turn_per_session():
+    q = "Why was the pan coating of Ajie peeling off?"
+    plain, _ = _memory(top_k=3, ar_session_cap=0)
+    capped, _ = _memory(top_k=3)  # ar_session_cap=1 by default
+    assert capped.options.ar_session_cap == 1
+    assert _top(plain, q, TaskType.AR) == [("session1", 0), ("session1", 1), ("session2", 0)]
+    # session 1's second turn gives way to session 2's best; with no third session to draw on, it
+    # takes the last place back
+    assert _top(capped, q, TaskType.AR) == [("session1", 0), ("session2", 0), ("session1", 1)]
+    assert _top(capped, q, TaskType.UPR) == _top(plain, q, TaskType.UPR)  # only AR questions
+    # a time anchor does not lift the cap (session_cap's does): session 2 is anchored, session 1 still gets a place
+    anchored = "What arrived for Kiki in Session 2?"
+    assert _top(plain, anchored, TaskType.AR) == [("session2", 2), ("session2", 1), ("session2", 0)]
+    assert _top(capped, anchored, TaskType.AR) == [("session2", 2), ("session1", 4), ("session2", 1)]
+
+
 def test_rerank_moves_the_model_choice_to_the_front_and_counts_its_call():
     q = make_question("Why did Ajie buy a new pan?", task=TaskType.UPR)
     plain, _ = _memory(top_k=3)
