@@ -18,7 +18,8 @@ model call):
 5. **reasoning chains** — for a causal (MCR) or reference (RET) question the best adjacent turn of
    the first hit joins the top-k (:mod:`._chain`);
 6. **when memory holds nothing** — the best cosine between the question and any turn is an
-   abstention signal; below ``abstain_threshold`` an Answer Refusal question is told so.
+   abstention signal; below ``abstain_threshold`` an Answer Refusal question is told so, and an
+   Answer Refusal question's top-k holds at most one turn per session (``ar_session_cap``).
 
 Optional (off by default): the answer model re-ranks the best candidates (:mod:`._rerank`).
 
