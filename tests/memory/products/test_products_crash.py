@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 from conftest import predictions, run, run_config
 
-
 CHILD = """
 import sys
 from mm_fakes import HashEmbedder
@@ -40,6 +39,14 @@ def _mem0_memories(store_dir: Path, user_id: str) -> list[str]:
         return sorted(m["memory"] for m in store.memory.get_all(filters={"user_id": user_id}, top_k=10_000)["results"])
     finally:
         store.close()
+
+
+def _cognee_chunks(store_dir: Path, user_id: str) -> list[str]:
+    """The chunk texts of a cognee store (its LanceDB collection of chunks)."""
+    import lancedb
+
+    db = lancedb.connect(str(store_dir / "system" / "databases" / "cognee.lancedb"))
+    return sorted(row["payload"]["text"] for row in db.open_table("DocumentChunk_text").to_arrow().to_pylist())
 
 
 PRODUCTS = {
