@@ -15,14 +15,12 @@ class CogneeOptions(ProductOptions):
     """cognee's switches (``--param NAME=VALUE``)."""
 
     search: Literal["chunks", "summaries"] = "chunks"
-    """What a question retrieves: cognee's ``CHUNKS`` search (the chunks of the conversation, by
-    vector similarity) or ``SUMMARIES`` (the summary its model wrote of each chunk)."""
+    """What a question retrieves: cognee's ``CHUNKS`` (conversation chunks, by vector similarity) or
+    ``SUMMARIES`` (its model's summary of each chunk)."""
     batch_turns: int = Field(8, ge=1)
-    """Consecutive turns per document given to ``cognee.add`` (each document is chunked, and each
-    chunk is one graph extraction and one summary call)."""
+    """Consecutive turns per document given to ``cognee.add`` (per chunk: one graph extraction and one summary call)."""
     chunk_size: int = Field(1024, ge=32)
-    """cognee's ``chunk_size`` (tokens per chunk): a document longer than this is cut into several
-    chunks; the default keeps a batch of turns in one chunk."""
+    """cognee's chunk size in tokens: a longer document is cut into several chunks (the default keeps a batch whole)."""
 
     build_fields: ClassVar[tuple[str, ...]] = ("batch_turns", "chunk_size")
 

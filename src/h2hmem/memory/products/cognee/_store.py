@@ -1,10 +1,12 @@
 """cognee's side of the adapter: dated documents in, chunks or chunk summaries out.
 
-- Store: cognee's own embedded stores — SQLite (its relational metadata), LanceDB (vectors) and
-  Ladybug (the graph; cognee's fork of Kuzu) — under the dialogue's store folder: cognee's system
-  root is ``store/system``, its data root ``store/data``, its cache root ``store/cache``. The
-  databases run in this process (cognee's worker subprocesses for LanceDB and Ladybug are switched
-  off), so a killed run leaves no orphan process and the build marker decides what is reused.
+- Store: cognee's own embedded stores under the dialogue's store folder: its SQLite metadata
+  database, LanceDB vectors and its SQLite graph backend (``turso``: a local file) in
+  ``store/system/databases``, the documents in ``store/data``. Not its default graph store,
+  Ladybug (cognee's Kuzu fork): Ladybug's native module cannot be loaded in a process that has loaded
+  Kuzu's (Graphiti's), and its JSON extension is downloaded on first use. The databases run in this
+  process (cognee's worker subprocesses are switched off), so a killed run leaves no orphan process
+  and the build marker decides what is reused.
 - One store at a time: cognee keeps its configuration in process-global settings objects and the
   environment. Every operation on a store takes :func:`cognee_lock` (one per event loop) and first
   points cognee at its own folders and endpoint (:meth:`CogneeStore._activate`), so the dialogues
@@ -22,13 +24,12 @@
   makes, per chunk, one graph-extraction call (``KnowledgeGraph``) and one summary call
   (``SummarizedContent``).
 - Search: ``cognee.search`` with ``CHUNKS`` or ``SUMMARIES`` on the dialogue's dataset. A chunk
-  is mapped back to the turns whose whole line it holds (the turn lines are kept beside the store
-  in ``turns.json``); a summary to the turns of the chunk it summarizes.
-- Offline: telemetry off (``TELEMETRY_DISABLED``), litellm's bundled model-cost map
+  is mapped back to the turns whose whole line it holds (the turn lines and the session's date are
+  kept beside the store in ``turns.json``); a summary to the turns of the chunk it summarizes.
+- Offline, no hidden calls: telemetry off (``TELEMETRY_DISABLED``), litellm's bundled model-cost map
   (``LITELLM_LOCAL_MODEL_COST_MAP``), tiktoken's files from litellm's bundled copy (litellm points
-  ``TIKTOKEN_CACHE_DIR`` there), no connection test (``COGNEE_SKIP_CONNECTION_TEST``),
-  no log file, and an API key set so cognee never falls back to its local fastembed/GLiNER models
-  (which download weights).
+  ``TIKTOKEN_CACHE_DIR`` there), no connection test (``COGNEE_SKIP_CONNECTION_TEST``), no session
+  cache and its feedback-detection call on every search (``CACHING``, ``AUTO_FEEDBACK``), no log file.
 """
 
 from __future__ import annotations
