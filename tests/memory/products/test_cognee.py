@@ -1,5 +1,6 @@
 """cognee's process-global configuration: two dialogues' stores built and searched interleaved in one
-process each answer from their own turns; a summary's evidence is the chunk it summarizes."""
+process each answer from their own turns; a summary's evidence is the chunk it summarizes; a dialogue
+with no session present retrieves nothing (cognee itself refuses to search an empty store)."""
 
 from __future__ import annotations
 
@@ -56,16 +57,18 @@ def test_interleaved_dialogues_keep_their_own_stores(tmp_path, loopback_only):
             return resolve_method("cognee")(ctx, batch_turns=3, top_k=2, **params)
 
         async def interleaved():
-            a, b = memory("x/dialogue1"), memory("x/dialogue2", search="summaries")
+            a, b, empty = memory("x/dialogue1"), memory("x/dialogue2", search="summaries"), memory("x/dialogue3")
             try:
                 await a.observe(cats)
                 await b.observe(dogs)
+                await empty.observe(cats.model_copy(update={"absent": True}))
                 hits_a = await a._hits(question_view(make_question("Which cat is called Cat4?")))
                 hits_b = await b._hits(question_view(make_question("Which dog is called Dog1?")))
+                assert await empty.retrieve_evidence(question_view(make_question("Which cat?"))) == []
                 return hits_a, hits_b, a.describe(), b.describe()
             finally:
-                await a.aclose()
-                await b.aclose()
+                for m in (a, b, empty):
+                    await m.aclose()
 
         hits_a, hits_b, described_a, described_b = asyncio.run(interleaved())
         graph = [r for r in srv.requests if "messages" in r and '"KnowledgeGraph"' in r["messages"][0]["content"]]

@@ -184,6 +184,8 @@ class CogneeStore:
         from cognee.infrastructure.databases.vector import get_vector_engine_async
 
         kind = SearchType.CHUNKS if self.search_name == "chunks" else SearchType.SUMMARIES
+        if not self.sessions:  # nothing was fed (every session absent): cognee refuses to search
+            return []
         async with cognee_lock():
             self._activate()
             found = _payloads(
