@@ -122,7 +122,7 @@ class CogneeStore:
 
     def configuration(self) -> dict[str, Any]:
         return {
-            "stores": "sqlite + lancedb + ladybug (embedded, in process)",
+            "stores": "sqlite metadata, lancedb vectors, sqlite graph (provider 'turso'); embedded, in process",
             "llm": {"provider": "openai", "model": f"openai/{self.endpoint.chat_model}", "output": "json_object"},
             "embedding": {
                 "model": EMBEDDING_MODEL,
@@ -133,6 +133,7 @@ class CogneeStore:
             "chunk_size": self.chunk_size,
             "search": self.search_name.upper(),
             "cognify": "default tasks (KnowledgeGraph extraction + chunk summaries)",
+            "build_calls": "product_build_calls counts documents; each chunk of one is 2 model calls",
         }
 
     def _activate(self) -> None:
