@@ -45,14 +45,18 @@ def choose(
     With ``guard`` (per setting, rows of a second metric), a setting whose guard mean over
     ``dialogues`` is below the floor is not eligible (setting 0 always is): the floor is the best
     guard mean of the ``floor`` rows (the baselines') over ``dialogues``, or setting 0's when none
-    are given. Means are rounded to 9 decimals first, so float noise is a tie.
+    are given; and a tie on the first metric goes to the higher guard mean (then the lowest index):
+    a change that leaves turn recall as it is but raises session hit is chosen. Means are rounded
+    to 9 decimals first, so float noise is a tie.
     """
     means = [round(mean_of(rows, dialogues), 9) for rows in grid]
     eligible = list(range(len(grid)))
+    second = [0.0] * len(grid)
     if guard is not None:
         bar = max((mean_of(rows, dialogues) for rows in floor), default=mean_of(guard[0], dialogues))
-        eligible = [0] + [i for i in eligible[1:] if round(mean_of(guard[i], dialogues), 9) >= round(bar, 9)]
-    return max(eligible, key=lambda i: (means[i], -i))
+        second = [round(mean_of(rows, dialogues), 9) for rows in guard]
+        eligible = [0] + [i for i in eligible[1:] if second[i] >= round(bar, 9)]
+    return max(eligible, key=lambda i: (means[i], second[i], -i))
 
 
 def lodo_choices(
@@ -194,7 +198,9 @@ def switch_check(
     ties, the conservative reading) and with it, on :data:`CHOICE_METRIC` rows.
 
     Returns ``{"without", "with", "heldout"}`` (overall means: always without, always with, each
-    dialogue by the choice made on the others) and ``"folds_with"`` (folds whose choice was *with*).
+    dialogue by the choice made on the others), ``"folds_with"`` (folds whose choice was *with*) and,
+    with ``guard``, the same three means of the guard rows as ``"guard_without"``, ``"guard_with"``,
+    ``"guard_heldout"`` (scored with the same choices).
     The component helps held out when ``heldout > without``; it helps only in-sample when
     ``with > without`` but ``heldout <= without``. ``guard``: session hit@5 rows (without, with),
     ``floor``: the baselines' (:func:`choose`).
@@ -203,9 +209,12 @@ def switch_check(
     where it lost) and d2 with it (chosen on d1) — the gain does not transfer, the loss does.
     """
     choices = lodo_choices([without, with_], list(guard) if guard else None, floor)
-    return {
-        "without": _summary(list(without.values()))["overall"]["mean"],
-        "with": _summary(list(with_.values()))["overall"]["mean"],
-        "heldout": _summary(scored_by(choices, [without, with_], 0))["overall"]["mean"],
-        "folds_with": sum(choices.values()),
-    }
+    out: dict[str, Any] = {}
+    for prefix, pair in (("", (without, with_)), ("guard_", guard)):
+        if pair is None:
+            continue
+        out[f"{prefix}without"] = _summary(list(pair[0].values()))["overall"]["mean"]
+        out[f"{prefix}with"] = _summary(list(pair[1].values()))["overall"]["mean"]
+        out[f"{prefix}heldout"] = _summary(scored_by(choices, list(pair), 0))["overall"]["mean"]
+    out["folds_with"] = sum(choices.values())
+    return out

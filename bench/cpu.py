@@ -13,8 +13,9 @@ Per method (naive-rag, full-text, h2h) and preset (``paper``, ``harmonized``), a
 4. the sequential reference (``bench/reference.py``, naive-rag and full-text, ``paper``) on the
    first questions, for the speed-up at C = 32.
 
-Single runs (no median): on a shared machine compare CPU seconds, which the load moves less
-than wall time, and read each row with its ``load`` column.
+Under ``paper`` the cold run and the floor alternate ``repeats`` times (3 in ``full``) and each row is
+the median run (its runs in ``wall_s_runs``); other steps are single runs. On a shared machine
+compare CPU seconds, which the load moves less than wall time, and read each row with its ``load``.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import Any
 
 from ._core import Bench, Target, WorkloadResult, now_iso, ratio
 from ._mock import MockServerProcess
-from .run import floor_row, harness_row, reference_row
+from .run import floor_row, harness_row, median_of, reference_row
 
 METHODS = ("naive-rag", "full-text", "h2h")
 PRESETS = ("paper", "harmonized")
@@ -83,18 +84,36 @@ def measure(b: Bench) -> WorkloadResult:
         "questions_per_run": p.run_questions or "all",
         "reference_questions": p.c1_questions,
         "embedder": "hashed (bench stand-in; its query embedding is part of retrieval CPU s)",
-        "runs": "single runs (no median)",
+        "runs": f"paper harness cold and floor: median of {p.repeats} alternating runs; other steps single runs",
     }
     with MockServerProcess(p.latency_s) as srv:
         for preset in PRESETS:
             for method in METHODS:
                 for c in concurrencies if preset == "paper" else concurrencies[:1]:
                     run_id = f"cpu-{root.name}-{method}-{preset}-c{c}"
-                    row = harness_row(b, srv, root, method, c, p.run_questions, preset=preset, run_id=run_id)
+                    # paper: harness and floor alternate `repeats` times; each row is the median run
+                    runs, floors = [], []
+                    for i in range(p.repeats if preset == "paper" else 1):
+                        one = harness_row(
+                            b,
+                            srv,
+                            root,
+                            method,
+                            c,
+                            p.run_questions,
+                            preset=preset,
+                            run_id=run_id,
+                            tag=f"cold #{i + 1}" if i else "cold",
+                        )
+                        runs.append(one)
+                        if preset == "paper":
+                            floors.append(floor_row(b, srv, one, repeat=i))
+                    row = median_of(runs)
+                    row["step"] = "harness cold"
                     row["preset"] = preset
                     res.rows.append(_per_question(row))
-                    if preset == "paper":
-                        floor = floor_row(b, srv, row)
+                    if floors:
+                        floor = median_of(floors)
                         floor["preset"] = preset
                         row["floor_s"] = floor["wall_s"]
                         row["ratio_to_floor"] = round(row["wall_s"] / floor["wall_s"], 3)

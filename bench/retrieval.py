@@ -55,8 +55,13 @@ ABLATION: tuple[tuple[str, dict[str, Any]], ...] = (
         )
     ),
     ("h2h −chain", {"chain": 0}),
+    ("h2h +chain=2", {"chain": 2}),
+    *((f"h2h +bm25_weight={w}", {"bm25_weight": w}) for w in (0.1, 0.15, 0.25, 0.3, 0.4)),
     ("h2h +session_prior", {"session_prior": True}),
     ("h2h +session_cap=3", {"session_cap": 3}),
+    ("h2h +session_cap=4", {"session_cap": 4}),
+    ("h2h −ar_session_cap", {"ar_session_cap": 0}),
+    ("h2h +ar_session_cap=2", {"ar_session_cap": 2}),
 )
 FIELDS = ("turn_recall@5", "turn_ndcg@5", "hit@5")
 HELDOUT_GRID: tuple[tuple[str, dict[str, Any]], ...] = (("h2h", {}), *ABLATION)
@@ -266,12 +271,18 @@ def heldout_protocol(
             heldout_table(result, "turn_recall@5", HELDOUT_ROWS),
             "Session hit@5, mean (min–max over the held-out dialogues):",
             heldout_table(result, "hit@5", HELDOUT_ROWS),
-            "Each component on its own (turn recall@5 overall; *held out*: with or without it, as chosen on "
-            "the other dialogues — ties, and session hit@5 there below the best baseline's, → without):",
+            "Each component on its own (turn recall@5 and session hit@5 overall, each without → with → *held "
+            "out*: with or without it, as chosen on the other dialogues — by turn recall@5, a tie by session "
+            "hit@5, a tie on both → without; never when session hit@5 there falls below the best baseline's):",
             "\n".join(
-                ["| component | without | with | held out | folds choosing it |", "|---|---|---|---|---|"]
+                [
+                    "| component | turn R@5 without | with | held out | session hit@5 without | with | held out "
+                    "| folds choosing it |",
+                    "|---|---|---|---|---|---|---|---|",
+                ]
                 + [
                     f"| {label.removeprefix('h2h ')[1:]} | {c['without']:.3f} | {c['with']:.3f} | {c['heldout']:.3f} "
+                    f"| {c['guard_without']:.3f} | {c['guard_with']:.3f} | {c['guard_heldout']:.3f} "
                     f"| {c['folds_with']} / {len(result['choices'])} |"
                     for label, c in checks.items()
                 ]

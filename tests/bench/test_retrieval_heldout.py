@@ -17,17 +17,19 @@ def test_leave_one_dialogue_out_choice_and_figures():
     # d1 held out: on d2+d3 s0 = 0.5, s1 = 0.75 → s1; d2: on d1+d3 s0 = 1.0, s1 = 0.5 → s0; d3: on d1+d2
     # s0 = 2/3, s1 = 2/3 → tie → s0 (the default)
     assert lodo_choices([s0, s1]) == {"d1": 1, "d2": 0, "d3": 0}
-    # session hit rows: scored with the same choices (s1 never lowers them: the guard excludes nothing)
+    # session hit rows (s1 never lowers them: the guard excludes nothing, but it breaks d3's tie: on
+    # d1+d2 s1's session hit 1.0 > s0's 0.5 → d3 is scored by s1)
     h0 = {"q1": ("d1", "T", 0.0), "q2": ("d2", "T", 1.0), "q3": ("d3", "T", 1.0), "q4": ("d4", "T", 0.0)}
     h1 = {"q1": ("d1", "T", 1.0), "q2": ("d2", "T", 1.0), "q3": ("d3", "T", 1.0), "q4": ("d4", "T", 1.0)}
     base = {"q1": ("d1", "T", 0.0), "q1b": ("d1", "U", 1.0), "q2": ("d2", "T", 1.0), "q3": ("d3", "T", 0.0)}
     out = heldout({"turn_recall@5": [s0, s1], "hit@5": [h0, h1]}, {"b": {"turn_recall@5": base}})
     ho = out["metrics"]["turn_recall@5"]["heldout"]
-    # held out: d1 by s1 (0.5, 0.5), d2 by s0 (0.0), d3 by s0 (1.0) → overall 2/4; T: (0.5 + 0 + 1) / 3
-    assert ho["overall"]["mean"] == 0.5 and ho["overall"]["n"] == 4
-    assert ho["T"]["mean"] == 0.5 and ho["U"]["mean"] == 0.5
-    assert ho["overall"]["folds"] == {"d1": 0.5, "d2": 0.0, "d3": 1.0}
-    assert (ho["overall"]["min"], ho["overall"]["max"]) == (0.0, 1.0)
+    assert out["choices"] == {"d1": 1, "d2": 0, "d3": 1}
+    # held out: d1 by s1 (0.5, 0.5), d2 by s0 (0.0), d3 by s1 (0.5) → overall 1.5/4; T: (0.5 + 0 + 0.5) / 3
+    assert ho["overall"]["mean"] == 0.375 and ho["overall"]["n"] == 4
+    assert ho["T"]["mean"] == pytest.approx(1 / 3, abs=1e-4) and ho["U"]["mean"] == 0.5
+    assert ho["overall"]["folds"] == {"d1": 0.5, "d2": 0.0, "d3": 0.5}
+    assert (ho["overall"]["min"], ho["overall"]["max"]) == (0.0, 0.5)
     # in-sample: on all of d1..d3 s0 = 3/4 > s1 = 2.5/4 → s0 everywhere
     assert out["in_sample_choice"] == 0
     assert out["metrics"]["turn_recall@5"]["in_sample"]["overall"]["mean"] == 0.75
@@ -36,7 +38,7 @@ def test_leave_one_dialogue_out_choice_and_figures():
     assert hit["folds"] == {"d1": 1.0, "d2": 1.0, "d3": 1.0, "d4": 0.0} and hit["mean"] == 0.75
     assert out["baselines"]["b"]["turn_recall@5"]["overall"]["mean"] == 0.5
     md = table(out, "turn_recall@5", [("all", "overall"), ("T", "T"), ("X", "X")])
-    assert "| all | 4 | 0.500 (0.00–1.00) | 0.750 (0.00–1.00) | 0.500 (0.00–1.00) |" in md
+    assert "| all | 4 | 0.500 (0.00–1.00) | 0.750 (0.00–1.00) | 0.375 (0.00–0.50) |" in md
     assert "| X |" not in md  # a task type with no question has no row
 
 
@@ -57,6 +59,18 @@ def test_a_setting_that_lowers_session_hit_is_not_chosen():
     assert choose([s0, s1], {"d1", "d2"}, guard=[h0, h1], floor=[weak, h0]) == 0  # 0.5 < 1.0
     out = heldout({"turn_recall@5": [s0, s1], "hit@5": [h0, h1]}, {"b": {"turn_recall@5": s0, "hit@5": weak}})
     assert out["choices"] == {"d1": 1, "d2": 1}
+
+
+def test_a_turn_recall_tie_goes_to_the_higher_session_hit():
+    same = {"q1": ("d1", "T", 1.0), "q2": ("d2", "T", 0.0)}
+    h0 = {"q1": ("d1", "T", 0.0), "q2": ("d2", "T", 1.0)}
+    h1 = {"q1": ("d1", "T", 1.0), "q2": ("d2", "T", 1.0)}  # same turn recall, one more session hit on d1
+    assert choose([same, dict(same)], {"d1", "d2"}, guard=[h0, h1]) == 1
+    assert choose([same, dict(same)], {"d2"}, guard=[h0, h1]) == 0  # a tie on both → the default
+    out = switch_check(same, dict(same), (h0, h1))
+    # d1 held out: on d2 both tie → without (0.0); d2 held out: on d1 with wins (1.0) → hit 1/2
+    assert (out["guard_without"], out["guard_with"], out["guard_heldout"]) == (0.5, 1.0, 0.5)
+    assert out["folds_with"] == 1 and out["heldout"] == out["without"] == 0.5
 
 
 def test_ties_go_to_the_default_and_errors():

@@ -10,9 +10,14 @@ Rules (``docs/dataset-format.md``):
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import os
 import re
+import stat
 from collections import defaultdict
+from collections.abc import Iterator
+from contextvars import ContextVar
 from pathlib import Path
 from typing import TypeVar
 
@@ -30,6 +35,7 @@ _SESSION_DIR = re.compile(r"^session(\d+)$")
 _DATE = re.compile(r"^\s*(\d{4})-(\d{1,2})-(\d{1,2})")
 _QUALIFIED_IMAGE = re.compile(r"^(session\d+)/([^/\\]+)$")
 _SESSION_LABEL = re.compile(r"^S(\d+)-(\d+)$")
+_REAL_PATHS: ContextVar[dict[Path, Path] | None] = ContextVar("h2hmem_dataset_real_paths", default=None)
 MAX_TEXT_CHARS = 20_000
 """Texts longer than this are reported (a warning): genuine turns are at most a few hundred words."""
 
@@ -70,21 +76,51 @@ def load_dataset(root: str | Path, split: str = "all", *, strict: bool = True, l
     base = find_root(root)
     log = log if log is not None else IssueLog()
     dialogues: list[Dialogue] = []
-    for sp in SPLITS:
-        if split not in ("all", sp):
-            continue
-        sdir = base / sp
-        if not sdir.is_dir():
-            if split == sp:
-                log.error("missing-split", sp, f"split folder {sp}/ not found under {base}")
-            continue
-        for number, ddir in _numbered_dirs(sdir, _DIALOGUE_DIR, base, log, "dialogue")[0]:
-            d = _load_dialogue(base, sp, ddir, number, log)
-            if d is not None:
-                dialogues.append(d)
+    with _memoised_real_paths():
+        for sp in SPLITS:
+            if split not in ("all", sp):
+                continue
+            sdir = base / sp
+            if not sdir.is_dir():
+                if split == sp:
+                    log.error("missing-split", sp, f"split folder {sp}/ not found under {base}")
+                continue
+            for number, ddir in _numbered_dirs(sdir, _DIALOGUE_DIR, base, log, "dialogue")[0]:
+                d = _load_dialogue(base, sp, ddir, number, log)
+                if d is not None:
+                    dialogues.append(d)
     if strict and log.errors:
         raise DatasetError(log.errors)
     return Dataset(root=base.resolve(), dialogues=tuple(dialogues))
+
+
+@contextlib.contextmanager
+def _memoised_real_paths() -> Iterator[None]:
+    """While active (one :func:`load_dataset` call), :func:`_real` remembers each folder's real path."""
+    token = _REAL_PATHS.set({})
+    try:
+        yield
+    finally:
+        _REAL_PATHS.reset(token)
+
+
+def _real(path: Path) -> Path:
+    """``path.resolve()`` (the real path, links followed). Inside one :func:`load_dataset` call a
+    path that is not itself a link is its parent's real path plus its name, and each folder's real
+    path is worked out once: the loader checks thousands of files of the same few folders (an image
+    link leading outside the root is an error), and ``resolve()`` reads every component each time."""
+    memo = _REAL_PATHS.get()
+    if memo is None:
+        return path.resolve()
+    hit = memo.get(path)
+    if hit is None:
+        parent = path.parent
+        if parent == path or path.name in ("", ".", "..") or os.path.islink(path):
+            hit = path.resolve()
+        else:
+            hit = _real(parent) / path.name
+        memo[path] = hit
+    return hit
 
 
 def _numbered_dirs(
@@ -99,7 +135,7 @@ def _numbered_dirs(
     found: dict[int, Path] = {}
     real_of: dict[Path, Path] = {}
     ambiguous = False
-    real_root = root.resolve()
+    real_root = _real(root)
     for child in sorted(parent.iterdir()):
         if not child.is_dir():
             continue
@@ -107,7 +143,7 @@ def _numbered_dirs(
         if not m:
             log.warning(f"unexpected-{kind}-folder", rel(child, root), f"folder name is not '{kind}<number>'; ignored")
             continue
-        real = child.resolve()
+        real = _real(child)
         if not real.is_relative_to(real_root):
             log.error(
                 f"unsafe-{kind}-folder", rel(child, root), f"folder is a link to {real}, outside the dataset root"
@@ -195,7 +231,7 @@ def _regular_file(path: Path, root: Path, log: IssueLog) -> bool:
     except (OSError, RuntimeError) as e:
         log.error("not-a-file", name, f"cannot be read: {type(e).__name__}: {e} (a dangling or looping link?)")
         return False
-    if not real.is_relative_to(root.resolve()):
+    if not real.is_relative_to(_real(root)):
         log.error("unsafe-path", name, f"is a link to {real}, outside the dataset root")
         return False
     if not real.is_file():
@@ -321,11 +357,15 @@ def resolve_image(
     else:
         session, fname = own_session, value
     path = scenes / session / "image" / fname
-    if not path.is_file():
+    try:
+        st = os.stat(path)  # links followed, as is_file() does
+    except (OSError, ValueError):
+        st = None
+    if st is None or not stat.S_ISREG(st.st_mode):
         log.warning("missing-image", file, f"image {session}/{fname} not found", field=field)
         return ImageRef(session=session, file=fname)
-    real = path.resolve()
-    if not real.is_relative_to(root.resolve()):
+    real = _real(path)
+    if not real.is_relative_to(_real(root)):
         log.error(
             "unsafe-image-path",
             file,
@@ -333,7 +373,7 @@ def resolve_image(
             field=field,
         )
         return ImageRef(session=session, file=fname)
-    if path.stat().st_size == 0:
+    if st.st_size == 0:
         log.warning("empty-image", file, f"image {session}/{fname} is a zero-byte file", field=field)
         return ImageRef(session=session, file=fname)
     problem = _unreadable_image(real)

@@ -7,6 +7,7 @@ between unit vectors from the text embedder (all-MiniLM-L6-v2 in the paper).
 from __future__ import annotations
 
 import functools
+import re
 from typing import Any
 
 import numpy as np
@@ -42,13 +43,31 @@ def top_k(scores: np.ndarray, k: int) -> list[tuple[int, float]]:
     return [(int(i), float(scores[i])) for i in order]
 
 
+_BM25_TOKEN = re.compile(r"(?u)\b\w\w+\b")
+"""``bm25s.tokenize``'s default ``token_pattern`` (scikit-learn's CountVectorizer words)."""
+
+
+@functools.lru_cache(maxsize=1)
+def _bm25_stopwords() -> frozenset[str]:
+    from bm25s.stopwords import STOPWORDS_EN
+
+    return frozenset(STOPWORDS_EN)
+
+
+def query_words(query: str) -> list[str]:
+    """The words of ``query`` as ``bm25s.tokenize([query], stopwords="en", return_ids=False)[0]``
+    gives them (lowercased, its token pattern, its English stopwords removed, order and repeats
+    kept), without its per-call progress-bar set-up: a query is scored for every question."""
+    stop = _bm25_stopwords()
+    return [w for w in _BM25_TOKEN.findall(query.lower()) if w not in stop]
+
+
 class BM25Scorer:
     """BM25 scores of a query against a fixed list of documents (rebuild when documents change)."""
 
     def __init__(self, documents: list[str]):
         import bm25s
 
-        self._bm25s = bm25s
         self.n = len(documents)
         self.retriever = bm25s.BM25()
         if documents:
@@ -59,9 +78,8 @@ class BM25Scorer:
         """Shape ``(n,)``; zeros when no query word is in the documents' vocabulary."""
         if self.n == 0:
             return np.zeros(0)
-        words = self._bm25s.tokenize([query], stopwords="en", return_ids=False, show_progress=False)[0]
         vocab = self.retriever.vocab_dict
-        words = [w for w in words if w in vocab]
+        words = [w for w in query_words(query) if w in vocab]
         if not words:
             return np.zeros(self.n)
         return np.asarray(self.retriever.get_scores(words), dtype=np.float64)

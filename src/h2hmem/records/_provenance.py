@@ -17,6 +17,8 @@ from __future__ import annotations
 import functools
 import platform
 import subprocess
+import sys
+from collections.abc import Mapping
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -96,15 +98,37 @@ class Environment(Record):
 
 def distribution_of(module: str) -> tuple[str | None, str | None]:
     """``(distribution, version)`` that installed the top-level package of ``module``; ``(None, None)``
-    for a module no installed distribution provides (a script on ``sys.path``)."""
+    for a module no installed distribution provides (a script on ``sys.path``).
+
+    A distribution named like the package whose ``top_level.txt`` lists it (h2hmem itself, most
+    plugins) is found directly; any other package through ``importlib.metadata.packages_distributions()``,
+    which reads every installed distribution's file list (~0.3 s) and is therefore computed once per
+    ``sys.path``.
+    """
     top = module.split(".", 1)[0]
-    names = metadata.packages_distributions().get(top) or []
-    for name in names:
+    for name in _providers(top, tuple(sys.path)):
         try:
             return name, metadata.version(name)
         except metadata.PackageNotFoundError:  # pragma: no cover - a stale packages_distributions entry
             continue
     return None, None
+
+
+@functools.lru_cache(maxsize=64)
+def _providers(top: str, path: tuple[str, ...]) -> tuple[str, ...]:
+    """Names of the distributions that install the top-level package ``top`` (``path``: the cache key)."""
+    try:
+        dist = metadata.distribution(top)
+    except (metadata.PackageNotFoundError, ValueError):
+        dist = None
+    if dist is not None and top in (dist.read_text("top_level.txt") or "").split():
+        return (dist.metadata["Name"],)
+    return tuple(_packages_distributions(path).get(top) or ())
+
+
+@functools.lru_cache(maxsize=4)
+def _packages_distributions(path: tuple[str, ...]) -> Mapping[str, list[str]]:
+    return metadata.packages_distributions()
 
 
 def component_spec(kind: str, name: str, target: Any = None, options: dict[str, Any] | None = None) -> ComponentSpec:

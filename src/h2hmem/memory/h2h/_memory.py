@@ -18,7 +18,8 @@ model call):
 5. **reasoning chains** — for a causal (MCR) or reference (RET) question the best adjacent turn of
    the first hit joins the top-k (:mod:`._chain`);
 6. **when memory holds nothing** — the best cosine between the question and any turn is an
-   abstention signal; below ``abstain_threshold`` an Answer Refusal question is told so.
+   abstention signal; below ``abstain_threshold`` an Answer Refusal question is told so, and an
+   Answer Refusal question's top-k holds at most one turn per session (``ar_session_cap``).
 
 Optional (off by default): the answer model re-ranks the best candidates (:mod:`._rerank`).
 
@@ -61,6 +62,12 @@ IMAGE_FOLLOWERS = 2
 SESSION_CAP = 0
 """Most turns of one session among the ``top_k`` when the question names no time anchor (0 = no cap;
 3 keeps a second session in play but costs turn recall on the sample: off by default)."""
+AR_SESSION_CAP = 1
+"""Answer Refusal (AR) questions: most turns of one session among the ``top_k`` (0 = no cap). An AR
+question asks for a detail the conversation never gives, so no single turn answers it and its best
+match is no better a guide to the session it is about than other sessions' best turns: one turn per
+session shows the answer model (and session hit@k) more of the conversation. Chosen on held-out
+dialogues (issue 29, ``docs/h2h-memory.md``)."""
 CHAIN = 1
 """Reasoning (MCR, RET) questions: first hits whose best adjacent turn joins the top-k (0 = off)."""
 ABSTAIN_THRESHOLD = 0.35
@@ -79,7 +86,20 @@ class H2HOptions(MethodOptions):
     session_cap: int = Field(
         SESSION_CAP, ge=0, description="most turns from one session in the top-k when no time anchor matched (0 = none)"
     )
+    ar_session_cap: int = Field(
+        AR_SESSION_CAP,
+        ge=0,
+        description="Answer Refusal (AR) questions: most turns from one session in the top-k, time anchor or not "
+        "(0 = none)",
+    )
     bm25: bool = Field(True, description="the BM25 part of the hybrid score")
+    bm25_weight: float = Field(
+        ScoreWeights.bm25,
+        ge=0.0,
+        le=ScoreWeights.dense + ScoreWeights.bm25,
+        description="weight of the min-max BM25 score; the turn-text cosine gets the rest of "
+        f"{ScoreWeights.dense + ScoreWeights.bm25:.2f} (chosen on held-out dialogues)",
+    )
     context: bool = Field(True, description="the dense score of a turn's window")
     speakers: bool = Field(True, description="speaker and addressee boosts")
     time_anchors: bool = Field(True, description="session, date and round anchors")
@@ -150,7 +170,7 @@ class H2HMemory(MemoryMethod[H2HOptions]):
         )
         if ctx.embedder_factory is None:
             raise ValueError("h2h needs a text embedder (MemoryContext.embedder_factory)")
-        self.session_cap = session_cap
+        self.session_cap, self.ar_session_cap = session_cap, o.ar_session_cap
         self.chain, self.rerank = o.chain, o.rerank
         self.top_k, self.window, self.image_followers = top_k, window, image_followers
         self.abstain_threshold = abstain_threshold
@@ -168,9 +188,9 @@ class H2HMemory(MemoryMethod[H2HOptions]):
         }
         w = ScoreWeights()
         self.weights = ScoreWeights(
-            dense=w.dense + (0 if context else w.context),
+            dense=w.dense + w.bm25 - o.bm25_weight + (0 if context else w.context),
             context=w.context if context else 0.0,
-            bm25=w.bm25 if bm25 else 0.0,
+            bm25=o.bm25_weight if bm25 else 0.0,
             speaker=w.speaker if speakers else 0.0,
             time=w.time if time_anchors else 0.0,
             turn=w.turn if time_anchors else 0.0,
@@ -335,7 +355,9 @@ class H2HMemory(MemoryMethod[H2HOptions]):
                 )
                 (first if primary else rest).append(list(np.lexsort((np.arange(len(s)), -s))))
             order = _round_robin(first + [order] + rest)
-        if self.session_cap and not matched:
+        if self.ar_session_cap and question.task_type is TaskType.AR:
+            order = _cap_per_session(order, [t.session for t in self.index.turns], self.ar_session_cap, self.top_k)
+        elif self.session_cap and not matched:
             order = _cap_per_session(order, [t.session for t in self.index.turns], self.session_cap, self.top_k)
         if self.rerank:
             order = await self._rerank(raw, order)

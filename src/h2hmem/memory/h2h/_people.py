@@ -75,7 +75,11 @@ class SpeakerDirectory:
             return next(iter(owners))
         if fuzzy and len(key) >= MIN_PART:
             if key not in self._close:
-                close = difflib.get_close_matches(key, list(self._full), n=1, cutoff=FUZZY_RATIO)
+                # a name whose length alone rules out the ratio (difflib's real_quick_ratio bound,
+                # 2·min/sum) cannot match: most n-grams of a question are skipped without difflib
+                n = len(key)
+                names = [k for k in self._full if 2 * min(n, len(k)) >= FUZZY_RATIO * (n + len(k))]
+                close = difflib.get_close_matches(key, names, n=1, cutoff=FUZZY_RATIO) if names else []
                 self._close[key] = self._full[close[0]] if close else None
             return self._close[key]
         return None
