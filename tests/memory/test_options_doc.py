@@ -41,7 +41,7 @@ def test_shared_knobs_mean_the_same_in_every_method():
     from h2hmem import defaults
 
     with_top_k = [n for n in available_methods() if "top_k" in resolve_method(n).Options.model_fields]
-    assert set(with_top_k) == {"naive-rag", "a-mem", "murag", "h2h", "mem0", "langmem", "graphiti"}
+    assert set(with_top_k) == {"naive-rag", "a-mem", "murag", "h2h", "mem0", "langmem", "graphiti", "cognee"}
     rows = [next(r for r in resolve_method(n).Options.option_rows() if r["name"] == "top_k") for n in with_top_k]
     assert {(r["type"], r["paper"], r["harmonized"], r["doc"]) for r in rows} == {
         ("int >= 1", defaults.TOP_K, defaults.TOP_K, "memory units retrieved per question (published: 5)")

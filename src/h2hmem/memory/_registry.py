@@ -26,6 +26,7 @@ BUILTIN: dict[str, str] = {
     "mem0": "h2hmem.memory.products.mem0:Mem0Memory",
     "langmem": "h2hmem.memory.products.langmem:LangMemMemory",
     "graphiti": "h2hmem.memory.products.graphiti:GraphitiMemory",
+    "cognee": "h2hmem.memory.products.cognee:CogneeMemory",
 }
 ENTRY_POINT_GROUP = "h2hmem.memory"
 

@@ -81,16 +81,49 @@ def langmem_gateway_reply(body: dict[str, Any]) -> str | None:
     return json.dumps({"name": "Memory", "arguments": {"content": lines[0] if lines else "nothing"}})
 
 
+COGNEE_SCHEMA = "You MUST respond with valid JSON conforming to this schema:"
+"""How cognee's structured calls (``litellm_native``'s JSON-object path) end their system prompt."""
+_SPEAKER = re.compile(r"^\s*\[[^\]]+\] ([^:]+): ", re.M)
+
+
+def cognee_reply(body: dict[str, Any]) -> str | None:
+    """cognee's cognify calls, valid for its pydantic models: ``KnowledgeGraph`` (every speaker of the
+    chunk a Person node, each speaker linked to the next one by ``talks_with``) and
+    ``SummarizedContent`` (a leading sentence, then the chunk's turn lines as bullets)."""
+    system = " ".join(str(m.get("content")) for m in body.get("messages") or [] if m.get("role") == "system")
+    if COGNEE_SCHEMA not in system:
+        return None
+    text = last_user_text(body)
+    if '"title": "KnowledgeGraph"' in system:
+        people = list(dict.fromkeys(_SPEAKER.findall(text)))
+        nodes = [{"id": p, "name": p, "type": "Person", "description": f"{p}, a participant"} for p in people]
+        edges = [
+            {
+                "source_node_id": a,
+                "target_node_id": b,
+                "relationship_name": "talks_with",
+                "description": f"{a} talks with {b}",
+            }
+            for a, b in zip(people, people[1:])
+        ]
+        return json.dumps({"nodes": nodes, "edges": edges})
+    if '"title": "SummarizedContent"' in system:
+        lines = [ln.strip() for ln in text.splitlines() if _TURN_LINE.match(ln)]
+        return json.dumps({"summary": "A conversation.\n" + "\n".join(f"- {ln}" for ln in lines), "description": ""})
+    return None
+
+
 class ProductMock(MockOpenAIServer):
-    """The mock endpoint, answering mem0's JSON extraction prompt and LangMem's (unforced) tool
-    calls: each new turn becomes one ``Memory`` call whose content is the turn's line."""
+    """The mock endpoint, answering mem0's JSON extraction prompt, LangMem's (unforced) tool
+    calls (each new turn becomes one ``Memory`` call whose content is the turn's line) and cognee's
+    cognify calls (:func:`cognee_reply`)."""
 
     def __init__(self, **kw: Any):
         super().__init__(responder=self._respond, embedding_dim=64, **kw)
 
     @staticmethod
     def _respond(body: dict[str, Any]) -> str:
-        reply = mem0_reply(body) or langmem_gateway_reply(body)
+        reply = mem0_reply(body) or langmem_gateway_reply(body) or cognee_reply(body)
         if reply is not None:
             return reply
         return "mock-answer"

@@ -1,5 +1,5 @@
-"""SIGKILL while mem0 builds its store, then a rerun: the half-built store is rebuilt from scratch
-(no memory twice), every question is answered once."""
+"""SIGKILL while a product (mem0, cognee) builds its store, then a rerun: the half-built store is
+rebuilt from scratch (no memory twice), every question is answered once."""
 
 from __future__ import annotations
 
@@ -15,9 +15,6 @@ from pathlib import Path
 import pytest
 from conftest import predictions, run, run_config
 
-if importlib.util.find_spec("mem0") is None:  # not imported here: the adapter sets its telemetry switch first
-    pytest.skip("mem0ai is not installed", allow_module_level=True)
-
 CHILD = """
 import sys
 from mm_fakes import HashEmbedder
@@ -26,7 +23,7 @@ run_benchmark(RunConfig.model_validate_json(sys.argv[1]), embedder=HashEmbedder(
 """
 
 
-def _memories(store_dir: Path, user_id: str) -> list[str]:
+def _mem0_memories(store_dir: Path, user_id: str) -> list[str]:
     from h2hmem.memory.products import Endpoint
     from h2hmem.memory.products.mem0._store import Mem0Store
 
@@ -44,16 +41,35 @@ def _memories(store_dir: Path, user_id: str) -> list[str]:
         store.close()
 
 
-def test_sigkill_during_build_then_rerun(sample_root, tmp_path, product_mock):
+def _cognee_chunks(store_dir: Path, user_id: str) -> list[str]:
+    """The chunk texts of a cognee store (its LanceDB collection of chunks)."""
+    import lancedb
+
+    db = lancedb.connect(str(store_dir / "system" / "databases" / "cognee.lancedb"))
+    return sorted(row["payload"]["text"] for row in db.open_table("DocumentChunk_text").to_arrow().to_pylist())
+
+
+PRODUCTS = {
+    # method: (a request of its build, what its store holds, how many memories a clean build makes)
+    "mem0": ("## New Messages", _mem0_memories, 81),
+    "cognee": ("KnowledgeGraph", _cognee_chunks, 21),
+}
+
+
+@pytest.mark.parametrize("method", list(PRODUCTS))
+def test_sigkill_during_build_then_rerun(sample_root, tmp_path, product_mock, method):
+    if importlib.util.find_spec(method) is None:  # not imported here: the adapter sets its telemetry switch first
+        pytest.skip(f"{method} is not installed")
+    build_request, memories, count = PRODUCTS[method]
     product_mock.latency_s = 0.05  # slow enough to be caught mid-build
-    cfg = run_config(sample_root, tmp_path, product_mock, "mem0", batch_turns=4)
-    marker = cfg.run_dir / "state" / "multi-party" / "dialogue3" / "mem0" / "build.json"
+    cfg = run_config(sample_root, tmp_path, product_mock, method, batch_turns=4)
+    marker = cfg.run_dir / "state" / "multi-party" / "dialogue3" / method / "build.json"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     child = subprocess.Popen([sys.executable, "-c", CHILD, cfg.model_dump_json()], env=env)
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
-            sent = sum("## New Messages" in json.dumps(r) for r in list(product_mock.requests))
+            sent = sum(build_request in json.dumps(r) for r in list(product_mock.requests))
             if marker.exists() and sent >= 5:
                 break
             assert child.poll() is None, "the run ended before it could be killed"
@@ -79,6 +95,6 @@ def test_sigkill_during_build_then_rerun(sample_root, tmp_path, product_mock):
     clean = run(cfg.model_copy(update={"run_id": "clean", "cache_path": tmp_path / "other-cache.sqlite"}))
     assert clean.failed == 0
     store = marker.parent / "store"
-    clean_store = clean.run_dir / "state" / "multi-party" / "dialogue3" / "mem0" / "store"
-    rebuilt, fresh = _memories(store, "multi-party/dialogue3"), _memories(clean_store, "multi-party/dialogue3")
-    assert rebuilt == fresh and len(fresh) == 81
+    clean_store = clean.run_dir / "state" / "multi-party" / "dialogue3" / method / "store"
+    rebuilt, fresh = memories(store, "multi-party/dialogue3"), memories(clean_store, "multi-party/dialogue3")
+    assert rebuilt == fresh and len(fresh) == count

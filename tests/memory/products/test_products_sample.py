@@ -1,4 +1,4 @@
-"""mem0 and LangMem end to end on a real sample dialogue through the mock endpoint: every question
+"""mem0, LangMem and cognee end to end on a real sample dialogue through the mock endpoint: every question
 answered, evidence mapped to the dialogue's turns, the product's own calls sent with the
 conversation's dates, a reused store costing no product call, a product failure recorded on the
 questions it affects, and no connection leaving the machine."""
@@ -10,7 +10,7 @@ import json
 import math
 
 import pytest
-from conftest import DIALOGUE, TOOL_PROMPT, predictions, run, run_config
+from conftest import COGNEE_SCHEMA, DIALOGUE, TOOL_PROMPT, predictions, run, run_config
 
 from h2hmem.data import load_dataset
 from h2hmem.records import read_transcripts
@@ -20,7 +20,15 @@ if importlib.util.find_spec("mem0") is None:  # not imported here: the adapter s
 pytest.importorskip("langmem")
 
 BATCH = 4
-PARAMS = {"mem0": {"batch_turns": BATCH}, "langmem": {"batch_turns": BATCH}}
+PARAMS = {"mem0": {"batch_turns": BATCH}, "langmem": {"batch_turns": BATCH}, "cognee": {"batch_turns": BATCH}}
+CALLS_PER_BATCH = {"mem0": 1, "langmem": 1, "cognee": 2}
+"""The product's model calls per batch of turns (cognee: a graph extraction and a summary per chunk)."""
+DISTRIBUTION = {"mem0": "mem0ai", "langmem": "langmem", "cognee": "cognee"}
+PRODUCTS = [
+    "mem0",
+    "langmem",
+    pytest.param("cognee", marks=pytest.mark.skipif(importlib.util.find_spec("cognee") is None, reason="no cognee")),
+]
 
 
 def dialogue(sample_root):
@@ -30,14 +38,20 @@ def dialogue(sample_root):
 
 def extraction_requests(server, method):
     """The product's own model calls the mock received (mem0: its JSON extraction prompt;
-    LangMem: its tool-calling extraction)."""
+    LangMem: its tool-calling extraction; cognee: its graph extraction, one per chunk)."""
     chats = [r for r in server.requests if "messages" in r]
     if method == "mem0":
         return [r for r in chats if "## New Messages" in r["messages"][-1]["content"]]
+    if method == "cognee":
+        return [
+            r
+            for r in chats
+            if COGNEE_SCHEMA in r["messages"][0]["content"] and '"KnowledgeGraph"' in r["messages"][0]["content"]
+        ]
     return [r for r in chats if r.get("tools") or TOOL_PROMPT in json.dumps(r["messages"][0])]
 
 
-@pytest.mark.parametrize("method", ["mem0", "langmem"])
+@pytest.mark.parametrize("method", PRODUCTS)
 def test_every_question_answered_with_turn_evidence(sample_root, tmp_path, product_mock, loopback_only, method):
     d = dialogue(sample_root)
     (session,) = d.present_sessions
@@ -58,7 +72,7 @@ def test_every_question_answered_with_turn_evidence(sample_root, tmp_path, produ
     manifest = json.loads((summary.run_dir / "manifest.json").read_text())
     assert manifest["method_stats"]["product_build_calls"] == 21
     described = manifest["method_description"]
-    assert described["product"]["distribution"] == {"mem0": "mem0ai", "langmem": "langmem"}[method]
+    assert described["product"]["distribution"] == DISTRIBUTION[method]
     assert described["product"]["version"] and described["configuration"]["batch_turns"] == BATCH
 
     # evidence: turns of the dialogue, each memory traced to its batch of 4
@@ -75,7 +89,7 @@ def test_every_question_answered_with_turn_evidence(sample_root, tmp_path, produ
     assert len(answers) == 38 and shown == len(with_evidence)
     # the product's calls went through the gateway: in the run's transcripts, tagged, counted
     via = [t for t in read_transcripts(summary.run_dir) if t.get("via") == "gateway"]
-    assert len([t for t in via if t.get("stage") == "memory_build"]) == 21
+    assert len([t for t in via if t.get("stage") == "memory_build"]) == 21 * CALLS_PER_BATCH[method]
     # a second run in a new directory over the same cache: no request reaches the model
     before = product_mock.calls
     second = run(cfg.model_copy(update={"run_id": "b"}))
@@ -83,7 +97,7 @@ def test_every_question_answered_with_turn_evidence(sample_root, tmp_path, produ
     assert loopback_only == []
 
 
-@pytest.mark.parametrize("method", ["mem0", "langmem"])
+@pytest.mark.parametrize("method", PRODUCTS)
 def test_retrieval_only_ranks_turns_without_answer_calls(sample_root, tmp_path, product_mock, method):
     cfg = run_config(sample_root, tmp_path, product_mock, method, **PARAMS[method])
     summary = run(cfg.model_copy(update={"retrieval_only": True}))
@@ -94,7 +108,7 @@ def test_retrieval_only_ranks_turns_without_answer_calls(sample_root, tmp_path, 
     assert answers == []
 
 
-@pytest.mark.parametrize("method", ["mem0", "langmem"])
+@pytest.mark.parametrize("method", PRODUCTS)
 def test_built_store_is_reused_without_product_calls(sample_root, tmp_path, product_mock, method):
     """A rerun over the same run directory reuses the dialogue's sealed store: no extraction call."""
     from h2hmem.memory import MemoryContext, question_view, resolve_method
@@ -153,7 +167,8 @@ def test_product_failure_is_recorded_then_retried(sample_root, tmp_path, product
     assert again.failed == 0 and again.answered_now == 38
 
 
-def test_missing_extra_is_one_line_naming_it(monkeypatch, tmp_path):
+@pytest.mark.parametrize(("method", "module"), [("mem0", "mem0"), ("cognee", "cognee")])
+def test_missing_extra_is_one_line_naming_it(monkeypatch, tmp_path, method, module):
     import importlib.util
 
     from h2hmem.memory import MemoryContext, resolve_method
@@ -161,10 +176,10 @@ def test_missing_extra_is_one_line_naming_it(monkeypatch, tmp_path):
     from h2hmem.testing import ScriptedChatModel
 
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "mem0" else real(name, *a))
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == module else real(name, *a))
     with pytest.raises(ProductMissingError) as err:
-        resolve_method("mem0")(MemoryContext(dialogue_id="dyadic/dialogue5", chat=ScriptedChatModel(default="x")))
-    assert "\n" not in str(err.value) and "pip install 'h2hmem[mem0]'" in str(err.value)
+        resolve_method(method)(MemoryContext(dialogue_id="dyadic/dialogue5", chat=ScriptedChatModel(default="x")))
+    assert "\n" not in str(err.value) and f"pip install 'h2hmem[{method}]'" in str(err.value)
 
 
 def test_another_product_version_never_resumes_the_run(sample_root, tmp_path, product_mock, monkeypatch):
