@@ -255,9 +255,10 @@ def table(results: list[dict]) -> str:
         gen = sum(s["completion_tokens"] for s in qwen["calls_by_dialogue"].values()) / max(calls, 1)
     head = (
         "| memory | model building it | dialogues | turn recall@5 | session hit@5 | n (turn / session) "
-        "| model calls / dialogue | prompt tokens / call | model s / dialogue | wall s / dialogue |"
+        "| model calls / dialogue | prompt tokens / call | new prompt tokens / dialogue | model s / dialogue "
+        "| wall s / dialogue |"
     )
-    lines = [head, "|" + "---|" * 10]
+    lines = [head, "|" + "---|" * 11]
     for r in results:
         per = r["calls_by_dialogue"]
         nd = max(len(r["dialogues"]), 1)
@@ -265,17 +266,18 @@ def table(results: list[dict]) -> str:
         prompt = sum(s["prompt_tokens"] for s in per.values())
         paid = sum(s["calls"] for s in per.values())
         model_s = sum(s["model_s"] for s in per.values())
+        new = sum(s["new_prompt_tokens"] for s in per.values())
         mock = r["model"] and "mock" in r["model"]
         if mock and qwen is not None and gen is not None:
             est = sum(estimate_s(s, qwen["rates"], gen) for s in per.values()) / nd
             seconds = f"~{est:,.0f} (Qwen, estimated)"
-        else:
-            seconds = f"{model_s / nd:,.0f}" if paid else "–"
+        else:  # the mock's own latency says nothing about a real model
+            seconds = f"{model_s / nd:,.0f}" if paid and not mock else "–"
         quality = ("mock: not a quality figure", "–") if mock else (_f(r["turn_recall@5"]), _f(r["hit@5"]))
         lines.append(
             f"| {r['label']} | {r['model'] or 'none'} | {nd} | {quality[0]} | {quality[1]} "
             f"| {r['n_turn']} / {r['n_session']} | {calls / nd:,.1f} | {(prompt / paid) if paid else 0:,.0f} "
-            f"| {seconds} | {r['wall_s'] / nd:,.1f} |"
+            f"| {new / nd:,.0f} | {seconds} | {r['wall_s'] / nd:,.1f} |"
         )
     return "\n".join(lines)
 

@@ -84,9 +84,11 @@ def test_table_hides_mock_recall_and_estimates_its_time_from_the_real_model():
         "rates": None,
     }
     md = table([real, mock]).splitlines()
-    assert md[2] == "| mem0 qwen | local:qwen2.5-coder-1.5b | 1 | 0.500 | 1.000 | 6 / 33 | 2.0 | 100 | 25 | 30.0 |"
+    assert (
+        md[2] == "| mem0 qwen | local:qwen2.5-coder-1.5b | 1 | 0.500 | 1.000 | 6 / 33 | 2.0 | 100 | 120 | 25 | 30.0 |"
+    )
     # mock: 1000 new tokens × 0.02 + 10 calls × 20 generated tokens (the real model's mean) × 0.1 = 40 s
     assert md[3] == (
         "| graphiti mock | openai:mock (h2hmem.testing) | 1 | mock: not a quality figure | – | 6 / 33 | 10.0 | 20 "
-        "| ~40 (Qwen, estimated) | 30.0 |"
+        "| 1,000 | ~40 (Qwen, estimated) | 30.0 |"
     )

@@ -18,6 +18,7 @@ import datetime as dt
 import importlib.util
 import json
 import math
+import os
 import re
 
 import pytest
@@ -27,7 +28,17 @@ from h2hmem.data import Question, TaskType, load_dataset
 from h2hmem.memory import MemoryContext, question_view
 from h2hmem.memory.products.mem0 import Mem0Memory
 
-pytestmark = pytest.mark.slow
+pytestmark = [
+    pytest.mark.slow,
+    # the first extraction call reads mem0's ~8.4k-token prompt: ~3 min on 2 idle cores, 15+ min when other
+    # jobs share them (measured, docs/products.md), so the test would break the suite's 600 s limit under
+    # load; it runs when asked for
+    pytest.mark.skipif(
+        os.environ.get("H2HMEM_REAL_PRODUCT_TESTS") != "1",
+        reason="real-model product test: set H2HMEM_REAL_PRODUCT_TESTS=1 (mem0's 8.4k-token prompt on a CPU model)",
+    ),
+    pytest.mark.timeout(3600),
+]
 if importlib.util.find_spec("mem0") is None:  # not imported here: the adapter sets its telemetry switch first
     pytest.skip("mem0ai is not installed", allow_module_level=True)
 
