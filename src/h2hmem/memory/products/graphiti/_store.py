@@ -103,7 +103,7 @@ class GraphitiStore:
             from openai import AsyncOpenAI
 
             http = endpoint.async_http_client()  # openai 3.x annotates httpx2 clients but takes httpx ones
-            return AsyncOpenAI(api_key=endpoint.api_key, base_url=base_url, http_client=http)  # type: ignore[arg-type]
+            return AsyncOpenAI(api_key=endpoint.api_key, base_url=base_url, http_client=http)  # type: ignore[arg-type, unused-ignore]
 
         embedder = OpenAIEmbedder(
             client=client(endpoint.embeddings_url),

@@ -120,12 +120,12 @@ class Mem0Store:
             self.memory.llm.client = OpenAI(
                 api_key=endpoint.api_key,
                 base_url=endpoint.base_url,
-                http_client=endpoint.http_client(),  # type: ignore[arg-type]
+                http_client=endpoint.http_client(),  # type: ignore[arg-type, unused-ignore]
             )
             self.memory.embedding_model.client = OpenAI(
                 api_key=endpoint.api_key,
                 base_url=endpoint.embeddings_url,
-                http_client=endpoint.http_client(),  # type: ignore[arg-type]
+                http_client=endpoint.http_client(),  # type: ignore[arg-type, unused-ignore]
             )
 
     def configuration(self) -> dict[str, Any]:
