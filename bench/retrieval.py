@@ -115,22 +115,33 @@ def run_method(
     embedder: Any = None,
     preset: str = "paper",
     retrieval_only: bool = True,
+    *,
+    real_model: bool = False,
+    **settings: Any,
 ) -> dict:
+    """Run ``method`` (retrieval-only by default) into ``out/run_id`` and score it with ``labels``;
+    returns ``evaluate_run``'s summary. The model is a scripted fake (:class:`FallbackNoteChat`,
+    :class:`FixedAnswerChat`) unless ``real_model``: then the run loads the model its ``settings``
+    name (``models``, ``execution`` and any other :class:`~h2hmem.run.RunConfig` field override the
+    defaults). Raises ``RuntimeError`` when a question failed."""
     from h2hmem.metrics import evaluate_run
     from h2hmem.run import RunConfig, run_benchmark
 
     config = RunConfig(
-        data_root=data,
-        method=method,
-        method_params=params,
-        out_dir=out,
-        run_id=run_id,
-        retrieval_only=retrieval_only,
-        models={"model": "fake:none"},
-        execution={"use_cache": False},
-        preset=preset,
+        **{
+            "data_root": data,
+            "method": method,
+            "method_params": params,
+            "out_dir": out,
+            "run_id": run_id,
+            "retrieval_only": retrieval_only,
+            "models": {"model": "fake:none"},
+            "execution": {"use_cache": False},
+            "preset": preset,
+            **settings,
+        }
     )
-    chat = FallbackNoteChat() if retrieval_only else FixedAnswerChat()
+    chat = None if real_model else FallbackNoteChat() if retrieval_only else FixedAnswerChat()
     summary = run_benchmark(config, chat_model=chat, embedder=embedder, progress=False)
     if summary.failed:
         raise RuntimeError(f"{method}: {summary.failed} questions failed: {list(summary.failed_questions.items())[:3]}")

