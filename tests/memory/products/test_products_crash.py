@@ -1,4 +1,4 @@
-"""SIGKILL while a product (mem0, cognee) builds its store, then a rerun: the half-built store is
+"""SIGKILL while a product (mem0, LangMem, cognee) builds its store, then a rerun: the half-built store is
 rebuilt from scratch (no memory twice), every question is answered once."""
 
 from __future__ import annotations
@@ -49,9 +49,26 @@ def _cognee_chunks(store_dir: Path, user_id: str) -> list[str]:
     return sorted(row["payload"]["text"] for row in db.open_table("DocumentChunk_text").to_arrow().to_pylist())
 
 
+def _langmem_memories(store_dir: Path, user_id: str) -> list[str]:
+    """The memory values of a LangMem store (LangGraph's SqliteStore table ``store``; read as plain
+    SQLite, no vector extension needed)."""
+    import sqlite3
+
+    conn = sqlite3.connect(store_dir / "langmem.sqlite")
+    try:
+        return sorted(row[0] for row in conn.execute("SELECT value FROM store"))
+    finally:
+        conn.close()
+
+
 PRODUCTS = {
     # method: (a request of its build, what its store holds, how many memories a clean build makes)
     "mem0": ("## New Messages", _mem0_memories, 81),
+    "langmem": (
+        "You can call these functions:",
+        _langmem_memories,
+        21,
+    ),  # the gateway's emulated tool call: one memory per batch
     "cognee": ("KnowledgeGraph", _cognee_chunks, 21),
 }
 
