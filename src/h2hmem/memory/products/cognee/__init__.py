@@ -1,5 +1,5 @@
-"""cognee (``cognee``: documents → chunks → knowledge graph and summaries, on embedded SQLite,
-LanceDB and Ladybug stores) as the memory method ``cognee``."""
+"""cognee (``cognee``: documents → chunks → knowledge graph and summaries, on embedded SQLite
+(relations and graph) and LanceDB (vectors)) as the memory method ``cognee``."""
 
 from ._memory import CogneeMemory, CogneeOptions
 
