@@ -148,7 +148,7 @@ def test_interrupt_finalises_the_manifest_and_says_how_to_resume(tmp_path, sig):
     synth = make_dataset(tmp_path / "data", dialogues=1, sessions=3, questions_per_session=3, multi_party=False)
     run_dir = tmp_path / "runs" / "stop"
     preds = run_dir / "predictions.jsonl"
-    with MockOpenAIServer(latency_s=0.15) as srv:
+    with MockOpenAIServer(latency_s=0.5) as srv:  # the signal must land mid-run on a loaded machine too
         cmd = [
             str(H2HMEM),
             "run",

@@ -35,6 +35,11 @@ from ._extra import product_version, require_product
 from ._feed import TurnRecord, evidence_of, session_records
 from ._marker import BuildMarker
 
+TIE_POOL = 10
+"""Memories asked of a product beyond ``top_k``, so ties at the top-k boundary are broken by text."""
+SCORE_DIGITS = 6
+"""Scores equal to this many decimals are ties (a store's float noise must not decide a rerun's prompt)."""
+
 
 class ProductError(RuntimeError):
     """The product raised while building or searching its memory; the message names the product,
@@ -204,14 +209,15 @@ class ProductMemory(MemoryMethod[ProductOptions]):
         await asyncio.to_thread(self._marker.seal)  # asked a question: every session so far went in whole
         async with self._lock:
             try:
-                hits = await store.search(self._query(question), self.options.top_k)
+                hits = await store.search(self._query(question), self.options.top_k + TIE_POOL)
                 self._check()
             except Exception as e:
                 raise self._error("searching its memory", e) from e
         if all(h.score is not None for h in hits):
-            # equal scores come back in any order from vector stores: break ties by text, so the same
-            # memory gives the same prompt (and a cache hit) on a rerun
-            hits = sorted(hits, key=lambda h: (-(h.score or 0.0), h.text))
+            # equal scores come back in any order from vector stores (a rebuilt store's ids differ), also
+            # at the top-k boundary: ask for TIE_POOL more, break ties by text, then cut, so the same
+            # memories give the same prompt (and a cache hit) on a rerun
+            hits = sorted(hits, key=lambda h: (-round(h.score or 0.0, SCORE_DIGITS), h.text))
         return hits[: self.options.top_k]
 
     async def retrieve_evidence(self, question: QuestionView) -> list[Evidence]:
