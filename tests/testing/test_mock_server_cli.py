@@ -53,3 +53,26 @@ def test_serves_an_openai_client_and_its_scripted_fault_until_ctrl_c():
 def test_a_bad_fault_spec_is_refused_before_serving(spec, message):
     result = CliRunner().invoke(app, ["testing", "mock-server", "--port", "0", "--fault", spec])
     assert result.exit_code == 2 and f"--fault: fault spec {spec!r}: {message}" in " ".join(result.output.split())
+
+
+def _inherit_ignored_and_blocked_interrupts() -> None:
+    """What some parents hand down: SIGINT ignored (a shell's background job) and SIGINT/SIGTERM blocked."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+
+
+def test_ctrl_c_stops_the_server_even_when_the_parent_ignored_or_blocked_it():
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from h2hmem.cli import main; main()", "testing", "mock-server", "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        preexec_fn=_inherit_ignored_and_blocked_interrupts,
+    )
+    try:
+        assert proc.stdout.readline().startswith(f"mock OpenAI server at http://127.0.0.1:{port}/v1")
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=20)
+    assert proc.returncode == 0 and "served 0 API requests" in out
