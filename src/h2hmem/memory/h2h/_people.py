@@ -29,11 +29,13 @@ MIN_PART = 4
 TITLES = frozenset({"dr", "mr", "mrs", "ms", "miss", "prof", "teacher", "uncle", "aunt", "grandpa", "grandma"})
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9.'’-]*")
 _MENTION = re.compile(r"@([A-Za-z0-9][\w.'’-]*(?:\s+[A-Za-z0-9][\w.'’-]*){0,2})")
+_NOT_KEY = re.compile(r"[^a-z0-9]")
+_POSSESSIVE = re.compile(r"['’]s$")
 
 
 def name_key(name: str) -> str:
     """``"Dr. Wu"`` → ``"drwu"``: lowercase letters and digits only."""
-    return re.sub(r"[^a-z0-9]", "", name.lower())
+    return _NOT_KEY.sub("", name.lower())
 
 
 class SpeakerDirectory:
@@ -46,6 +48,9 @@ class SpeakerDirectory:
         # key → close misspelling's speaker (or None), for the speakers known now: questions repeat
         # their words, and difflib over every name costs more than the rest of a lookup
         self._close: dict[str, str | None] = {}
+        # (text, fuzzy) → lookup's answer for the speakers known now: every question of a memory
+        # state asks for its n-grams, most of them ("did the", "What") asked before
+        self._looked_up: dict[tuple[str, bool], str | None] = {}
 
     def add(self, speaker: str) -> None:
         """Learn a speaker (``role`` as written); repeated calls are no-ops."""
@@ -55,6 +60,7 @@ class SpeakerDirectory:
         self.speakers.append(speaker)
         self._full[key] = speaker
         self._close.clear()
+        self._looked_up.clear()
         words = [name_key(w) for w in speaker.split()]
         words = [w for w in words if w]
         if len(words) > 1:
@@ -65,6 +71,14 @@ class SpeakerDirectory:
 
     def lookup(self, text: str, *, fuzzy: bool = False) -> str | None:
         """The speaker ``text`` names (full key, unique part, or a close misspelling), or None."""
+        memo = (text, fuzzy)
+        if memo in self._looked_up:
+            return self._looked_up[memo]
+        who = self._lookup(text, fuzzy)
+        self._looked_up[memo] = who
+        return who
+
+    def _lookup(self, text: str, fuzzy: bool) -> str | None:
         key = name_key(text)
         if not key:
             return None
@@ -99,7 +113,7 @@ class SpeakerDirectory:
 
     def named_in(self, text: str) -> list[str]:
         """Speakers named anywhere in ``text`` (questions): n-grams of 3, 2, 1 words, longest first."""
-        words = [re.sub(r"['’]s$", "", w.rstrip(".,!?;:")) for w in _WORD.findall(text)]
+        words = [_POSSESSIVE.sub("", w.rstrip(".,!?;:")) for w in _WORD.findall(text)]
         out: list[str] = []
         used = [False] * len(words)
         for n in (3, 2, 1):
