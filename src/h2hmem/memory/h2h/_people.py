@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections import Counter
 
 FUZZY_RATIO = 0.88
 """Minimum ``difflib.SequenceMatcher`` ratio for a misspelt full name (e.g. one letter off in eight)."""
@@ -51,6 +52,7 @@ class SpeakerDirectory:
         # (text, fuzzy) → lookup's answer for the speakers known now: every question of a memory
         # state asks for its n-grams, most of them ("did the", "What") asked before
         self._looked_up: dict[tuple[str, bool], str | None] = {}
+        self._letter_counts: dict[str, Counter[str]] = {}
 
     def add(self, speaker: str) -> None:
         """Learn a speaker (``role`` as written); repeated calls are no-ops."""
@@ -90,13 +92,26 @@ class SpeakerDirectory:
         if fuzzy and len(key) >= MIN_PART:
             if key not in self._close:
                 # a name whose length alone rules out the ratio (difflib's real_quick_ratio bound,
-                # 2·min/sum) cannot match: most n-grams of a question are skipped without difflib
+                # 2·min/sum), or whose letters do (its quick_ratio bound, 2·shared letters/sum), cannot
+                # match: most n-grams of a question are skipped without building a SequenceMatcher
                 n = len(key)
-                names = [k for k in self._full if 2 * min(n, len(k)) >= FUZZY_RATIO * (n + len(k))]
+                letters = Counter(key)
+                names = [
+                    k
+                    for k in self._full
+                    if 2 * min(n, len(k)) >= FUZZY_RATIO * (n + len(k))
+                    and 2.0 * (letters & self._letters(k)).total() / (n + len(k)) >= FUZZY_RATIO
+                ]
                 close = difflib.get_close_matches(key, names, n=1, cutoff=FUZZY_RATIO) if names else []
                 self._close[key] = self._full[close[0]] if close else None
             return self._close[key]
         return None
+
+    def _letters(self, key: str) -> Counter[str]:
+        found = self._letter_counts.get(key)
+        if found is None:
+            found = self._letter_counts[key] = Counter(key)
+        return found
 
     def mentions(self, text: str) -> list[str]:
         """Speakers addressed with ``@`` in ``text``, in order, without repeats."""
