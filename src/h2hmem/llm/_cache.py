@@ -142,26 +142,22 @@ class RequestCache:
         return CacheEntry(*row) if row else None
 
     def put(self, key: str, entry: CacheEntry) -> None:
-        """Store ``entry`` under ``key`` (replacing an older one) in one transaction."""
+        """Store ``entry`` under ``key`` (replacing an older one) in one transaction: the connection
+        is in autocommit mode, so the single statement is its own transaction (no BEGIN/COMMIT
+        round trips; a failed statement leaves nothing behind)."""
         with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                self._conn.execute(
-                    "INSERT OR REPLACE INTO requests VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        key,
-                        entry.model,
-                        entry.text,
-                        entry.finish_reason,
-                        entry.prompt_tokens,
-                        entry.completion_tokens,
-                        time.time(),
-                    ),
-                )
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            self._conn.execute("COMMIT")
+            self._conn.execute(
+                "INSERT OR REPLACE INTO requests VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    key,
+                    entry.model,
+                    entry.text,
+                    entry.finish_reason,
+                    entry.prompt_tokens,
+                    entry.completion_tokens,
+                    time.time(),
+                ),
+            )
 
     def __len__(self) -> int:
         with self._lock:
