@@ -8,7 +8,6 @@ settings (inspect_ai's rule). Only successful replies are stored.
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import os
 import sqlite3
@@ -17,6 +16,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from .._json import canonical
 
 log = logging.getLogger(__name__)
 
@@ -43,8 +44,7 @@ def default_cache_path() -> Path:
 
 def cache_key(payload: dict[str, Any]) -> str:
     """SHA-256 (hex) of ``payload`` as canonical JSON (sorted keys, no whitespace)."""
-    data = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(data.encode("utf-8")).hexdigest()
+    return hashlib.sha256(canonical(payload).encode("utf-8")).hexdigest()
 
 
 def open_sqlite_store(
