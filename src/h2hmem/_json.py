@@ -22,16 +22,21 @@ def canonical(obj: Any) -> str:
     """``json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)``, character for
     character (cache keys hash it: a changed byte would orphan every cached reply).
 
-    Dicts with string keys are joined here; any other value holding no float goes to orjson (whose
-    string escapes equal the standard encoder's with ``ensure_ascii=False`` for every code point
-    outside the surrogates: checked by a test), floats and anything orjson refuses to :mod:`json`
-    (the two write some floats differently: ``1e-07`` vs ``1e-7``).
+    A dict with string keys is joined here from its values, each written whole by orjson when it
+    holds no float (orjson's string escapes equal the standard encoder's with ``ensure_ascii=False``
+    for every code point outside the surrogates: checked by a test), else by :mod:`json` (the two
+    write some floats differently: ``1e-07`` vs ``1e-7``), as is anything orjson refuses. A request
+    key's payload is such a dict: the long prompt in a float-free value, the floats in a small one.
 
     Raises:
         TypeError: a value neither encoder can write.
     """
     if isinstance(obj, dict) and all(isinstance(k, str) for k in obj):
-        return "{" + ",".join(f"{_std(k)}:{canonical(obj[k])}" for k in sorted(obj)) + "}"
+        return "{" + ",".join(f"{_std(k)}:{_whole(obj[k])}" for k in sorted(obj)) + "}"
+    return _whole(obj)
+
+
+def _whole(obj: Any) -> str:
     if _float_free(obj):
         try:
             return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS).decode("utf-8")
