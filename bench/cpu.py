@@ -4,7 +4,8 @@ Per method (naive-rag, full-text, h2h) and preset (``paper``, ``harmonized``), a
 
 1. ``harness cold`` at C = 32 (and C = 64 for ``paper``): a fresh run dir and request cache;
    CPU seconds of the harness process, per question, and the CPU seconds of the method's
-   retrieval step (query embedding with the hashed stand-in, scoring, search: ``bench/_harness.py``
+   retrieval (its retrieval step — query embedding with the hashed stand-in, scoring, search — and
+   the stand-in's embedding of the turns at ``observe``, the index build: ``bench/_harness.py``
    ``_RetrievalCPU``) reported apart — ``CPU ms/q excl. retrieval`` = (CPU s − retrieval CPU s) ÷ questions;
 2. ``transport floor`` (``paper``): the same calls, C and prompt size sent by a bare aiohttp
    loop (``bench/_floor.py``); harness ÷ floor is what the harness adds to the calls;

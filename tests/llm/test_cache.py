@@ -40,6 +40,27 @@ def test_roundtrip_and_replace(tmp_path):
     assert cache.get("k") == CacheEntry("m", "two", "length", 3, 4) and len(cache) == 1
 
 
+def test_put_is_one_statement_and_a_failed_one_leaves_nothing(tmp_path):
+    cache = RequestCache(tmp_path / "c.sqlite")
+    statements: list[str] = []
+    cache._conn.set_trace_callback(statements.append)
+    cache.put("k", CacheEntry("m", "one", "stop", 1, 1))
+    assert [s.split()[0] for s in statements] == ["INSERT"]  # autocommit: no BEGIN / COMMIT round trips
+    cache._conn.set_trace_callback(None)
+    # a statement that fails (NOT NULL on prompt_tokens) stores nothing and leaves no open transaction
+    bad = CacheEntry("m", "two", "stop", None, 1)  # type: ignore[arg-type]
+    try:
+        cache.put("k2", bad)
+    except sqlite3.IntegrityError:
+        pass
+    else:
+        raise AssertionError("a NULL prompt_tokens must be refused")
+    assert not cache._conn.in_transaction
+    assert cache.get("k2") is None and cache.get("k") == CacheEntry("m", "one", "stop", 1, 1)
+    cache.put("k3", CacheEntry("m", "three", None, 2, 2))  # the connection still writes
+    assert len(cache) == 2
+
+
 def test_garbage_file_moved_aside(tmp_path, caplog):
     path = tmp_path / "c.sqlite"
     path.write_bytes(b"this is not a database" * 100)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from h2hmem.data import load_dataset, synthesize_dataset
+from h2hmem.data import IssueLog, load_dataset, synthesize_dataset
 from h2hmem.records import _provenance, distribution_of
 from h2hmem.run import RunConfig, run_benchmark
 from h2hmem.testing import MockOpenAIServer
@@ -73,3 +73,48 @@ def test_loader_resolves_each_folder_once_not_each_image(small_dataset, monkeypa
     assert not any(c.endswith((".png", ".jpg", ".jpeg")) for c in calls)
     # and the resolved paths are the real ones
     assert all(img.path == img.path.resolve() for img in images[:5])
+
+
+def test_loader_checks_each_image_with_one_lstat_and_one_pillow_open(small_dataset, monkeypatch):
+    from PIL import Image
+
+    def image_refs(ds):
+        turns = [t.image for d in ds.dialogues for s in d.sessions for t in s.turns if t.image]
+        return turns + [r for d in ds.dialogues for q in d.questions for r in q.images]
+
+    refs = image_refs(load_dataset(small_dataset))
+    paths = sorted({r.path for r in refs if r.path is not None})
+    pngs = [p for p in paths if p.suffix == ".png"]
+    assert len(paths) > 20 and len(pngs) >= 2
+    liar, broken = pngs[0], pngs[1]
+    Image.new("RGB", (4, 3)).save(liar, format="JPEG")  # a JPEG named .png: its suffix lies
+    broken.write_bytes(b"not an image at all")
+    opens: list[tuple[str, object]] = []
+    real_open = Image.open
+
+    def counting_open(fp, mode="r", formats=None):
+        opens.append((Path(fp).name, formats))
+        return real_open(fp, mode, formats)
+
+    lstats: list[str] = []
+    real_lstat = os.lstat
+
+    def counting_lstat(path, *args, **kwargs):
+        lstats.append(os.fspath(path))
+        return real_lstat(path, *args, **kwargs)
+
+    monkeypatch.setattr(Image, "open", counting_open)
+    monkeypatch.setattr(os, "lstat", counting_lstat)
+    log = IssueLog()
+    ds = load_dataset(small_dataset, log=log)
+    monkeypatch.undo()
+    # one lstat per image reference (no stat + islink + realpath), one open with the suffix's format
+    # per reference; only the two odd files are opened again with every format Pillow knows
+    assert len([p for p in lstats if os.sep + "image" + os.sep in p]) == len(refs)
+    assert len([o for o in opens if o[1] is not None]) == len(refs)
+    assert all(formats in (["PNG"], ["JPEG"], None) for _, formats in opens)
+    assert sorted(name for name, formats in opens if formats is None) == sorted([liar.name, broken.name])
+    after = {r.path for r in image_refs(ds)}
+    assert liar in after  # a readable image whatever its suffix says
+    assert broken not in after
+    assert [i.code for i in log.warnings if i.code == "corrupt-image"] == ["corrupt-image"]

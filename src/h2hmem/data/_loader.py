@@ -144,7 +144,7 @@ def _numbered_dirs(
             log.warning(f"unexpected-{kind}-folder", rel(child, root), f"folder name is not '{kind}<number>'; ignored")
             continue
         real = _real(child)
-        if not real.is_relative_to(real_root):
+        if not _inside(real, real_root):
             log.error(
                 f"unsafe-{kind}-folder", rel(child, root), f"folder is a link to {real}, outside the dataset root"
             )
@@ -231,7 +231,7 @@ def _regular_file(path: Path, root: Path, log: IssueLog) -> bool:
     except (OSError, RuntimeError) as e:
         log.error("not-a-file", name, f"cannot be read: {type(e).__name__}: {e} (a dangling or looping link?)")
         return False
-    if not real.is_relative_to(_real(root)):
+    if not _inside(real, _real(root)):
         log.error("unsafe-path", name, f"is a link to {real}, outside the dataset root")
         return False
     if not real.is_file():
@@ -358,14 +358,18 @@ def resolve_image(
         session, fname = own_session, value
     path = scenes / session / "image" / fname
     try:
-        st = os.stat(path)  # links followed, as is_file() does
+        st = os.lstat(path)
+        link = stat.S_ISLNK(st.st_mode)
+        if link:
+            st = os.stat(path)  # links followed, as is_file() does
     except (OSError, ValueError):
         st = None
     if st is None or not stat.S_ISREG(st.st_mode):
         log.warning("missing-image", file, f"image {session}/{fname} not found", field=field)
         return ImageRef(session=session, file=fname)
-    real = _real(path)
-    if not real.is_relative_to(_real(root)):
+    # a file that is not a link is its folder's real path plus its name (one lstat, no realpath)
+    real = path.resolve() if link else _real(path.parent) / fname
+    if not _inside(real, _real(root)):
         log.error(
             "unsafe-image-path",
             file,
@@ -383,16 +387,37 @@ def resolve_image(
     return ImageRef(session=session, file=fname, path=real)
 
 
+_FORMAT_OF_SUFFIX = {".jpg": "JPEG", ".jpeg": "JPEG", ".png": "PNG", ".gif": "GIF", ".webp": "WEBP", ".bmp": "BMP"}
+"""Pillow's format for the usual image suffixes: tried first, so Pillow does not probe every plugin."""
+
+
 def _unreadable_image(path: Path) -> str | None:
-    """Why ``path`` is not an image Pillow can open (its header only: cheap), or None."""
+    """Why ``path`` is not an image Pillow can open (its header only: cheap), or None. The format
+    its suffix names is tried first; a file whose suffix lies (a PNG named ``.jpg``) is then opened
+    with every format Pillow knows, as a plain ``Image.open`` would."""
     from PIL import Image
 
+    expected = _FORMAT_OF_SUFFIX.get(path.suffix.lower())
+    if expected is not None:
+        try:
+            with Image.open(path, formats=[expected]) as im:
+                im.size  # noqa: B018 - the header was parsed
+            return None
+        except (OSError, SyntaxError, ValueError, Image.DecompressionBombError):
+            pass
     try:
         with Image.open(path) as im:
             im.size  # noqa: B018 - the header was parsed
     except (OSError, SyntaxError, ValueError, Image.DecompressionBombError) as e:
         return f"{type(e).__name__}: {e}"
     return None
+
+
+def _inside(real: Path, real_root: Path) -> bool:
+    """``real.is_relative_to(real_root)`` for two real (resolved, absolute) paths, without building
+    a relative path (``is_relative_to`` raises and catches an exception for every path outside)."""
+    inner, outer = os.path.normcase(real), os.path.normcase(real_root)
+    return inner == outer or inner.startswith(outer if outer.endswith(os.sep) else outer + os.sep)
 
 
 def _load_questions(

@@ -8,7 +8,6 @@ settings (inspect_ai's rule). Only successful replies are stored.
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import os
 import sqlite3
@@ -17,6 +16,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from .._json import canonical
 
 log = logging.getLogger(__name__)
 
@@ -43,8 +44,7 @@ def default_cache_path() -> Path:
 
 def cache_key(payload: dict[str, Any]) -> str:
     """SHA-256 (hex) of ``payload`` as canonical JSON (sorted keys, no whitespace)."""
-    data = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(data.encode("utf-8")).hexdigest()
+    return hashlib.sha256(canonical(payload).encode("utf-8")).hexdigest()
 
 
 def open_sqlite_store(
@@ -142,26 +142,22 @@ class RequestCache:
         return CacheEntry(*row) if row else None
 
     def put(self, key: str, entry: CacheEntry) -> None:
-        """Store ``entry`` under ``key`` (replacing an older one) in one transaction."""
+        """Store ``entry`` under ``key`` (replacing an older one) in one transaction: the connection
+        is in autocommit mode, so the single statement is its own transaction (no BEGIN/COMMIT
+        round trips; a failed statement leaves nothing behind)."""
         with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                self._conn.execute(
-                    "INSERT OR REPLACE INTO requests VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        key,
-                        entry.model,
-                        entry.text,
-                        entry.finish_reason,
-                        entry.prompt_tokens,
-                        entry.completion_tokens,
-                        time.time(),
-                    ),
-                )
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            self._conn.execute("COMMIT")
+            self._conn.execute(
+                "INSERT OR REPLACE INTO requests VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    key,
+                    entry.model,
+                    entry.text,
+                    entry.finish_reason,
+                    entry.prompt_tokens,
+                    entry.completion_tokens,
+                    time.time(),
+                ),
+            )
 
     def __len__(self) -> int:
         with self._lock:

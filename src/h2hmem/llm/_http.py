@@ -20,6 +20,7 @@ from typing import Any
 
 import aiohttp
 
+from .._json import dumps_bytes
 from ._errors import (
     BadRequestError,
     ConnectionFailure,
@@ -34,6 +35,9 @@ from ._errors import (
 # Error text of servers that cannot take image parts (llama.cpp's server on a text-only model
 # answers HTTP 500 "can only concatenate str (not "list") to str"; vLLM/OpenAI say "image"/"vision").
 _IMAGE_REFUSAL = re.compile(r"image|vision|multimodal|multi-modal|not \"?list\"?|concatenate str", re.I)
+
+
+_JSON_TYPE = {"Content-Type": "application/json"}
 
 
 @dataclass(frozen=True)
@@ -104,11 +108,12 @@ async def _close_at_shutdown(
 async def post_json(
     pool: SessionPool, url: str, body: dict[str, Any], *, timeout_s: float, info: RequestInfo
 ) -> HttpReply:
-    """POST ``body`` as JSON; raise :class:`ModelTimeoutError` / :class:`ConnectionFailure` for
+    """POST ``body`` as compact UTF-8 JSON; raise :class:`ModelTimeoutError` / :class:`ConnectionFailure` for
     transport failures (timeouts, refused/reset connections, bodies cut short)."""
     timeout = aiohttp.ClientTimeout(total=timeout_s, sock_connect=min(timeout_s, 30.0))
     try:
-        async with (await pool.session()).post(url, json=body, timeout=timeout) as resp:
+        data = dumps_bytes(body, default=None)  # aiohttp's json= would run the standard encoder
+        async with (await pool.session()).post(url, data=data, headers=_JSON_TYPE, timeout=timeout) as resp:
             raw = await resp.read()
             return HttpReply(resp.status, resp.headers, raw.decode("utf-8", errors="replace"))
     except asyncio.TimeoutError as exc:  # aiohttp.ServerTimeoutError is a subclass

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from .._atomic import close_durably
+from .._json import dumps_bytes
 
 TRANSCRIPTS = "transcripts.jsonl.gz"
 """The run's model calls (answer, memory construction)."""
@@ -47,11 +48,7 @@ _CHUNK = 1 << 16
 
 def encode_record(record: dict[str, Any], level: int = COMPRESS_LEVEL) -> bytes:
     """One gzip member holding ``record`` as one UTF-8 JSON line (a lone surrogate is kept as a JSON escape)."""
-    try:
-        line = json.dumps(record, ensure_ascii=False, default=str).encode("utf-8")
-    except UnicodeEncodeError:
-        line = json.dumps(record, ensure_ascii=True, default=str).encode("ascii")
-    return gzip.compress(line + b"\n", compresslevel=level, mtime=0)
+    return gzip.compress(dumps_bytes(record) + b"\n", compresslevel=level, mtime=0)
 
 
 def iter_members(data: bytes, *, name: str = "transcripts") -> Iterator[tuple[int, int, bytes]]:

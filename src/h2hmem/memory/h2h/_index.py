@@ -75,6 +75,61 @@ class TurnRecord:
     """How the answer prompt shows it: ``[date] speaker: text [Image …]``."""
 
 
+class TurnColumns:
+    """The turns' fields as arrays, built once per memory state (every question of the state
+    reads them; building them per question was a Python loop over every turn per boost)."""
+
+    def __init__(self, turns: list[TurnRecord]):
+        self.sessions: list[str] = [t.session for t in turns]
+        """Session name per turn, shape ``(n,)``."""
+        self.turn: np.ndarray = np.array([t.turn for t in turns], np.int64)
+        self.session_pos: np.ndarray = np.array([t.session_pos for t in turns], np.float64)
+        self.about_image: np.ndarray = np.array([t.about_image for t in turns], np.float64)
+        self.groups: list[np.ndarray] = []
+        """Turn positions of each session, sessions in order of first appearance."""
+        first: dict[str, list[int]] = {}
+        for i, s in enumerate(self.sessions):
+            first.setdefault(s, []).append(i)
+        self.groups = [np.array(ix, np.int64) for ix in first.values()]
+        self._session_of: dict[str, np.ndarray] = {s: np.array(ix, np.int64) for s, ix in first.items()}
+        self._people: dict[str, np.ndarray] = {}
+        for i, t in enumerate(turns):
+            for who in {t.speaker, *t.addressees}:
+                self._people.setdefault(who, np.zeros(len(turns), bool))[i] = True
+        self._mentions: dict[int, np.ndarray] = {}
+        for i, t in enumerate(turns):
+            for number in t.mentioned_sessions:
+                self._mentions.setdefault(number, np.zeros(len(turns), bool))[i] = True
+        self.n = len(turns)
+
+    def involving(self, people: list[str]) -> np.ndarray:
+        """1.0 where the turn is spoken by, or addressed to, one of ``people``; shape ``(n,)``."""
+        out = np.zeros(self.n, bool)
+        for who in people:
+            mask = self._people.get(who)
+            if mask is not None:
+                out |= mask
+        return out.astype(np.float64)
+
+    def in_sessions(self, names: set[str]) -> np.ndarray:
+        """1.0 where the turn is in one of the sessions ``names``; shape ``(n,)``."""
+        out = np.zeros(self.n, np.float64)
+        for s in names:
+            ix = self._session_of.get(s)
+            if ix is not None:
+                out[ix] = 1.0
+        return out
+
+    def mentioning(self, numbers: set[int]) -> np.ndarray:
+        """1.0 where the turn's text names one of the session ``numbers``; shape ``(n,)``."""
+        out = np.zeros(self.n, bool)
+        for number in numbers:
+            mask = self._mentions.get(number)
+            if mask is not None:
+                out |= mask
+        return out.astype(np.float64)
+
+
 class TurnIndex:
     """Texts, vectors and a BM25 index over the turns of one dialogue (grown session by session)."""
 
@@ -84,6 +139,7 @@ class TurnIndex:
         self._ctx_vecs: list[np.ndarray] = []
         self._bm25: BM25Scorer | None = None
         self._stacked: tuple[np.ndarray, np.ndarray] | None = None
+        self._columns: TurnColumns | None = None
 
     def __len__(self) -> int:
         return len(self.turns)
@@ -97,6 +153,13 @@ class TurnIndex:
         self._ctx_vecs.extend(np.asarray(ctx_vecs, np.float32))
         self._bm25 = None
         self._stacked = None
+        self._columns = None
+
+    def columns(self) -> TurnColumns:
+        """The turns' fields as arrays (rebuilt after :meth:`add`)."""
+        if self._columns is None:
+            self._columns = TurnColumns(self.turns)
+        return self._columns
 
     def vectors(self) -> tuple[np.ndarray, np.ndarray]:
         if self._stacked is None:
@@ -115,10 +178,16 @@ def session_prior(base: np.ndarray, sessions: list[str], top: int) -> np.ndarray
 
     Example: base [0.9, 0.1, 0.5, 0.4], sessions [a, a, b, b], top 1 → [0.9, 0.9, 0.5, 0.5].
     """
+    first: dict[str, list[int]] = {}
+    for i, s in enumerate(sessions):
+        first.setdefault(s, []).append(i)
+    return grouped_prior(base, [np.array(ix, np.int64) for ix in first.values()], top)
+
+
+def grouped_prior(base: np.ndarray, groups: list[np.ndarray], top: int) -> np.ndarray:
+    """:func:`session_prior` with each session's turn positions given (``TurnColumns.groups``)."""
     out = np.zeros_like(base, dtype=np.float64)
-    names = np.array(sessions)
-    for s in dict.fromkeys(sessions):
-        sel = names == s
+    for sel in groups:
         best = np.sort(base[sel])[::-1][: max(1, top)]
         out[sel] = best.mean()
     return out

@@ -48,7 +48,7 @@ from .._render import render_turn, session_header
 from .._retrieval import minmax
 from .._view import QuestionView
 from ._chain import CHAIN_TYPES, expand_chain
-from ._index import ScoreWeights, TurnIndex, TurnRecord, neighbour_max, session_prior
+from ._index import ScoreWeights, TurnIndex, TurnRecord, grouped_prior, neighbour_max
 from ._people import SpeakerDirectory
 from ._query import claim_sides, search_text, sentence_queries, sub_queries
 from ._rerank import RERANK_CANDIDATES, RERANK_CONFIG, apply_ranking, parse_ranking, rerank_messages
@@ -306,27 +306,25 @@ class H2HMemory(MemoryMethod[H2HOptions]):
         if w.bm25:
             tags = " ".join(self.people.canonical_tag(p) for p in named)
             base = base + w.bm25 * self.index.bm25(f"{query} {tags}")
-        turns = self.index.turns
+        cols = self.index.columns()
         if w.speaker and named and len(named) < len(self.people.speakers):
-            base = base + w.speaker * np.array(
-                [t.speaker in named or any(a in named for a in t.addressees) for t in turns], np.float64
-            )
+            base = base + w.speaker * cols.involving(named)
         if matched:
-            in_session = np.array([t.session in matched for t in turns], np.float64)
+            in_session = cols.in_sessions(matched)
             base = base + w.time * in_session
             if refs.turns:
-                base = base + w.turn * in_session * np.array([t.turn in refs.turns for t in turns], np.float64)
+                base = base + w.turn * in_session * np.isin(cols.turn, list(refs.turns)).astype(np.float64)
         if w.image and task.main_category is not MainCategory.APPLICATION and _PICTURE.search(query):
-            base = base + w.image * np.array([t.about_image for t in turns], np.float64)
+            base = base + w.image * cols.about_image
         if w.backref and refs.sessions:
-            base = base + w.backref * np.array([bool(t.mentioned_sessions & refs.sessions) for t in turns], np.float64)
+            base = base + w.backref * cols.mentioning(refs.sessions)
         if w.neighbour:
-            base = base + w.neighbour * neighbour_max(base, [t.session for t in turns])
+            base = base + w.neighbour * neighbour_max(base, cols.sessions)
         final = base
         if w.session:
-            final = final + w.session * minmax(session_prior(base, [t.session for t in turns], w.session_top))
+            final = final + w.session * minmax(grouped_prior(base, cols.groups, w.session_top))
         if w.recency and task is TaskType.KR and len(self._sessions) > 1:
-            final = final + w.recency * np.array([t.session_pos for t in turns], np.float64) / (len(self._sessions) - 1)
+            final = final + w.recency * cols.session_pos / (len(self._sessions) - 1)
         return final, float(dense.max())
 
     async def _ranked(self, question: QuestionView) -> tuple[list[tuple[int, float]], dict[str, Any]]:
@@ -356,13 +354,13 @@ class H2HMemory(MemoryMethod[H2HOptions]):
                 (first if primary else rest).append(list(np.lexsort((np.arange(len(s)), -s))))
             order = _round_robin(first + [order] + rest)
         if self.ar_session_cap and question.task_type is TaskType.AR:
-            order = _cap_per_session(order, [t.session for t in self.index.turns], self.ar_session_cap, self.top_k)
+            order = _cap_per_session(order, self.index.columns().sessions, self.ar_session_cap, self.top_k)
         elif self.session_cap and not matched:
-            order = _cap_per_session(order, [t.session for t in self.index.turns], self.session_cap, self.top_k)
+            order = _cap_per_session(order, self.index.columns().sessions, self.session_cap, self.top_k)
         if self.rerank:
             order = await self._rerank(raw, order)
         if self.chain and question.task_type in CHAIN_TYPES:
-            order = expand_chain(order, scores, [t.session for t in self.index.turns], self.chain, self.top_k)
+            order = expand_chain(order, scores, self.index.columns().sessions, self.chain, self.top_k)
         hits = [(int(i), float(scores[i])) for i in order[: self.top_k]]
         facts = {
             "abstain_signal": round(signal, 6),

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections import Counter
 
 FUZZY_RATIO = 0.88
 """Minimum ``difflib.SequenceMatcher`` ratio for a misspelt full name (e.g. one letter off in eight)."""
@@ -29,11 +30,13 @@ MIN_PART = 4
 TITLES = frozenset({"dr", "mr", "mrs", "ms", "miss", "prof", "teacher", "uncle", "aunt", "grandpa", "grandma"})
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9.'’-]*")
 _MENTION = re.compile(r"@([A-Za-z0-9][\w.'’-]*(?:\s+[A-Za-z0-9][\w.'’-]*){0,2})")
+_NOT_KEY = re.compile(r"[^a-z0-9]")
+_POSSESSIVE = re.compile(r"['’]s$")
 
 
 def name_key(name: str) -> str:
     """``"Dr. Wu"`` → ``"drwu"``: lowercase letters and digits only."""
-    return re.sub(r"[^a-z0-9]", "", name.lower())
+    return _NOT_KEY.sub("", name.lower())
 
 
 class SpeakerDirectory:
@@ -46,6 +49,10 @@ class SpeakerDirectory:
         # key → close misspelling's speaker (or None), for the speakers known now: questions repeat
         # their words, and difflib over every name costs more than the rest of a lookup
         self._close: dict[str, str | None] = {}
+        # (text, fuzzy) → lookup's answer for the speakers known now: every question of a memory
+        # state asks for its n-grams, most of them ("did the", "What") asked before
+        self._looked_up: dict[tuple[str, bool], str | None] = {}
+        self._letter_counts: dict[str, Counter[str]] = {}
 
     def add(self, speaker: str) -> None:
         """Learn a speaker (``role`` as written); repeated calls are no-ops."""
@@ -55,6 +62,7 @@ class SpeakerDirectory:
         self.speakers.append(speaker)
         self._full[key] = speaker
         self._close.clear()
+        self._looked_up.clear()
         words = [name_key(w) for w in speaker.split()]
         words = [w for w in words if w]
         if len(words) > 1:
@@ -65,6 +73,14 @@ class SpeakerDirectory:
 
     def lookup(self, text: str, *, fuzzy: bool = False) -> str | None:
         """The speaker ``text`` names (full key, unique part, or a close misspelling), or None."""
+        memo = (text, fuzzy)
+        if memo in self._looked_up:
+            return self._looked_up[memo]
+        who = self._lookup(text, fuzzy)
+        self._looked_up[memo] = who
+        return who
+
+    def _lookup(self, text: str, fuzzy: bool) -> str | None:
         key = name_key(text)
         if not key:
             return None
@@ -76,13 +92,26 @@ class SpeakerDirectory:
         if fuzzy and len(key) >= MIN_PART:
             if key not in self._close:
                 # a name whose length alone rules out the ratio (difflib's real_quick_ratio bound,
-                # 2·min/sum) cannot match: most n-grams of a question are skipped without difflib
+                # 2·min/sum), or whose letters do (its quick_ratio bound, 2·shared letters/sum), cannot
+                # match: most n-grams of a question are skipped without building a SequenceMatcher
                 n = len(key)
-                names = [k for k in self._full if 2 * min(n, len(k)) >= FUZZY_RATIO * (n + len(k))]
+                letters = Counter(key)
+                names = [
+                    k
+                    for k in self._full
+                    if 2 * min(n, len(k)) >= FUZZY_RATIO * (n + len(k))
+                    and 2.0 * (letters & self._letters(k)).total() / (n + len(k)) >= FUZZY_RATIO
+                ]
                 close = difflib.get_close_matches(key, names, n=1, cutoff=FUZZY_RATIO) if names else []
                 self._close[key] = self._full[close[0]] if close else None
             return self._close[key]
         return None
+
+    def _letters(self, key: str) -> Counter[str]:
+        found = self._letter_counts.get(key)
+        if found is None:
+            found = self._letter_counts[key] = Counter(key)
+        return found
 
     def mentions(self, text: str) -> list[str]:
         """Speakers addressed with ``@`` in ``text``, in order, without repeats."""
@@ -99,7 +128,7 @@ class SpeakerDirectory:
 
     def named_in(self, text: str) -> list[str]:
         """Speakers named anywhere in ``text`` (questions): n-grams of 3, 2, 1 words, longest first."""
-        words = [re.sub(r"['’]s$", "", w.rstrip(".,!?;:")) for w in _WORD.findall(text)]
+        words = [_POSSESSIVE.sub("", w.rstrip(".,!?;:")) for w in _WORD.findall(text)]
         out: list[str] = []
         used = [False] * len(words)
         for n in (3, 2, 1):
