@@ -127,8 +127,8 @@ def graphiti_reply(body: dict[str, Any]) -> str | None:
     """Graphiti's calls (JSON-schema ``response_format``), valid for its pydantic models:
     ``ExtractedEntities`` (the speakers of the episode, in order), ``ExtractedEdges`` (each turn line a
     fact from its speaker to the episode's next other speaker, ``SAYS_TO``, valid from the episode's
-    reference time), :data:`GRAPHITI_FIXED`;
-    its other structured calls get the mock's schema instance."""
+    reference time) and :data:`GRAPHITI_FIXED`; its other structured calls get the mock's schema
+    instance."""
     fmt = body.get("response_format") or {}
     if fmt.get("type") != "json_schema":
         return None

@@ -101,7 +101,8 @@ PRODUCTS = {
         21,
     ),  # the gateway's emulated tool call: one memory per batch
     "cognee": ("KnowledgeGraph", _cognee_chunks, 21),
-    # 21 episodes, the 5 speakers, 80 facts (every turn line but one whose episode has no other speaker)
+    # 21 episodes, the 5 speakers, 80 facts (a fact per turn line but the 81st: alone in its episode, its
+    # speaker has no one to say it to)
     "graphiti": ('"name": "ExtractedEntities"', _graphiti_graph, 21 + 5 + 80),
 }
 MODULES = {"graphiti": "graphiti_core"}
@@ -112,9 +113,8 @@ what was paid would be seen sending it again."""
 
 @pytest.mark.parametrize("method", list(PRODUCTS))
 def test_sigkill_during_build_then_rerun(sample_root, tmp_path, product_mock, method):
-    if (
-        importlib.util.find_spec(MODULES.get(method, method)) is None
-    ):  # not imported here: the adapter sets its telemetry switch first
+    # not imported here: the adapter sets its telemetry switch first
+    if importlib.util.find_spec(MODULES.get(method, method)) is None:
         pytest.skip(f"{method} is not installed")
     build_request, memories, count = PRODUCTS[method]
     product_mock.latency_s = 0.05  # slow enough to be caught mid-build
