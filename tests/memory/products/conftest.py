@@ -14,7 +14,7 @@ import pytest
 
 from h2hmem.run import RunConfig, Selection
 from h2hmem.testing import MockOpenAIServer
-from h2hmem.testing._mock_server import last_user_text
+from h2hmem.testing._mock_server import default_responder, last_user_text
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from mm_fakes import HashEmbedder
@@ -113,17 +113,63 @@ def cognee_reply(body: dict[str, Any]) -> str | None:
     return None
 
 
+GRAPHITI_FIXED: dict[str, Any] = {
+    "EdgeDuplicate": {"duplicate_facts": [], "contradicted_facts": []},  # every turn line is a fact of its own
+    "EdgeTimestamps": {"valid_at": None, "invalid_at": None},  # a turn line's fact has no date of its own
+    "SummarizedEntities": {"summaries": []},  # no entity summary to update
+}
+"""Graphiti's structured calls whose reply does not depend on the prompt."""
+_GRAPHITI_MESSAGE = re.compile(r"<CURRENT[ _]MESSAGE>\n(.*?)\n</CURRENT[ _]MESSAGE>", re.S)
+_GRAPHITI_TIME = re.compile(r"<REFERENCE_TIME>\n(\S+)")
+
+
+def graphiti_reply(body: dict[str, Any]) -> str | None:
+    """Graphiti's calls (JSON-schema ``response_format``), valid for its pydantic models:
+    ``ExtractedEntities`` (the speakers of the episode, in order), ``ExtractedEdges`` (each turn line a
+    fact from its speaker to the episode's next other speaker, ``SAYS_TO``, valid from the episode's
+    reference time) and :data:`GRAPHITI_FIXED`; its other structured calls get the mock's schema
+    instance."""
+    fmt = body.get("response_format") or {}
+    if fmt.get("type") != "json_schema":
+        return None
+    name = (fmt.get("json_schema") or {}).get("name")
+    if name in GRAPHITI_FIXED:
+        return json.dumps(GRAPHITI_FIXED[name])
+    m = _GRAPHITI_MESSAGE.search(last_user_text(body))
+    if name not in ("ExtractedEntities", "ExtractedEdges") or m is None:
+        return default_responder(body)
+    turns = [(t.group(1), ln.strip()) for ln in m.group(1).splitlines() if (t := _SPEAKER.match(ln))]
+    people = list(dict.fromkeys(p for p, _ in turns))
+    if name == "ExtractedEntities":
+        return json.dumps({"extracted_entities": [{"name": p, "entity_type_id": 0} for p in people]})
+    when = _GRAPHITI_TIME.search(last_user_text(body))  # the fact holds from the episode's time on
+    edges = []
+    for speaker, line in turns:
+        others = people[people.index(speaker) + 1 :] + people[: people.index(speaker)]
+        if others:
+            edges.append(
+                {
+                    "source_entity_name": speaker,
+                    "target_entity_name": others[0],
+                    "relation_type": "SAYS_TO",
+                    "fact": line,
+                    "valid_at": when.group(1) if when else None,
+                }
+            )
+    return json.dumps({"edges": edges})
+
+
 class ProductMock(MockOpenAIServer):
     """The mock endpoint, answering mem0's JSON extraction prompt, LangMem's (unforced) tool
-    calls (each new turn becomes one ``Memory`` call whose content is the turn's line) and cognee's
-    cognify calls (:func:`cognee_reply`)."""
+    calls (each new turn becomes one ``Memory`` call whose content is the turn's line), cognee's
+    cognify calls (:func:`cognee_reply`) and Graphiti's structured calls (:func:`graphiti_reply`)."""
 
     def __init__(self, **kw: Any):
         super().__init__(responder=self._respond, embedding_dim=64, **kw)
 
     @staticmethod
     def _respond(body: dict[str, Any]) -> str:
-        reply = mem0_reply(body) or langmem_gateway_reply(body) or cognee_reply(body)
+        reply = mem0_reply(body) or langmem_gateway_reply(body) or cognee_reply(body) or graphiti_reply(body)
         if reply is not None:
             return reply
         return "mock-answer"
