@@ -5,6 +5,11 @@ from pathlib import Path
 
 import pytest
 
+# Tests read every dataset from its files: many patch the reader to count its work or break a file,
+# which a parsed dataset stored by an earlier test would skip. The cache has its own tests
+# (tests/data/test_load_cache.py), which turn it on; child processes inherit this setting.
+os.environ["H2HMEM_DATASET_CACHE"] = "0"
+
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = Path(os.environ.get("H2HMEM_SAMPLE", REPO.parent / "shared" / "data" / "h2hmem-sample"))
 """The real text-only sample: ``../shared/data/h2hmem-sample`` beside the checkout, or ``$H2HMEM_SAMPLE``."""

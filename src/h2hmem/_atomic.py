@@ -11,8 +11,8 @@ TMP_SUFFIX = ".tmp"
 """Suffix of the hidden temporary files ``.<name>.<random>.tmp`` written beside their destination."""
 
 
-def write_beside(path: str | Path, text: str, *, fsync: bool = False) -> Path:
-    """Write ``text`` (UTF-8) to a new hidden temporary file in ``path``'s folder
+def write_beside(path: str | Path, text: str | bytes, *, fsync: bool = False) -> Path:
+    """Write ``text`` (UTF-8; bytes as they are) to a new hidden temporary file in ``path``'s folder
     (``.<name>.<random>.tmp``) and return its path; the caller renames it onto ``path`` (or removes it).
 
     Args:
@@ -27,8 +27,8 @@ def write_beside(path: str | Path, text: str, *, fsync: bool = False) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = _mkstemp(path)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb") as f:
+            f.write(text.encode("utf-8") if isinstance(text, str) else text)
             if fsync:
                 f.flush()
                 os.fsync(f.fileno())
@@ -42,8 +42,9 @@ def _mkstemp(path: Path) -> tuple[int, str]:
     return tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=TMP_SUFFIX)
 
 
-def atomic_write_text(path: str | Path, text: str, *, fsync: bool = False) -> None:
-    """Write ``text`` (UTF-8) to ``path`` through a temporary file in the same folder and a rename.
+def atomic_write_text(path: str | Path, text: str | bytes, *, fsync: bool = False) -> None:
+    """Write ``text`` (UTF-8; bytes as they are) to ``path`` through a temporary file in the same
+    folder and a rename.
 
     Args:
         path: destination; its folder is created when missing.

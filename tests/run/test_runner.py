@@ -112,6 +112,20 @@ def test_full_protocol_observes_everything_first(sample_root, tmp_path):
     assert {p.answer for p in preds if p.dialogue == "dialogue5"} == {"seen 14"}
 
 
+def test_a_build_that_never_suspends_lets_other_tasks_run_between_sessions(sample_root, tmp_path):
+    # RecorderMemory.observe never awaits anything (like an index over cached embeddings): without
+    # a yield per session, one dialogue's whole build would run before any other task — the replies
+    # in flight and the questions of dialogues already built would wait for it
+    RecorderMemory.log.clear()
+    cfg = _config(sample_root, tmp_path, method="fakes:RecorderMemory")
+    run_benchmark(cfg, chat_model=fake_chat(), progress=False)
+    observed = [line.split()[1].rsplit("/", 1) for line in RecorderMemory.log if line.startswith("observe")]
+    dialogues = [d for d, _ in observed]
+    building = len(set(dialogues[:4]))
+    assert building == 4, observed[:8]  # the four dialogues built side by side take turns, session by session
+    assert len({s for _, s in observed[:4]}) == 1  # each its first session, before any its second
+
+
 def test_conflicting_settings_refused(sample_root, tmp_path):
     cfg = _config(sample_root, tmp_path, limit=3, run_id="fixed")
     run_benchmark(cfg, chat_model=fake_chat(), progress=False)

@@ -23,6 +23,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from . import _load_cache
 from ._files import field_errors, read_json, rel
 from ._issues import DatasetError, IssueLog
 from ._raw import RawQuestion, RawQuestionsFile, RawSession
@@ -55,7 +56,9 @@ def find_root(root: str | Path) -> Path:
     raise FileNotFoundError(f"{root}: no 'dyadic/' or 'multi-party/' folder (nor under {root / 'dataset'})")
 
 
-def load_dataset(root: str | Path, split: str = "all", *, strict: bool = True, log: IssueLog | None = None) -> Dataset:
+def load_dataset(
+    root: str | Path, split: str = "all", *, strict: bool = True, log: IssueLog | None = None, cache: bool = True
+) -> Dataset:
     """Read every dialogue of ``split`` (``"dyadic"``, ``"multi-party"`` or ``"all"``) under ``root``.
 
     Args:
@@ -65,6 +68,11 @@ def load_dataset(root: str | Path, split: str = "all", *, strict: bool = True, l
             so the message lists all of them). With ``strict=False`` the bad files/questions are
             skipped and the errors stay in ``log``.
         log: where issues are collected (a new one when omitted).
+        cache: reuse the parsed dataset of an earlier load when no file under ``root`` changed
+            since (``h2hmem.data._load_cache``: keyed by every file's name, size and modification
+            time and by this reader's code; only error-free, settled datasets are stored; the
+            warnings of that load are added to ``log`` again). ``H2HMEM_DATASET_CACHE=0`` turns it
+            off everywhere.
 
     Raises:
         FileNotFoundError: no split folder under ``root``.
@@ -75,6 +83,15 @@ def load_dataset(root: str | Path, split: str = "all", *, strict: bool = True, l
         raise ValueError(f"unknown split {split!r}; expected dyadic, multi-party or all")
     base = find_root(root)
     log = log if log is not None else IssueLog()
+    started = _load_cache.now()
+    before = _fingerprint(base, split) if cache and _load_cache.enabled() else None
+    if before is not None:
+        hit = _load_cache.lookup(before)
+        if hit is not None:
+            ds, warnings = hit
+            log.issues.extend(warnings)
+            return ds
+    first = len(log.issues)
     dialogues: list[Dialogue] = []
     with _memoised_real_paths():
         for sp in SPLITS:
@@ -91,7 +108,18 @@ def load_dataset(root: str | Path, split: str = "all", *, strict: bool = True, l
                     dialogues.append(d)
     if strict and log.errors:
         raise DatasetError(log.errors)
-    return Dataset(root=base.resolve(), dialogues=tuple(dialogues))
+    ds = Dataset(root=base.resolve(), dialogues=tuple(dialogues))
+    found = log.issues[first:]
+    if before is not None and not any(i.severity == "error" for i in found):
+        _load_cache.store(before, started, base, split, ds, found)
+    return ds
+
+
+def _fingerprint(base: Path, split: str) -> _load_cache.Fingerprint | None:
+    try:
+        return _load_cache.fingerprint(base, split)
+    except OSError:  # a folder that cannot be listed: the reader reports it, without the cache
+        return None
 
 
 @contextlib.contextmanager

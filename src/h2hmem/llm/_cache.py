@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .._cachedir import cache_dir
 from .._json import canonical
 
 log = logging.getLogger(__name__)
@@ -37,9 +38,7 @@ _COLUMNS = ["key", "model", "text", "finish_reason", "prompt_tokens", "completio
 
 def default_cache_path() -> Path:
     """``$H2HMEM_CACHE_DIR/requests.sqlite`` if that variable is set, else ``~/.cache/h2hmem/requests.sqlite``."""
-    base = os.environ.get("H2HMEM_CACHE_DIR")
-    root = Path(base).expanduser() if base else Path.home() / ".cache" / "h2hmem"
-    return root / "requests.sqlite"
+    return cache_dir() / "requests.sqlite"
 
 
 def cache_key(payload: dict[str, Any]) -> str:

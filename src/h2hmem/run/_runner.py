@@ -451,6 +451,11 @@ async def _drive(
                 await memory.observe(s)
             state.observed(time.perf_counter() - t0, absent=s.absent)
             state.bars.session_done(d.id, len(s.turns))
+            # a method whose observe never suspends (CPU only: an index over cached embeddings)
+            # would build every session without letting another task run: replies already in
+            # would wait, and the first dialogues' questions would not go out until the other
+            # dialogues building beside them were built. One yield per session lets them through.
+            await asyncio.sleep(0)
             if protocol == "online" and by_session.get(s.name):
                 await ask(by_session.pop(s.name))
     except Exception as e:
