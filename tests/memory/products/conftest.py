@@ -119,6 +119,15 @@ GRAPHITI_FIXED: dict[str, Any] = {
     "SummarizedEntities": {"summaries": []},  # no entity summary to update
 }
 """Graphiti's structured calls whose reply does not depend on the prompt."""
+
+
+def schema_name(body: dict[str, Any]) -> str | None:
+    """The name of the JSON schema a request's ``response_format`` asks for (Graphiti names each of its
+    calls by its pydantic model: ``ExtractedEntities``, ``EdgeDuplicate``…); None for any other request."""
+    fmt = body.get("response_format") or {}
+    return (fmt.get("json_schema") or {}).get("name") if fmt.get("type") == "json_schema" else None
+
+
 _GRAPHITI_MESSAGE = re.compile(r"<CURRENT[ _]MESSAGE>\n(.*?)\n</CURRENT[ _]MESSAGE>", re.S)
 _GRAPHITI_TIME = re.compile(r"<REFERENCE_TIME>\n(\S+)")
 
@@ -129,10 +138,9 @@ def graphiti_reply(body: dict[str, Any]) -> str | None:
     fact from its speaker to the episode's next other speaker, ``SAYS_TO``, valid from the episode's
     reference time) and :data:`GRAPHITI_FIXED`; its other structured calls get the mock's schema
     instance."""
-    fmt = body.get("response_format") or {}
-    if fmt.get("type") != "json_schema":
+    if (body.get("response_format") or {}).get("type") != "json_schema":
         return None
-    name = (fmt.get("json_schema") or {}).get("name")
+    name = schema_name(body)
     if name in GRAPHITI_FIXED:
         return json.dumps(GRAPHITI_FIXED[name])
     m = _GRAPHITI_MESSAGE.search(last_user_text(body))

@@ -1,5 +1,5 @@
-"""mem0, LangMem and cognee end to end on a real sample dialogue through the mock endpoint: every question
-answered, evidence mapped to the dialogue's turns, the product's own calls sent with the
+"""mem0, LangMem, cognee and Graphiti end to end on a real sample dialogue through the mock endpoint: every
+question answered, evidence mapped to the dialogue's turns, the product's own calls sent with the
 conversation's dates, a reused store costing no product call, a product failure recorded on the
 questions it affects, and no connection leaving the machine."""
 
@@ -8,9 +8,10 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
+from collections import Counter
 
 import pytest
-from conftest import COGNEE_SCHEMA, DIALOGUE, TOOL_PROMPT, predictions, run, run_config
+from conftest import COGNEE_SCHEMA, DIALOGUE, TOOL_PROMPT, predictions, run, run_config, schema_name
 
 from h2hmem.data import load_dataset
 from h2hmem.records import read_transcripts
@@ -20,14 +21,40 @@ if importlib.util.find_spec("mem0") is None:  # not imported here: the adapter s
 pytest.importorskip("langmem")
 
 BATCH = 4
-PARAMS = {"mem0": {"batch_turns": BATCH}, "langmem": {"batch_turns": BATCH}, "cognee": {"batch_turns": BATCH}}
-CALLS_PER_BATCH = {"mem0": 1, "langmem": 1, "cognee": 2}
-"""The product's model calls per batch of turns (cognee: a graph extraction and a summary per chunk)."""
-DISTRIBUTION = {"mem0": "mem0ai", "langmem": "langmem", "cognee": "cognee"}
+GRAPHITI_CALLS = {"ExtractedEntities": 21, "ExtractedEdges": 21, "EdgeDuplicate": 75, "SummarizedEntities": 13}
+"""Graphiti's calls building the dialogue's graph (21 episodes of 4 turns, the last of one), by the JSON
+schema each asks for, as the product mock answers them (:func:`conftest.graphiti_reply`):
+
+- ``ExtractedEntities``, ``ExtractedEdges``: one each per episode (21 + 21); the mock makes each turn line
+  a fact from its speaker to the episode's next other speaker: 80 facts (turn 80 is alone in its episode).
+- ``EdgeDuplicate``: one per fact whose hybrid search finds an earlier fact. The 4 facts of the first
+  episode have nothing before them; of the other 76, turn 7's ("Old Meng: @Yuzu Indeed, the statue has a
+  powerful presence…") shares no word Kuzu's full-text index keeps (digits and stopwords are not indexed)
+  with the first episode's 4 facts, and none is within graphiti's cosine threshold (0.6; the hashing
+  embedder gives 0.17–0.36): 75.
+- ``SummarizedEntities``: one per episode in which a speaker's summary with the episode's new facts
+  appended (the mock updates no summary) would pass graphiti's 2 × 1,000 characters: none up to episode 6;
+  in each of episodes 7 (``t28-31``) to 19 a speaker is past it (13); the last has no fact and Grapefruit's
+  1,954 characters fit.
+No ``NodeResolutions`` call (an extracted speaker matches its entity by exact name) and no
+``EdgeTimestamps`` call (the mock's facts carry their ``valid_at``)."""
+PARAMS = {m: {"batch_turns": BATCH} for m in ("mem0", "langmem", "cognee", "graphiti")}
+BUILD_CALLS = {"mem0": 21, "langmem": 21, "cognee": 2 * 21, "graphiti": sum(GRAPHITI_CALLS.values())}
+"""The product's model calls building the dialogue's store (81 turns in 21 batches of 4): mem0 and LangMem
+one extraction per batch; cognee a graph extraction and a summary per chunk; Graphiti
+:data:`GRAPHITI_CALLS` (130)."""
+DISTRIBUTION = {"mem0": "mem0ai", "langmem": "langmem", "cognee": "cognee", "graphiti": "graphiti-core"}
 PRODUCTS = [
     "mem0",
     "langmem",
     pytest.param("cognee", marks=pytest.mark.skipif(importlib.util.find_spec("cognee") is None, reason="no cognee")),
+    pytest.param(
+        "graphiti",
+        marks=pytest.mark.skipif(
+            importlib.util.find_spec("graphiti_core") is None or importlib.util.find_spec("kuzu") is None,
+            reason="no graphiti-core or kuzu",
+        ),
+    ),
 ]
 
 
@@ -38,8 +65,11 @@ def dialogue(sample_root):
 
 def extraction_requests(server, method):
     """The product's own model calls the mock received (mem0: its JSON extraction prompt;
-    LangMem: its tool-calling extraction; cognee: its graph extraction, one per chunk)."""
+    LangMem: its tool-calling extraction; cognee: its graph extraction, one per chunk; Graphiti: its
+    entity extraction, one per episode)."""
     chats = [r for r in server.requests if "messages" in r]
+    if method == "graphiti":
+        return [r for r in chats if schema_name(r) == "ExtractedEntities"]
     if method == "mem0":
         return [r for r in chats if "## New Messages" in r["messages"][-1]["content"]]
     if method == "cognee":
@@ -66,6 +96,9 @@ def test_every_question_answered_with_turn_evidence(sample_root, tmp_path, produ
     assert len(sent) == math.ceil(len(session.turns) / BATCH) == 21
     first = sent[0]["messages"][-1]["content"]
     assert f"[{session.date.isoformat()}] {session.turns[0].speaker}: " in first
+    if method == "graphiti":
+        calls = Counter(schema_name(r) for r in product_mock.requests if "messages" in r)
+        assert calls == {**GRAPHITI_CALLS, None: 38}  # and the 38 answers
     if method == "mem0":  # mem0's prompt dates are the session's, never today's
         assert all(f"## Observation Date\n{session.date.isoformat()}" in r["messages"][-1]["content"] for r in sent)
         assert all(f"## Current Date\n{session.date.isoformat()}" in r["messages"][-1]["content"] for r in sent)
@@ -89,7 +122,9 @@ def test_every_question_answered_with_turn_evidence(sample_root, tmp_path, produ
     assert len(answers) == 38 and shown == len(with_evidence)
     # the product's calls went through the gateway: in the run's transcripts, tagged, counted
     via = [t for t in read_transcripts(summary.run_dir) if t.get("via") == "gateway"]
-    assert len([t for t in via if t.get("stage") == "memory_build"]) == 21 * CALLS_PER_BATCH[method]
+    built = [t for t in via if t.get("stage") == "memory_build"]
+    assert len(built) == BUILD_CALLS[method]
+    assert {(t.get("dialogue"), t.get("session")) for t in built} == {(d.id, session.name)}
     # a second run in a new directory over the same cache: no request reaches the model
     before = product_mock.calls
     second = run(cfg.model_copy(update={"run_id": "b"}))
@@ -167,7 +202,7 @@ def test_product_failure_is_recorded_then_retried(sample_root, tmp_path, product
     assert again.failed == 0 and again.answered_now == 38
 
 
-@pytest.mark.parametrize(("method", "module"), [("mem0", "mem0"), ("cognee", "cognee")])
+@pytest.mark.parametrize(("method", "module"), [("mem0", "mem0"), ("cognee", "cognee"), ("graphiti", "graphiti_core")])
 def test_missing_extra_is_one_line_naming_it(monkeypatch, tmp_path, method, module):
     import importlib.util
 
