@@ -135,3 +135,14 @@ def test_a_moved_dataset_is_another_entry(cached, tmp_path):
     ds = load_dataset(moved)
     assert ds.root == moved.resolve()
     assert len(list((tmp_path / "cache" / "datasets").glob("*.pickle"))) == 2
+
+
+def test_validation_reads_every_file_even_when_the_dataset_is_cached(cached):
+    from h2hmem.data import validate_dataset
+
+    root, reads = cached
+    load_dataset(root)
+    n = len(reads)
+    assert load_dataset(root) and len(reads) == n  # cached
+    log, counts = validate_dataset(root)
+    assert len(reads) == 2 * n and not log.errors and counts
