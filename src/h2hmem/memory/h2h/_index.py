@@ -26,7 +26,9 @@ session (answers cluster in one session; a lone stray match elsewhere should not
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -104,12 +106,7 @@ class TurnColumns:
 
     def involving(self, people: list[str]) -> np.ndarray:
         """1.0 where the turn is spoken by, or addressed to, one of ``people``; shape ``(n,)``."""
-        out = np.zeros(self.n, bool)
-        for who in people:
-            mask = self._people.get(who)
-            if mask is not None:
-                out |= mask
-        return out.astype(np.float64)
+        return self._any(self._people, people)
 
     def in_sessions(self, names: set[str]) -> np.ndarray:
         """1.0 where the turn is in one of the sessions ``names``; shape ``(n,)``."""
@@ -122,9 +119,13 @@ class TurnColumns:
 
     def mentioning(self, numbers: set[int]) -> np.ndarray:
         """1.0 where the turn's text names one of the session ``numbers``; shape ``(n,)``."""
+        return self._any(self._mentions, numbers)
+
+    def _any(self, masks: Mapping[Any, np.ndarray], keys: Iterable[Any]) -> np.ndarray:
+        """1.0 where any of the masks of ``keys`` is set (a key without a mask sets nothing)."""
         out = np.zeros(self.n, bool)
-        for number in numbers:
-            mask = self._mentions.get(number)
+        for key in keys:
+            mask = masks.get(key)
             if mask is not None:
                 out |= mask
         return out.astype(np.float64)
