@@ -45,22 +45,21 @@ def _whole(obj: Any) -> str:
     return _std(obj)
 
 
-def dumps_bytes(obj: Any, *, default: Callable[[Any], Any] | None = str, ensure_ascii: bool = False) -> bytes:
+def dumps_bytes(obj: Any, *, default: Callable[[Any], Any] | None = str) -> bytes:
     """``obj`` as UTF-8 JSON (no indentation, no trailing newline) that parses to what
-    ``json.dumps(obj, ensure_ascii=…, default=default)`` parses to. orjson writes it unless it refuses
-    (a lone surrogate in a string, an integer beyond 64 bits): then :mod:`json` does, with
-    ``ensure_ascii=True`` when the text holds a lone surrogate (kept as a ``\\udxxx`` escape).
+    ``json.dumps(obj, ensure_ascii=False, default=default)`` parses to. orjson writes it unless it
+    refuses (a lone surrogate in a string, an integer beyond 64 bits): then :mod:`json` does, as ASCII
+    when the text holds a lone surrogate (kept as a ``\\udxxx`` escape).
 
     Raises:
         TypeError: a value neither encoder can write (and ``default`` cannot convert).
     """
-    if not ensure_ascii:
-        try:
-            return orjson.dumps(obj, default=default, option=_PASSTHROUGH)
-        except TypeError:
-            pass
     try:
-        return json.dumps(obj, ensure_ascii=ensure_ascii, default=default).encode("utf-8")
+        return orjson.dumps(obj, default=default, option=_PASSTHROUGH)
+    except TypeError:
+        pass
+    try:
+        return json.dumps(obj, ensure_ascii=False, default=default).encode("utf-8")
     except UnicodeEncodeError:
         return json.dumps(obj, ensure_ascii=True, default=default).encode("ascii")
 

@@ -28,13 +28,13 @@ At most :data:`KEEP` entries are kept (least recently used removed first).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import os
 import pickle
 import platform
 import stat
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -111,8 +111,10 @@ def fingerprint(base: Path, split: str) -> Fingerprint:
     return Fingerprint(h.hexdigest(), newest)
 
 
+@functools.cache
 def _code_digest() -> str:
-    """SHA-256 of the bytes of every module of this package (an edited reader is another key)."""
+    """SHA-256 of the bytes of every module of this package (an edited reader is another key). Read
+    once per process: the reader that runs is the one imported, whatever the files say later."""
     here = Path(__file__).parent
     h = hashlib.sha256()
     for path in sorted(here.glob("*.py")):
@@ -169,8 +171,3 @@ def _prune(folder: Path) -> None:
     entries = sorted(folder.glob("*.pickle"), key=lambda p: p.stat().st_mtime, reverse=True)
     for old in entries[KEEP:]:
         old.unlink(missing_ok=True)
-
-
-def now() -> float:
-    """The wall clock, as file modification times are measured."""
-    return time.time()

@@ -15,6 +15,7 @@ import datetime as dt
 import os
 import re
 import stat
+import time
 from collections import defaultdict
 from collections.abc import Iterator
 from contextvars import ContextVar
@@ -83,7 +84,7 @@ def load_dataset(
         raise ValueError(f"unknown split {split!r}; expected dyadic, multi-party or all")
     base = find_root(root)
     log = log if log is not None else IssueLog()
-    started = _load_cache.now()
+    started = time.time()  # the clock file modification times are measured by
     before = _fingerprint(base, split) if cache and _load_cache.enabled() else None
     if before is not None:
         hit = _load_cache.lookup(before)

@@ -87,13 +87,9 @@ class TurnColumns:
         self.turn: np.ndarray = np.array([t.turn for t in turns], np.int64)
         self.session_pos: np.ndarray = np.array([t.session_pos for t in turns], np.float64)
         self.about_image: np.ndarray = np.array([t.about_image for t in turns], np.float64)
-        self.groups: list[np.ndarray] = []
+        self._session_of: dict[str, np.ndarray] = positions_by_session(self.sessions)
+        self.groups: list[np.ndarray] = list(self._session_of.values())
         """Turn positions of each session, sessions in order of first appearance."""
-        first: dict[str, list[int]] = {}
-        for i, s in enumerate(self.sessions):
-            first.setdefault(s, []).append(i)
-        self.groups = [np.array(ix, np.int64) for ix in first.values()]
-        self._session_of: dict[str, np.ndarray] = {s: np.array(ix, np.int64) for s, ix in first.items()}
         self._people: dict[str, np.ndarray] = {}
         for i, t in enumerate(turns):
             for who in {t.speaker, *t.addressees}:
@@ -179,10 +175,18 @@ def session_prior(base: np.ndarray, sessions: list[str], top: int) -> np.ndarray
 
     Example: base [0.9, 0.1, 0.5, 0.4], sessions [a, a, b, b], top 1 → [0.9, 0.9, 0.5, 0.5].
     """
+    return grouped_prior(base, list(positions_by_session(sessions).values()), top)
+
+
+def positions_by_session(sessions: list[str]) -> dict[str, np.ndarray]:
+    """Session name → positions of its turns, sessions in order of first appearance.
+
+    Example: [a, a, b, a] → {a: [0, 1, 3], b: [2]}.
+    """
     first: dict[str, list[int]] = {}
     for i, s in enumerate(sessions):
         first.setdefault(s, []).append(i)
-    return grouped_prior(base, [np.array(ix, np.int64) for ix in first.values()], top)
+    return {s: np.array(ix, np.int64) for s, ix in first.items()}
 
 
 def grouped_prior(base: np.ndarray, groups: list[np.ndarray], top: int) -> np.ndarray:

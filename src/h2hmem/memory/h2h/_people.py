@@ -52,7 +52,8 @@ class SpeakerDirectory:
         # (text, fuzzy) → lookup's answer for the speakers known now: every question of a memory
         # state asks for its n-grams, most of them ("did the", "What") asked before
         self._looked_up: dict[tuple[str, bool], str | None] = {}
-        self._letter_counts: dict[str, Counter[str]] = {}
+        self._letters: dict[str, Counter[str]] = {}
+        """Letter counts of each full key (difflib's quick_ratio bound below)."""
 
     def add(self, speaker: str) -> None:
         """Learn a speaker (``role`` as written); repeated calls are no-ops."""
@@ -61,6 +62,7 @@ class SpeakerDirectory:
             return
         self.speakers.append(speaker)
         self._full[key] = speaker
+        self._letters[key] = Counter(key)
         self._close.clear()
         self._looked_up.clear()
         words = [name_key(w) for w in speaker.split()]
@@ -100,18 +102,12 @@ class SpeakerDirectory:
                     k
                     for k in self._full
                     if 2 * min(n, len(k)) >= FUZZY_RATIO * (n + len(k))
-                    and 2.0 * (letters & self._letters(k)).total() / (n + len(k)) >= FUZZY_RATIO
+                    and 2.0 * (letters & self._letters[k]).total() / (n + len(k)) >= FUZZY_RATIO
                 ]
                 close = difflib.get_close_matches(key, names, n=1, cutoff=FUZZY_RATIO) if names else []
                 self._close[key] = self._full[close[0]] if close else None
             return self._close[key]
         return None
-
-    def _letters(self, key: str) -> Counter[str]:
-        found = self._letter_counts.get(key)
-        if found is None:
-            found = self._letter_counts[key] = Counter(key)
-        return found
 
     def mentions(self, text: str) -> list[str]:
         """Speakers addressed with ``@`` in ``text``, in order, without repeats."""
