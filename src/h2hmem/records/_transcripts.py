@@ -38,6 +38,7 @@ TRANSCRIPTS = "transcripts.jsonl.gz"
 """The run's model calls (answer, memory construction)."""
 JUDGE_TRANSCRIPTS = "transcripts-judge.jsonl.gz"
 """The judge's model calls."""
+_isal: Any
 try:  # ISA-L's deflate: ~4× zlib's speed at level 1, same format (wheels for x86-64 and ARM64)
     from isal import isal_zlib as _isal
 except ImportError:  # another platform: the standard library's zlib
@@ -62,12 +63,14 @@ def encode_record(record: dict[str, Any], level: int = COMPRESS_LEVEL, engine: s
     """
     data = dumps_bytes(record) + b"\n"
     if engine == "zlib":
-        return zlib.compress(data, level, 31)
+        z = zlib.compressobj(level, zlib.DEFLATED, 31)  # wbits 31: a gzip header and trailer
+        return z.compress(data) + z.flush()
     if engine != "isal" or _isal is None:
         raise ValueError(f"transcript engine {engine!r} is not available (have: {ENGINE}, zlib)")
     if not 0 <= level <= 3:
         raise ValueError(f"ISA-L has levels 0-3, not {level}")
-    return _isal.compress(data, level, 31)
+    member: bytes = _isal.compress(data, level, 31)
+    return member
 
 
 def iter_members(data: bytes, *, name: str = "transcripts") -> Iterator[tuple[int, int, bytes]]:
