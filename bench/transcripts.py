@@ -4,8 +4,9 @@ Per method at C = 32 (L as in ``run``), on the full-scale synthetic data: the ha
 transcripts off and on, alternating (off, on, then on, off, …) so both see the same machine load,
 ``repeats`` times each; the rows are the median runs. For the "on" runs: the size of
 ``transcripts.jsonl.gz``, bytes per question and per call, and the compression ratio (JSON text ÷
-file). Then, on the full-text transcript: the encoder alone (``encode_record``) at zlib levels 1
-(the writer's), 6 and 9 — µs per record and bytes — to show what the level choice trades.
+file). Then, on the full-text transcript: the encoder alone (``encode_record``) with ISA-L at level 1
+(the writer's, when ``isal`` is installed) and zlib at levels 1, 6 and 9 — µs per record and bytes —
+to show what the engine and level trade.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ CPU_GOAL_MS = 1.0
 """Our goal: at most 1 ms of harness CPU per call (robust to the load of a shared machine, unlike wall time)."""
 FULL_QUESTIONS = 2236
 """Questions of the published dataset (extrapolation when a profile answers fewer)."""
-LEVELS = (1, 6, 9)
+ENCODINGS = (("isal", 1), ("zlib", 1), ("zlib", 6), ("zlib", 9))
+"""(engine, level) pairs of the encoder rows; ISA-L's row only where ``isal`` is installed."""
 
 COLUMNS = [
     ("method", "method"),
@@ -57,19 +59,22 @@ def _file_stats(run_dir: Path) -> dict[str, Any]:
 
 
 def _encode_rows(method: str, run_dir: Path) -> list[dict[str, Any]]:
-    """The encoder alone on every record of one transcript, per zlib level (in this process)."""
-    from h2hmem.records import encode_record, read_transcripts
+    """The encoder alone on every record of one transcript, per (engine, level) (in this process)."""
+    from h2hmem.records import ENGINE, encode_record, read_transcripts
 
     records = read_transcripts(run_dir)
     rows = []
-    for level in LEVELS:
+    for engine, level in ENCODINGS:
+        if engine == "isal" and ENGINE != "isal":
+            continue
         t0 = time.process_time()
-        size = sum(len(encode_record(r, level)) for r in records)
+        size = sum(len(encode_record(r, level, engine)) for r in records)
         cpu = time.process_time() - t0
         rows.append(
             {
                 "method": method,
-                "step": f"encoder, zlib level {level}",
+                "step": f"encoder, {engine} level {level}"
+                + (" (the writer's)" if engine == ENGINE and level == 1 else ""),
                 "calls": len(records),
                 "cpu_s": round(cpu, 3),
                 "file_mb": round(size / 1e6, 2),

@@ -8,6 +8,7 @@ beyond 64 bits) and gives the same text (:func:`canonical`) or the same parsed v
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from typing import Any
@@ -32,8 +33,14 @@ def canonical(obj: Any) -> str:
         TypeError: a value neither encoder can write.
     """
     if isinstance(obj, dict) and all(isinstance(k, str) for k in obj):
-        return "{" + ",".join(f"{_std(k)}:{_whole(obj[k])}" for k in sorted(obj)) + "}"
+        return "{" + ",".join(f"{_key(k)}:{_whole(obj[k])}" for k in sorted(obj)) + "}"
     return _whole(obj)
+
+
+@functools.lru_cache(maxsize=1024)
+def _key(k: str) -> str:
+    """A top-level key as JSON (a payload's few keys repeat on every call)."""
+    return _std(k)
 
 
 def _whole(obj: Any) -> str:
@@ -70,10 +77,13 @@ def _std(obj: Any) -> str:
 
 def _float_free(obj: Any) -> bool:
     """No float anywhere in ``obj`` (lists, tuples and dict values searched)."""
+    kind = type(obj)
+    if kind is str or kind is int or kind is bool or obj is None:  # the common leaves, without isinstance
+        return True
     if isinstance(obj, float):
         return False
     if isinstance(obj, dict):
-        return all(_float_free(v) for v in obj.values())
+        return all(map(_float_free, obj.values()))
     if isinstance(obj, list | tuple):
-        return all(_float_free(v) for v in obj)
+        return all(map(_float_free, obj))
     return True

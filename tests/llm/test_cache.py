@@ -106,3 +106,41 @@ def test_default_cache_path(monkeypatch, tmp_path):
     assert default_cache_path() == tmp_path / "requests.sqlite"
     monkeypatch.delenv("H2HMEM_CACHE_DIR")
     assert default_cache_path() == Path.home() / ".cache" / "h2hmem" / "requests.sqlite"
+
+
+async def test_the_settings_are_dumped_once_per_distinct_config_not_once_per_call(tmp_path, monkeypatch):
+    """The cache key and the transcript record both need the generation settings as JSON: worked out
+    once per distinct (frozen, hashable) config, then reused; equal configs built apart share them."""
+    from h2hmem.llm import GenerationConfig, record_calls
+    from h2hmem.llm._calllog import call_params
+    from h2hmem.llm._client import _key_settings
+
+    call_params.cache_clear()  # process-wide memos: another test may have met these configs
+    _key_settings.cache_clear()
+    dumps = []
+    real = GenerationConfig.model_dump
+
+    def counted(self, *args, **kwargs):
+        dumps.append(self)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(GenerationConfig, "model_dump", counted)
+    records: list[dict] = []
+    with MockOpenAIServer() as srv:
+        model = load_chat_model("openai:m", base_url=srv.base_url, cache=tmp_path / "c.sqlite")
+        with record_calls(records.append):
+            for i in range(6):  # 6 paid calls, 3 with each of two configs (a fresh but equal object each time)
+                config = GenerationConfig(temperature=0.1, top_p=0.9, seed=i % 2 + 1234)
+                await model.chat([Message(role="user", content=f"q{i}")], config)
+        await model.aclose()
+    assert srv.calls == 6 and len(records) == 6
+    assert len(dumps) == 2  # one per distinct config, for the key and the record together
+    assert [r["params"]["seed"] for r in records] == [1234, 1235] * 3
+    assert records[0]["params"] == {
+        "temperature": 0.1,
+        "max_tokens": GenerationConfig().max_tokens,
+        "json_mode": False,
+        "seed": 1234,
+        "top_p": 0.9,
+        "json_schema": None,
+    }

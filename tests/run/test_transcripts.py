@@ -51,6 +51,25 @@ def test_members_round_trip_and_stdlib_gzip_reads_the_file(tmp_path):
     assert lines == recs
 
 
+def test_both_engines_write_one_standard_gzip_member_each_and_isal_is_the_default_where_installed():
+    import importlib.util
+
+    from h2hmem.records import ENGINE
+
+    rec = {"stage": "answer", "messages": [{"role": "user", "content": "Mira: the cat is asleep. " * 200}], "x": 1.5}
+    line = json.dumps(rec, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+    engines = ["zlib"] + (["isal"] if ENGINE == "isal" else [])
+    for engine in engines:
+        member = encode_record(rec, 1, engine)
+        assert member[:2] == b"\x1f\x8b" and gzip.decompress(member) == line  # one member, the JSON line
+        assert encode_record(rec, 1, engine) == member  # deterministic: no timestamp in the header
+    assert ENGINE == ("isal" if importlib.util.find_spec("isal") else "zlib")
+    with pytest.raises(ValueError, match="levels 0-3"):
+        encode_record(rec, 6, "isal") if ENGINE == "isal" else encode_record(rec, 1, "isal")
+    with pytest.raises(ValueError, match="not available"):
+        encode_record(rec, 1, "brotli")
+
+
 def test_a_torn_last_member_is_ignored_by_the_reader_and_cut_when_reopened(tmp_path):
     path = tmp_path / "t.jsonl.gz"
     with TranscriptWriter(path) as w:

@@ -34,6 +34,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import datetime as dt
+import functools
 from collections.abc import Callable, Iterator, Mapping
 from types import MappingProxyType
 from typing import Any
@@ -119,6 +120,16 @@ def messages_as_sent(messages: list[Message], sha256: Callable[[Any], str]) -> l
     return out
 
 
+@functools.lru_cache(maxsize=256)
+def call_params(config: GenerationConfig) -> Mapping[str, Any]:
+    """A record's ``params``: ``config`` as JSON, without ``attempt`` on a first try (so transcripts are
+    unchanged by the field), read-only; worked out once per distinct (frozen) config."""
+    params = config.model_dump(mode="json")
+    if not params.get("attempt"):
+        params.pop("attempt", None)
+    return MappingProxyType(params)
+
+
 def emit_call(
     *,
     stage: str,
@@ -142,9 +153,6 @@ def emit_call(
     if sink is None:
         return
     tag = _tag.get()
-    params = config.model_dump(mode="json")
-    if not params.get("attempt"):  # a first try: transcripts unchanged by the field
-        params.pop("attempt", None)
     record: dict[str, Any] = {
         "v": SCHEMA_VERSION,
         "at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds"),
@@ -154,7 +162,7 @@ def emit_call(
         "session": tag.get("session"),
         "model": model,
         "cache_key": cache_key,
-        "params": params,
+        "params": dict(call_params(config)),
         "messages": messages,
         "images_substituted": images_substituted,
         "reply": reply,

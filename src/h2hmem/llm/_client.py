@@ -4,18 +4,21 @@ concurrency limit and usage accounting per stage live here once."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import re
 import sqlite3
 import time
 import weakref
 from collections import defaultdict
-from typing import Literal
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any, Literal
 
 from .. import defaults
 from ._backend import Backend, BackendReply
 from ._cache import CacheEntry, RequestCache, cache_key
-from ._calllog import emit_call, messages_as_sent, recording
+from ._calllog import call_params, emit_call, messages_as_sent, recording
 from ._errors import OutputTruncatedError, RequestInfo
 from ._images import file_sha256, messages_fingerprint, prepare_messages
 from ._prices import Prices, cost_usd
@@ -24,6 +27,18 @@ from ._types import ChatResult, GenerationConfig, ImagePart, Message, Stage, Tex
 
 log = logging.getLogger(__name__)
 _SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+@functools.lru_cache(maxsize=256)
+def _key_settings(config: GenerationConfig) -> Mapping[str, Any]:
+    """The generation settings in a request's cache key, worked out once per distinct (frozen) config:
+    :func:`~h2hmem.llm._calllog.call_params` without ``top_p`` and ``json_schema`` when unset (so the
+    keys of requests cached before those fields existed stay valid)."""
+    settings = dict(call_params(config))
+    for newer in ("top_p", "json_schema"):
+        if settings.get(newer) is None:
+            settings.pop(newer, None)
+    return MappingProxyType(settings)
 
 
 def describe_request(messages: list[Message], stage: str, n_images: int) -> str:
@@ -137,14 +152,12 @@ class ModelClient:
 
     def cache_key(self, messages: list[Message], config: GenerationConfig) -> str:
         """Cache key of an already prepared request (see :meth:`chat`)."""
-        settings = config.model_dump(mode="json")
-        for newer in ("top_p", "json_schema"):  # unset, they leave the keys of requests cached before they existed
-            if settings.get(newer) is None:
-                settings.pop(newer, None)
-        if not settings.get("attempt"):  # the first try keeps the key it always had
-            settings.pop("attempt", None)
         return cache_key(
-            {"identity": self.backend.identity(), "messages": messages_fingerprint(messages), "config": settings}
+            {
+                "identity": self.backend.identity(),
+                "messages": messages_fingerprint(messages),
+                "config": dict(_key_settings(config)),
+            }
         )
 
     # ----- the call ----------------------------------------------------------------------------

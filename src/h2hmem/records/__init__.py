@@ -79,6 +79,7 @@ from ._summary import (
     write_scores_summary,
 )
 from ._transcripts import (
+    ENGINE,
     JUDGE_TRANSCRIPTS,
     TRANSCRIPTS,
     TranscriptWriter,
@@ -91,6 +92,7 @@ from ._usage import Usage
 from ._versioned import RecordVersionError, describe_error, schema_tag
 
 __all__ = [
+    "ENGINE",
     "JUDGE_TRANSCRIPTS",
     "LOCK",
     "PREDICTIONS",

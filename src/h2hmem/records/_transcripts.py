@@ -25,7 +25,6 @@ its reply was not cached either, so the resumed run pays for it again and record
 
 from __future__ import annotations
 
-import gzip
 import json
 import zlib
 from collections.abc import Iterator
@@ -39,16 +38,39 @@ TRANSCRIPTS = "transcripts.jsonl.gz"
 """The run's model calls (answer, memory construction)."""
 JUDGE_TRANSCRIPTS = "transcripts-judge.jsonl.gz"
 """The judge's model calls."""
+_isal: Any
+try:  # ISA-L's deflate: ~4× zlib's speed at level 1, same format (wheels for x86-64 and ARM64)
+    from isal import isal_zlib as _isal
+except ImportError:  # another platform: the standard library's zlib
+    _isal = None
+
+ENGINE = "isal" if _isal is not None else "zlib"
+"""The deflate engine :func:`encode_record` uses by default: ``"isal"`` (the ``isal`` package, ISA-L)
+when it is installed, else ``"zlib"``. Both write standard gzip members that any reader decodes."""
 COMPRESS_LEVEL = 1
-"""zlib level of each member. Level 1 (fastest): on full-text's ~26 kB prompts it costs 0.36 ms per
-record against 0.59 ms at level 6, for files 13% larger (10.5 vs 9.3 MB for the whole dataset);
+"""Level of each member (ISA-L's levels are 0–3, zlib's 0–9). On full-text's ~14 kB records
+ISA-L level 1 takes ~28 µs a record against zlib level 1's ~115 µs, and its files are ~4% smaller;
 measured by ``python -m bench transcripts`` (bench/README.md)."""
 _CHUNK = 1 << 16
 
 
-def encode_record(record: dict[str, Any], level: int = COMPRESS_LEVEL) -> bytes:
-    """One gzip member holding ``record`` as one UTF-8 JSON line (a lone surrogate is kept as a JSON escape)."""
-    return gzip.compress(dumps_bytes(record) + b"\n", compresslevel=level, mtime=0)
+def encode_record(record: dict[str, Any], level: int = COMPRESS_LEVEL, engine: str = ENGINE) -> bytes:
+    """One gzip member holding ``record`` as one UTF-8 JSON line (a lone surrogate is kept as a JSON escape),
+    deflated by ``engine`` (``"isal"``, levels 0–3, or ``"zlib"``, levels 0–9).
+
+    Raises:
+        ValueError: an unknown or unavailable engine, or a level it does not have.
+    """
+    data = dumps_bytes(record) + b"\n"
+    if engine == "zlib":
+        z = zlib.compressobj(level, zlib.DEFLATED, 31)  # wbits 31: a gzip header and trailer
+        return z.compress(data) + z.flush()
+    if engine != "isal" or _isal is None:
+        raise ValueError(f"transcript engine {engine!r} is not available (have: {ENGINE}, zlib)")
+    if not 0 <= level <= 3:
+        raise ValueError(f"ISA-L has levels 0-3, not {level}")
+    member: bytes = _isal.compress(data, level, 31)
+    return member
 
 
 def iter_members(data: bytes, *, name: str = "transcripts") -> Iterator[tuple[int, int, bytes]]:
