@@ -100,7 +100,16 @@ def test_mem0_builds_a_whole_dialogue_with_qwen_through_a_run(sample_root, tmp_p
 
     # every memory mem0 stored is a fact Qwen wrote (its extraction, not a fallback), about what was said,
     # and they are not the turns stored as they are (as infer=false would)
-    extracted = {m["text"] for c in calls for m in json.loads(c["reply"]).get("memory", []) if m.get("text")}
+    # (a 1.5B model may run past mem0's 2,000-token reply budget: that reply is cut, mem0 logs it and adds
+    # nothing from that batch; seen once in 14 calls, docs/products.md)
+    replies, cut = [], []
+    for c in calls:
+        try:
+            replies.append(json.loads(c["reply"]))
+        except json.JSONDecodeError:
+            cut.append(c)
+    assert all(c["finish_reason"] == "length" for c in cut) and len(cut) <= 2, [c["finish_reason"] for c in cut]
+    extracted = {m["text"] for r in replies for m in r.get("memory", []) if m.get("text")}
     history = next((run_dir / "state").rglob("history.db"))
     with sqlite3.connect(history) as db:
         added = [row[0] for row in db.execute("SELECT new_memory FROM history WHERE event = 'ADD'")]
