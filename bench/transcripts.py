@@ -61,6 +61,7 @@ def _file_stats(run_dir: Path) -> dict[str, Any]:
 def _encode_rows(method: str, run_dir: Path) -> list[dict[str, Any]]:
     """The encoder alone on every record of one transcript, per (engine, level) (in this process)."""
     from h2hmem.records import ENGINE, encode_record, read_transcripts
+    from h2hmem.records._transcripts import COMPRESS_LEVEL
 
     records = read_transcripts(run_dir)
     rows = []
@@ -74,7 +75,7 @@ def _encode_rows(method: str, run_dir: Path) -> list[dict[str, Any]]:
             {
                 "method": method,
                 "step": f"encoder, {engine} level {level}"
-                + (" (the writer's)" if engine == ENGINE and level == 1 else ""),
+                + (" (the writer's)" if engine == ENGINE and level == COMPRESS_LEVEL else ""),
                 "calls": len(records),
                 "cpu_s": round(cpu, 3),
                 "file_mb": round(size / 1e6, 2),

@@ -122,8 +122,9 @@ def messages_as_sent(messages: list[Message], sha256: Callable[[Any], str]) -> l
 
 @functools.lru_cache(maxsize=256)
 def call_params(config: GenerationConfig) -> Mapping[str, Any]:
-    """A record's ``params``: ``config`` as JSON, without ``attempt`` on a first try (so transcripts are
-    unchanged by the field), read-only; worked out once per distinct (frozen) config."""
+    """A record's ``params``: ``config`` as JSON, without ``attempt`` on a first try (so transcripts, and the
+    request-cache key built from this, are those a first try always had), read-only; worked out once per
+    distinct (frozen) config."""
     params = config.model_dump(mode="json")
     if not params.get("attempt"):
         params.pop("attempt", None)

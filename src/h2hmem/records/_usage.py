@@ -18,11 +18,8 @@ class Usage(Record):
     """Summed wall time of the calls (seconds)."""
 
     def __add__(self, other: Usage) -> Usage:
-        return Usage(**{k: getattr(self, k) + getattr(other, k) for k in _FIELDS})
+        return Usage(**{k: getattr(self, k) + getattr(other, k) for k in Usage.model_fields})
 
     @property
     def total_tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
-
-
-_FIELDS = tuple(Usage.model_fields)

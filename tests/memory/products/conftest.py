@@ -25,6 +25,24 @@ DIALOGUE = "multi-party/dialogue3"
 LOOPBACK = {"127.0.0.1", "::1", "localhost"}
 
 
+def assert_model_written(memories: list[str], extracted: set[str], turns: list[str]) -> None:
+    """What a real extraction must show, for the real-model mem0 tests: ``memories`` (what mem0 stored) is
+    not empty and every one is a fact the model wrote (``extracted``, from its JSON replies: not a
+    fallback); not every one is a turn stored as it is (as ``infer=false`` would: a 1.5B model may restate
+    a short turn verbatim as a fact, which is still its extraction); and each shares a word of five letters
+    or more with what was said in ``turns``."""
+    assert memories, "mem0 stored nothing from the real model's replies"
+    assert set(memories) <= extracted
+    lines = {t.strip() for t in turns}
+    assert not all(m.strip() in lines for m in memories), memories
+    spoken = _content_words(" ".join(turns))
+    assert all(_content_words(m) & spoken for m in memories), [m for m in memories if not _content_words(m) & spoken]
+
+
+def _content_words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z]+", text.lower()) if len(w) > 4}
+
+
 class NonLoopbackConnection(AssertionError):
     """A product tried to reach a host other than this machine."""
 
