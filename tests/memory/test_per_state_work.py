@@ -106,3 +106,52 @@ def test_h2h_speaker_directory_matches_a_misspelling_once_per_set_of_speakers(mo
     # allows a match, so at least as many keys reach difflib as the first time)
     assert set(calls[:first]) <= set(calls[first:])
     assert len(calls) >= 2 * first
+
+
+async def test_h2h_looks_up_each_image_caption_once_per_session():
+    """An image turn appears in its own record, its neighbours' windows and its followers' notes:
+    its caption is looked up once, and every text is what the record format gives by hand."""
+    import datetime as dt
+
+    from mm_fakes import HashEmbedder, make_session, recording_chat
+
+    from h2hmem.memory.h2h._memory import H2HMemory
+
+    asked: list[str] = []
+
+    def captions(ref):
+        asked.append(ref.key)
+        return {"pizza.jpg": " a pizza with a charred crust "}.get(ref.file)
+
+    session = make_session(
+        "session1",
+        dt.date(2024, 3, 1),
+        [
+            ("Kiki", "look at my pizza", "pizza.jpg"),
+            ("Lin Sen", "that crust has a lovely golden char", None),
+            ("Kiki", "", "blank.png"),  # no text, no caption
+            ("Lin Sen", "nice", None),
+        ],
+    )
+    emb = HashEmbedder()
+    mem = H2HMemory(
+        MemoryContext(
+            dialogue_id="d", chat=recording_chat(), captions=captions, embedder_factory=lambda: emb
+        ),
+        image_followers=2,
+    )
+    await mem.observe(session)
+    assert sorted(asked) == ["session1/blank.png", "session1/pizza.jpg"]  # once each, not once per window
+    pizza, char, blank, nice = mem.index.turns
+    note = "[Image pizza.jpg: a pizza with a charred crust]"
+    line0 = f"Kiki: look at my pizza {note}"
+    assert pizza.text == line0
+    # an image turn's window runs over its followers (image_followers = 2, up to the next image)
+    # (an empty text keeps both separators: "Kiki: " + "" + " " + note, as the format always wrote it)
+    blank_line = "Kiki:  [Image blank.png]"
+    assert pizza.context == f"{line0} Lin Sen: that crust has a lovely golden char {blank_line}"
+    assert char.context == f"{line0} Lin Sen: that crust has a lovely golden char {blank_line} (about {note})"
+    assert blank.text == blank_line
+    assert nice.context == f"{blank_line} Lin Sen: nice (about [Image blank.png])"
+    assert mem._captions_missing == 1  # counted per image turn without a caption (answer details)
+    assert "a pizza with a charred crust" in pizza.line

@@ -39,7 +39,7 @@ import numpy as np
 from pydantic import Field
 
 from ... import defaults
-from ...data import MainCategory, Session, TaskType
+from ...data import ImageRef, MainCategory, Session, TaskType
 from .._method import MemoryMethod
 from .._options import MethodOptions, TopK
 from .._prompt import build_answer_messages
@@ -219,13 +219,6 @@ class H2HMemory(MemoryMethod[H2HOptions]):
 
     # ----- construction ----------------------------------------------------------------------
 
-    def _image_note(self, session: Session, i: int) -> str:
-        ref = session.turns[i].image
-        if ref is None:
-            return ""
-        caption = self.ctx.captions(ref)
-        return f"[Image {ref.file}: {caption.strip()}]" if caption else f"[Image {ref.file}]"
-
     def _records(self, session: Session) -> list[TurnRecord]:
         pos = len(self._sessions)
         turns = session.turns
@@ -237,23 +230,36 @@ class H2HMemory(MemoryMethod[H2HOptions]):
                 if turns[j].image is not None:
                     break
                 linked[j] = i
+        # each turn's caption, image note and "speaker: text note" line once: a turn appears in its
+        # own record and in up to 2 + image_followers windows of its neighbours
+        captions: dict[str, str | None] = {}
+        notes: list[str] = []
+        for t in turns:
+            if t.image is None:
+                notes.append("")
+                continue
+            caption = captions[t.image.key] = self.ctx.captions(t.image)
+            if not caption:
+                self._captions_missing += 1
+            notes.append(f"[Image {t.image.file}: {caption.strip()}]" if caption else f"[Image {t.image.file}]")
+        lines = [f"{t.speaker}: {t.text.strip()} {note}".strip() for t, note in zip(turns, notes)]
+
+        def caption_of(ref: ImageRef) -> str | None:
+            return captions[ref.key] if ref.key in captions else self.ctx.captions(ref)
+
         records = []
         for i, t in enumerate(turns):
-            if t.image is not None and not self.ctx.captions(t.image):
-                self._captions_missing += 1
             to = [p for p in self.people.mentions(t.text) if p != t.speaker]
             tags = " ".join(self.people.canonical_tag(p) for p in [t.speaker, *to])
             head = t.speaker + (f" to {', '.join(to)}" if to else "")
-            text = f"{head}: {t.text.strip()} {self._image_note(session, i)}".strip()
+            text = f"{head}: {t.text.strip()} {notes[i]}".strip()
             if t.image is not None:
                 span = range(max(0, i - 1), min(len(turns), i + 1 + self.image_followers))
             else:
                 span = range(max(0, i - 1), min(len(turns), i + 2))
-            ctx_parts = [
-                f"{turns[j].speaker}: {turns[j].text.strip()} {self._image_note(session, j)}".strip() for j in span
-            ]
+            ctx_parts = [lines[j] for j in span]
             if i in linked:
-                ctx_parts.append(f"(about {self._image_note(session, linked[i])})")
+                ctx_parts.append(f"(about {notes[linked[i]]})")
             records.append(
                 TurnRecord(
                     session=session.name,
@@ -267,7 +273,7 @@ class H2HMemory(MemoryMethod[H2HOptions]):
                     mentioned_sessions=time_refs(t.text).sessions,
                     has_image=t.image is not None,
                     about_image=t.image is not None or i in linked,
-                    line=render_turn(session, t, self.ctx.captions),
+                    line=render_turn(session, t, caption_of),
                 )
             )
         return records

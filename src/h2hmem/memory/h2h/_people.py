@@ -52,7 +52,7 @@ class SpeakerDirectory:
         # (text, fuzzy) → lookup's answer for the speakers known now: every question of a memory
         # state asks for its n-grams, most of them ("did the", "What") asked before
         self._looked_up: dict[tuple[str, bool], str | None] = {}
-        self._letters: dict[str, Counter[str]] = {}
+        self._letters: dict[str, tuple[tuple[str, int], ...]] = {}
         """Letter counts of each full key (difflib's quick_ratio bound below)."""
 
     def add(self, speaker: str) -> None:
@@ -62,7 +62,7 @@ class SpeakerDirectory:
             return
         self.speakers.append(speaker)
         self._full[key] = speaker
-        self._letters[key] = Counter(key)
+        self._letters[key] = tuple(Counter(key).items())
         self._close.clear()
         self._looked_up.clear()
         words = [name_key(w) for w in speaker.split()]
@@ -97,13 +97,14 @@ class SpeakerDirectory:
                 # 2·min/sum), or whose letters do (its quick_ratio bound, 2·shared letters/sum), cannot
                 # match: most n-grams of a question are skipped without building a SequenceMatcher
                 n = len(key)
-                letters = Counter(key)
-                names = [
-                    k
-                    for k in self._full
-                    if 2 * min(n, len(k)) >= FUZZY_RATIO * (n + len(k))
-                    and 2.0 * (letters & self._letters[k]).total() / (n + len(k)) >= FUZZY_RATIO
-                ]
+                names = []
+                for k, letters in self._letters.items():
+                    m = len(k)
+                    if 2 * min(n, m) < FUZZY_RATIO * (n + m):
+                        continue
+                    shared = sum(min(count, key.count(ch)) for ch, count in letters)
+                    if 2.0 * shared / (n + m) >= FUZZY_RATIO:
+                        names.append(k)
                 close = difflib.get_close_matches(key, names, n=1, cutoff=FUZZY_RATIO) if names else []
                 self._close[key] = self._full[close[0]] if close else None
             return self._close[key]
