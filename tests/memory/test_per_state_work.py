@@ -135,9 +135,7 @@ async def test_h2h_looks_up_each_image_caption_once_per_session():
     )
     emb = HashEmbedder()
     mem = H2HMemory(
-        MemoryContext(
-            dialogue_id="d", chat=recording_chat(), captions=captions, embedder_factory=lambda: emb
-        ),
+        MemoryContext(dialogue_id="d", chat=recording_chat(), captions=captions, embedder_factory=lambda: emb),
         image_followers=2,
     )
     await mem.observe(session)

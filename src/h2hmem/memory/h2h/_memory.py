@@ -46,7 +46,7 @@ from .._prompt import build_answer_messages
 from .._protocol import Answer, Evidence, MemoryContext
 from .._render import render_turn, session_header
 from .._retrieval import minmax
-from .._view import QuestionView
+from .._view import QuestionImage, QuestionView
 from ._chain import CHAIN_TYPES, expand_chain
 from ._index import ScoreWeights, TurnIndex, TurnRecord, grouped_prior, neighbour_max
 from ._people import SpeakerDirectory
@@ -244,8 +244,10 @@ class H2HMemory(MemoryMethod[H2HOptions]):
             notes.append(f"[Image {t.image.file}: {caption.strip()}]" if caption else f"[Image {t.image.file}]")
         lines = [f"{t.speaker}: {t.text.strip()} {note}".strip() for t, note in zip(turns, notes)]
 
-        def caption_of(ref: ImageRef) -> str | None:
-            return captions[ref.key] if ref.key in captions else self.ctx.captions(ref)
+        def caption_of(ref: ImageRef | QuestionImage) -> str | None:
+            if isinstance(ref, ImageRef) and ref.key in captions:
+                return captions[ref.key]
+            return self.ctx.captions(ref)
 
         records = []
         for i, t in enumerate(turns):
