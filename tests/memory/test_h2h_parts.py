@@ -127,3 +127,23 @@ def test_rerank_reply_parsing_and_reordering():
     assert apply_ranking([7, 3, 9, 1], []) == [7, 3, 9, 1]
     user = rerank_messages("Why?", ["a: x", "b: y"])[1].content
     assert user == "Question: Why?\n\nTurns:\n[1] a: x\n[2] b: y\n\nNumbers of the needed turns:"
+
+
+def test_time_anchors_skip_texts_without_a_digit_or_relative_word(sample_root, monkeypatch):
+    """The quick check only skips texts the full parse finds nothing in: on every turn and question of
+    the sample the answer is the same with and without it, and most turns skip the parse."""
+    import re
+
+    from h2hmem.data import load_dataset
+    from h2hmem.memory.h2h import _time
+
+    ds = load_dataset(sample_root)
+    turns = [t.text for d in ds.dialogues for s in d.sessions for t in s.turns]
+    texts = turns + [q.text for d in ds.dialogues for q in d.questions]
+    quick = [time_refs(t) for t in texts]
+    skipped = sum(not _time._MAYBE.search(t) for t in turns)
+    monkeypatch.setattr(_time, "_MAYBE", re.compile(""))  # matches every text: always the full parse
+    assert [time_refs(t) for t in texts] == quick
+    assert any(r.any for r in quick) and skipped > len(turns) / 2
+    # the relative words alone, without a digit, still reach the full parse
+    assert time_refs("What was said in the latest session?").relative == {"last"}

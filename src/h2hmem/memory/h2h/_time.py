@@ -51,6 +51,9 @@ _NUMBER = re.compile(r"\d+")
 _TURN = re.compile(r"\b(?:round|turn)\s+(\d{1,3})\b", re.I)
 _FIRST = re.compile(r"\b(?:the\s+)?first\s+(?:session|conversation|chat)\b", re.I)
 _LAST = re.compile(r"\b(?:the\s+)?(?:last|latest|most\s+recent|final)\s+(?:session|conversation|chat)\b", re.I)
+_MAYBE = re.compile(r"\d|first|last|latest|recent|final", re.I)
+"""What every anchor above needs (a digit, or a relative word): a text without it has none. Most
+turns of a conversation have none, and every turn is read once at ``observe``."""
 
 
 @dataclass
@@ -81,6 +84,8 @@ def time_refs(text: str) -> TimeRefs:
     Example: ``"In Session 1 … on March 1st, in round 3"`` → sessions {1}, dates [(None, 3, 1)], turns {2}.
     """
     refs = TimeRefs()
+    if not _MAYBE.search(text):
+        return refs
     for m in _SESSION_LIST.finditer(text):
         nums = [int(n) for n in _NUMBER.findall(m.group(1))]
         span = re.search(r"(\d+)\s*(?:to|-|–)\s*(?:session\s*)?(\d+)", m.group(1), re.I)
