@@ -144,7 +144,8 @@ async def test_h2h_looks_up_each_image_caption_once_per_session():
     note = "[Image pizza.jpg: a pizza with a charred crust]"
     line0 = f"Kiki: look at my pizza {note}"
     assert pizza.text == line0
-    # an image turn's window runs over its followers (image_followers = 2, up to the next image)
+    # an image turn's window runs over its image_followers (2) next turns; a follower is linked to the
+    # image ("(about …)") only up to the next image, so "Lin Sen: nice" is about blank.png
     # (an empty text keeps both separators: "Kiki: " + "" + " " + note, as the format always wrote it)
     blank_line = "Kiki:  [Image blank.png]"
     assert pizza.context == f"{line0} Lin Sen: that crust has a lovely golden char {blank_line}"
