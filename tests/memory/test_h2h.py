@@ -243,3 +243,25 @@ def test_retrieval_only_never_calls_the_answer_model(sample_root, tmp_path):
     assert summary["metrics"]["evidence"]["status"] == "ok"
     ds_ids = {q.id for q in load_dataset(sample_root, "multi-party").questions}
     assert {p.question_id for p in preds} <= ds_ids
+
+
+def test_retrieval_only_counts_the_rerank_call_in_each_question_usage(sample_root, tmp_path):
+    rerank = ScriptedChatModel(
+        default="2, 1", spec="fake:chat", usage=Usage(prompt_tokens=700, completion_tokens=4, calls=1)
+    )
+    cfg = RunConfig(
+        data_root=sample_root,
+        split="multi-party",
+        method="h2h",
+        method_params={"rerank": True},
+        out_dir=tmp_path / "runs",
+        use_cache=False,
+        limit=5,
+        retrieval_only=True,
+    )
+    s = run_benchmark(cfg, chat_model=rerank, embedder=HashEmbedder(), progress=False)
+    preds = read_predictions(s.run_dir)
+    assert s.failed == 0 and len(preds) == 5 and rerank.calls == 5
+    # one re-ranking call per question, in that question's usage (the manifest's stage "other" sums them)
+    assert [(p.usage.calls, p.usage.prompt_tokens) for p in preds] == [(1, 700)] * 5
+    assert all(p.answer is None and not p.cached for p in preds)

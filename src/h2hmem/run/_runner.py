@@ -494,12 +494,14 @@ async def _answer(memory: MemoryMethod[Any], q: Question, state: _RunState) -> P
     except Exception as e:
         state.stop_on_disk_error(e)  # the machine's disk, not this question: the run stops
         return _failed(q, method, _err(e), latency=time.perf_counter() - t0)
-    if state.retrieval_only:  # ranked evidence, no answer and no answer-model call
+    if state.retrieval_only:  # ranked evidence, no answer; a retrieval step's own calls (h2h's rerank) are counted
         return Prediction(
             **_question_fields(q),
             answer=None,
             evidence=evidence,
             latency_s=round(time.perf_counter() - t0, 4),
+            usage=tally.usage,
+            cached=tally.cached,
             method=method,
             details={"answer_sessions": list(q.answer_sessions), "retrieval_only": True},
         )

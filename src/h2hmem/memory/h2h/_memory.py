@@ -412,7 +412,8 @@ class H2HMemory(MemoryMethod[H2HOptions]):
         return [Evidence(session=turns[i].session, turn=turns[i].turn, score=round(s, 6)) for i, s in hits]
 
     async def retrieve_evidence(self, question: QuestionView) -> list[Evidence]:
-        """The ranked turns ``answer`` uses (no model call)."""
+        """The ranked turns ``answer`` uses: no model call, unless ``rerank`` asks for one (stage ``other``,
+        counted in the question's usage by the runner, under ``--retrieval-only`` too)."""
         return self._evidence((await self._ranked(question))[0])
 
     # ----- answer ----------------------------------------------------------------------------
