@@ -14,6 +14,7 @@ from h2hmem.leaderboard import export_submission
 from h2hmem.llm import Usage
 from h2hmem.memory import MemoryContext, resolve_method
 from h2hmem.memory.h2h._memory import H2HMemory
+from h2hmem.memory.h2h._rewrite import parse_rewrite
 from h2hmem.memory.h2h._time import time_refs
 from h2hmem.metrics import evaluate_run
 from h2hmem.records import read_predictions
@@ -265,3 +266,59 @@ def test_retrieval_only_counts_the_rerank_call_in_each_question_usage(sample_roo
     # one re-ranking call per question, in that question's usage (the manifest's stage "other" sums them)
     assert [(p.usage.calls, p.usage.prompt_tokens) for p in preds] == [(1, 700)] * 5
     assert all(p.answer is None and not p.cached for p in preds)
+
+
+def test_rewrite_expands_the_query_with_the_model_turn_and_counts_its_call():
+    q = make_question("What was delivered at last?", task=TaskType.UPR)
+    plain, _ = _memory(top_k=3)
+    chat = recording_chat(lambda req: 'Message: "my new pizza oven arrived today"' if req.stage == "other" else "x")
+    mem = H2HMemory(
+        MemoryContext(dialogue_id="multi-party/dialogue1", chat=chat, embedder_factory=HashEmbedder),
+        top_k=3,
+        rewrite="all",
+    )
+    for s in (S1, S2):
+        asyncio.run(mem.observe(s))
+    ans = asyncio.run(mem.answer(q))
+    before = _top(plain, q.text)
+    after = [(e.session, e.turn) for e in ans.evidence]
+    # the question matches "a new pan at last" best (its words); the hypothetical turn shares "my pizza oven arrived"
+    assert before[0] == ("session2", 0) and after[0] == ("session2", 2)
+    req = chat.requests[0]
+    assert req.stage == "other" and "Question: What was delivered at last?" in str(req.messages[1].content)
+    assert [r.stage for r in chat.requests] == ["other", "answer"]
+    assert ans.details["rewrite_calls"] == 1 and ans.details["rewrite"] == "my new pizza oven arrived today"
+    # the abstention signal is the question's own best cosine, expansion or not
+    plain_ans = asyncio.run(plain.answer(q))
+    assert ans.details["abstain_signal"] == plain_ans.details["abstain_signal"]
+    assert plain.options.rewrite == "off" and plain_ans.details["rewrite_calls"] == 0
+
+
+def test_rewrite_reasoning_asks_the_model_only_for_mcr_and_ret_questions():
+    chat = recording_chat(lambda req: "my pizza oven arrived" if req.stage == "other" else "x")
+    mem = H2HMemory(
+        MemoryContext(dialogue_id="multi-party/dialogue1", chat=chat, embedder_factory=HashEmbedder),
+        rewrite="reasoning",
+    )
+    for s in (S1, S2):
+        asyncio.run(mem.observe(s))
+    calls = {}
+    for task in (TaskType.UPR, TaskType.MCR, TaskType.RET, TaskType.CD):
+        before = len(chat.requests)
+        asyncio.run(mem.retrieve_evidence(make_question("What was delivered at last?", task=task)))
+        calls[task] = len(chat.requests) - before
+    assert calls == {TaskType.UPR: 0, TaskType.MCR: 1, TaskType.RET: 1, TaskType.CD: 0}
+    assert all(r.stage == "other" for r in chat.requests)
+
+
+@pytest.mark.parametrize(
+    ("reply", "turn"),
+    [
+        ('  Message: "We moved to Lyon in May."\nHope that helps', "We moved to Lyon in May."),
+        ("\n\nAnswer: it broke", "it broke"),
+        ("“the blue one”", "the blue one"),
+        ("  \n Message:  \n", ""),
+    ],
+)
+def test_parse_rewrite_keeps_the_first_line_without_label_or_quotes(reply, turn):
+    assert parse_rewrite(reply) == turn

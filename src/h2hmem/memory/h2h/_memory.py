@@ -21,7 +21,8 @@ model call):
    abstention signal; below ``abstain_threshold`` an Answer Refusal question is told so, and an
    Answer Refusal question's top-k holds at most one turn per session (``ar_session_cap``).
 
-Optional (off by default): the answer model re-ranks the best candidates (:mod:`._rerank`).
+Optional (off by default): the answer model re-ranks the best candidates (:mod:`._rerank`), or
+writes a hypothetical answering turn that expands the query (:mod:`._rewrite`).
 
 Retrieval: hybrid dense (turn text and its window) + BM25, fused with the boosts above (an
 optional session prior), task-aware query cleaning, per-event sub-queries merged round-robin. The answer
@@ -33,7 +34,7 @@ from __future__ import annotations
 
 import re
 import time
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 from pydantic import Field
@@ -52,6 +53,7 @@ from ._index import ScoreWeights, TurnIndex, TurnRecord, grouped_prior, neighbou
 from ._people import SpeakerDirectory
 from ._query import claim_sides, search_text, sentence_queries, sub_queries
 from ._rerank import RERANK_CANDIDATES, RERANK_CONFIG, apply_ranking, parse_ranking, rerank_messages
+from ._rewrite import REWRITE_CONFIG, parse_rewrite, rewrite_messages
 from ._time import TimeRefs, matching_sessions, time_refs
 
 _PICTURE = re.compile(r"\b(?:picture|image|photo|pic|screenshot)s?\b", re.I)
@@ -121,6 +123,12 @@ class H2HOptions(MethodOptions):
         False,
         description="the answer model re-ranks the retriever's best candidates: one more model call per question",
     )
+    rewrite: Literal["off", "reasoning", "all"] = Field(
+        "off",
+        description="the answer model writes a hypothetical turn answering the question, which expands the "
+        "whole question's dense and BM25 query: one more model call per question of the reasoning types "
+        "(MCR, RET; chosen on held-out dialogues) or of every type",
+    )
 
 
 class H2HMemory(MemoryMethod[H2HOptions]):
@@ -171,7 +179,7 @@ class H2HMemory(MemoryMethod[H2HOptions]):
         if ctx.embedder_factory is None:
             raise ValueError("h2h needs a text embedder (MemoryContext.embedder_factory)")
         self.session_cap, self.ar_session_cap = session_cap, o.ar_session_cap
-        self.chain, self.rerank = o.chain, o.rerank
+        self.chain, self.rerank, self.rewrite = o.chain, o.rerank, o.rewrite
         self.top_k, self.window, self.image_followers = top_k, window, image_followers
         self.abstain_threshold = abstain_threshold
         self.switches = {
@@ -301,19 +309,32 @@ class H2HMemory(MemoryMethod[H2HOptions]):
         return row
 
     async def _scores(
-        self, query: str, named: list[str], refs: TimeRefs, matched: set[str], task: TaskType
+        self,
+        query: str,
+        named: list[str],
+        refs: TimeRefs,
+        matched: set[str],
+        task: TaskType,
+        expansion: str = "",
     ) -> tuple[np.ndarray, float]:
-        """Final score per turn and the best raw cosine (the abstention signal)."""
+        """Final score per turn and the best raw cosine of the query (the abstention signal). A
+        non-empty ``expansion`` (``rewrite``'s hypothetical turn) adds its embedding to the query's
+        (normalised sum) and its words to the BM25 query; the abstention signal stays the query's."""
         w = self.weights
         text_vecs, ctx_vecs = self.index.vectors()
         q = await self._embed_query(query)
         dense = text_vecs @ q
+        signal = float(dense.max())
+        if expansion:
+            q = q + await self._embed_query(expansion)
+            q = q / max(float(np.linalg.norm(q)), 1e-12)
+            dense = text_vecs @ q
         base = w.dense * dense
         if w.context:
             base = base + w.context * (ctx_vecs @ q)
         if w.bm25:
             tags = " ".join(self.people.canonical_tag(p) for p in named)
-            base = base + w.bm25 * self.index.bm25(f"{query} {tags}")
+            base = base + w.bm25 * self.index.bm25(f"{query} {tags} {expansion}")
         cols = self.index.columns()
         if w.speaker and named and len(named) < len(self.people.speakers):
             base = base + w.speaker * cols.involving(named)
@@ -333,7 +354,7 @@ class H2HMemory(MemoryMethod[H2HOptions]):
             final = final + w.session * minmax(grouped_prior(base, cols.groups, w.session_top))
         if w.recency and task is TaskType.KR and len(self._sessions) > 1:
             final = final + w.recency * cols.session_pos / (len(self._sessions) - 1)
-        return final, float(dense.max())
+        return final, signal
 
     async def _ranked(self, question: QuestionView) -> tuple[list[tuple[int, float]], dict[str, Any]]:
         """``[(turn position in the index, score)]`` best first (``top_k`` of them) and facts (the
@@ -348,7 +369,9 @@ class H2HMemory(MemoryMethod[H2HOptions]):
         named = self.people.named_in(raw) if self.switches["speakers"] else []
         refs = time_refs(raw) if self.switches["time_anchors"] else TimeRefs()
         matched = matching_sessions(refs, self._sessions)
-        scores, signal = await self._scores(query, named, refs, matched, question.task_type)
+        rewrites = self.rewrite == "all" or (self.rewrite == "reasoning" and question.task_type in CHAIN_TYPES)
+        expansion = await self._rewrite(raw) if rewrites else ""
+        scores, signal = await self._scores(query, named, refs, matched, question.task_type, expansion)
         order = list(np.lexsort((np.arange(len(scores)), -scores)))
         subs = self._sub_queries(raw, refs, question.task_type) if self.switches["decompose"] else []
         if subs:
@@ -377,6 +400,8 @@ class H2HMemory(MemoryMethod[H2HOptions]):
             "sessions_anchored": sorted(matched),
             "sub_queries": len(subs),
             "rerank_calls": int(self.rerank),
+            "rewrite_calls": int(rewrites),
+            "rewrite": expansion,
         }
         return hits, facts
 
@@ -388,6 +413,12 @@ class H2HMemory(MemoryMethod[H2HOptions]):
         result = await self.ctx.chat.chat(messages, RERANK_CONFIG, stage="other")
         picked = parse_ranking(result.text, len(head))
         return apply_ranking(head, picked) + order[len(head) :]
+
+    async def _rewrite(self, question: str) -> str:
+        """The answer model's hypothetical turn answering ``question`` (one call, stage ``other``);
+        ``""`` when the reply has none."""
+        result = await self.ctx.chat.chat(rewrite_messages(question), REWRITE_CONFIG, stage="other")
+        return parse_rewrite(result.text)
 
     def _sub_queries(self, raw: str, refs: TimeRefs, task: TaskType) -> list[tuple[str, TimeRefs, bool]]:
         """``(text, anchors, primary)``: listed events (each primary, with the question's anchors);
