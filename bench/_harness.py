@@ -4,6 +4,7 @@ the real runner, against the out-of-process mock server."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import shutil
 import time
@@ -80,7 +81,8 @@ def harness_step(spec: dict[str, Any]) -> dict[str, Any]:
             await chat.aclose()  # the runner closes only models it built itself
 
     retrieval = _RetrievalCPU(spec["method"], embedder)
-    with retrieval:
+    collector = _CollectorTime()
+    with retrieval, collector:
         summary, wall, cpu = asyncio.run(run())
     answer = summary.usage.get("answer")
     manifest = json.loads((Path(summary.run_dir) / "manifest.json").read_text(encoding="utf-8"))
@@ -93,6 +95,8 @@ def harness_step(spec: dict[str, Any]) -> dict[str, Any]:
         **embedding,
         "wall_s": round(wall, 3),
         "cpu_s": round(cpu, 3),
+        "gc_s": round(collector.seconds, 3),
+        "gc_collections": collector.collections,
         "retrieval_s": round(retrieval.total_s(), 3) if retrieval.wrapped or retrieval.embed_s() else None,
         "embedder_load_s": round(embedder_load_s, 3),
         "questions": summary.questions,
@@ -141,6 +145,31 @@ RETRIEVAL_STEPS = {
     "h2h": ("h2hmem.memory.h2h._memory", "H2HMemory", "_ranked"),
 }
 """Method → (module, class, coroutine method) of its retrieval step: query embedding, scoring, top-k."""
+
+
+class _CollectorTime:
+    """While active, the garbage collector's wall time (``seconds``; the collector runs on the event
+    loop's thread, so this is time no reply is read) and its collections per generation
+    (``collections``, [young, middle, full]), from :data:`gc.callbacks`."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self.collections = [0, 0, 0]
+        self._start = 0.0
+
+    def _callback(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._start = time.perf_counter()
+        else:
+            self.seconds += time.perf_counter() - self._start
+            self.collections[info["generation"]] += 1
+
+    def __enter__(self) -> _CollectorTime:
+        gc.callbacks.append(self._callback)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        gc.callbacks.remove(self._callback)
 
 
 class _RetrievalCPU:

@@ -53,6 +53,8 @@ COLUMNS = [
     ("cpu_ms_per_q", "CPU ms/q"),
     ("retrieval_s", "retrieval CPU s"),
     ("cpu_ms_per_q_excl", "CPU ms/q excl. retrieval"),
+    ("gc_s", "collector s"),
+    ("gc_full", "full collections"),
     ("peak_rss_mb", "peak RSS MiB"),
     ("load_avg_1m", "load"),
 ]
@@ -63,6 +65,8 @@ def _per_question(row: dict[str, Any]) -> dict[str, Any]:
     if n and row.get("cpu_s") is not None:
         row["cpu_ms_per_q"] = round(1000 * row["cpu_s"] / n, 3)
         row["cpu_ms_per_q_excl"] = round(1000 * (row["cpu_s"] - (row.get("retrieval_s") or 0.0)) / n, 3)
+    if row.get("gc_collections"):
+        row["gc_full"] = row["gc_collections"][2]
     return row
 
 
@@ -219,5 +223,7 @@ def _targets(res: WorkloadResult, concurrencies: list[int]) -> None:
         "CPU s = process CPU time of the harness during the run (dataset load, memory build, answers, "
         "recording; interpreter start and imports excluded); retrieval CPU s = process CPU time inside the "
         "method's retrieval coroutine (naive-rag: query embedding with the hashed stand-in and top-k search; "
-        "h2h: query embeddings, dense + BM25 scoring, boosts, sub-queries)"
+        "h2h: query embeddings, dense + BM25 scoring, boosts, sub-queries); collector s = the garbage "
+        "collector's time during the run (part of CPU s, on the event loop's thread), full collections = "
+        "its oldest-generation collections (each walks every live object the run has not frozen)"
     )

@@ -154,6 +154,9 @@ def test_cpu_workload_reports_cpu_per_question_and_a_fully_cached_rerun(tmp_path
     assert 0 < cold["retrieval_s"] < cold["cpu_s"]  # naive-rag's _hits was timed, inside the run's CPU
     assert cold["cpu_ms_per_q_excl"] == round(1000 * (cold["cpu_s"] - cold["retrieval_s"]) / 60, 3)
     assert cold["ratio_to_floor"] == round(cold["wall_s"] / floor["wall_s"], 3)
+    # the collector's time is counted inside the run's CPU; its full collections come from the same counter
+    assert 0 <= cold["gc_s"] < cold["cpu_s"] and len(cold["gc_collections"]) == 3
+    assert cold["gc_full"] == cold["gc_collections"][2]
     assert rerun["calls"] == 0 and rerun["cached_calls"] == 60 and rerun["questions"] == 60
     met = {t.name: t.met for t in res.targets}
     assert met["naive-rag (paper) cached rerun: model calls"] is True

@@ -67,6 +67,7 @@ from ..records import (
 from ._config import RunConfig
 from ._facts import CountedCaptions, run_components, run_environment, summed_stats
 from ._fingerprint import command_line, dataset_fingerprint
+from ._gc import quiet_gc
 from ._progress import DialogueBars
 from ._selection import Selection
 from ._spend import BudgetExhausted, guard_models
@@ -337,6 +338,7 @@ async def _run_locked(
         with (
             record_calls(state.transcript_sink(store.transcripts) if config.execution.transcripts else None),
             tag_calls(invocation=manifest.resumes),
+            quiet_gc(),  # a full collection would walk the whole dataset, stalling every call in flight
         ):
             # return_exceptions: a budget stop in one dialogue lets the others finish their calls in flight
             # (every later call is refused at once), so nothing is written after the store is closed;
