@@ -148,9 +148,9 @@ RETRIEVAL_STEPS = {
 
 
 class _CollectorTime:
-    """While active, the garbage collector's wall time (``seconds``; the collector runs on the event
-    loop's thread, so this is time no reply is read) and its collections per generation
-    (``collections``, [young, middle, full]), from :data:`gc.callbacks`."""
+    """While active, the garbage collector's CPU time (``seconds``, the thread CPU time of the thread
+    that collects: the event loop's, so also time no reply is read) and its collections per
+    generation (``collections``, [young, middle, full]), from :data:`gc.callbacks`."""
 
     def __init__(self) -> None:
         self.seconds = 0.0
@@ -159,9 +159,9 @@ class _CollectorTime:
 
     def _callback(self, phase: str, info: dict[str, int]) -> None:
         if phase == "start":
-            self._start = time.perf_counter()
+            self._start = time.thread_time()
         else:
-            self.seconds += time.perf_counter() - self._start
+            self.seconds += time.thread_time() - self._start
             self.collections[info["generation"]] += 1
 
     def __enter__(self) -> _CollectorTime:

@@ -224,6 +224,6 @@ def _targets(res: WorkloadResult, concurrencies: list[int]) -> None:
         "recording; interpreter start and imports excluded); retrieval CPU s = process CPU time inside the "
         "method's retrieval coroutine (naive-rag: query embedding with the hashed stand-in and top-k search; "
         "h2h: query embeddings, dense + BM25 scoring, boosts, sub-queries); collector s = the garbage "
-        "collector's time during the run (part of CPU s, on the event loop's thread), full collections = "
+        "collector's CPU time during the run (part of CPU s, on the event loop's thread), full collections = "
         "its oldest-generation collections (each walks every live object the run has not frozen)"
     )

@@ -318,7 +318,13 @@ def test_rewrite_reasoning_asks_the_model_only_for_mcr_and_ret_questions():
         ("\n\nAnswer: it broke", "it broke"),
         ("“the blue one”", "the blue one"),
         ("  \n Message:  \n", ""),
+        ("Message", ""),
+        ("**Message:** hi", "hi"),
+        ('"Message: hi"', "hi"),
+        ('Sure! Here is a message:\n"we got a puppy"', "we got a puppy"),
+        ("<think>\nthe user asks about a pet</think>\nwe got a puppy", "we got a puppy"),
+        ("<think>never closed, so all of it is thinking", ""),
     ],
 )
-def test_parse_rewrite_keeps_the_first_line_without_label_or_quotes(reply, turn):
+def test_parse_rewrite_keeps_the_first_message_line_without_label_markup_quotes_or_thinking(reply, turn):
     assert parse_rewrite(reply) == turn

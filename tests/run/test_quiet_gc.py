@@ -1,7 +1,7 @@
 """The collector settings while a run answers (``h2hmem.run._gc``), counted not timed: what is alive
 when the run starts is frozen (a full collection does not walk the dataset again), the young
 generation is collected every YOUNG_THRESHOLD allocations, and both are undone when the last
-overlapping run ends."""
+overlapping run ends; what the process set itself is left as it was."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import gc
 import sys
 from pathlib import Path
 
-from h2hmem.data import load_dataset
+from h2hmem.data import Turn, load_dataset
 from h2hmem.run import RunConfig, run_benchmark
 from h2hmem.run._gc import YOUNG_THRESHOLD, quiet_gc
 from h2hmem.testing import ScriptedChatModel
@@ -18,16 +18,21 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memory"))
 from mm_fakes import HashEmbedder
 
 
+def _tracked_turns() -> int:
+    """Turns the collector would walk (frozen objects are not listed by gc.get_objects)."""
+    return sum(isinstance(o, Turn) for o in gc.get_objects())
+
+
 def test_a_run_answers_with_the_dataset_frozen_and_restores_the_collector(sample_root, tmp_path):
     before = (gc.get_threshold(), gc.get_freeze_count())
     seen: list[tuple[int, int]] = []
 
     def reply(_request) -> str:
-        seen.append((gc.get_freeze_count(), gc.get_threshold()[0]))
+        seen.append((_tracked_turns(), gc.get_threshold()[0]))
         return "Not mentioned."
 
     ds = load_dataset(sample_root, "multi-party")
-    turns = sum(len(s.turns) for d in ds.dialogues for s in d.sessions)
+    assert _tracked_turns() >= sum(len(s.turns) for d in ds.dialogues for s in d.sessions) > 0
     cfg = RunConfig(
         data_root=sample_root,
         split="multi-party",
@@ -38,20 +43,22 @@ def test_a_run_answers_with_the_dataset_frozen_and_restores_the_collector(sample
     )
     s = run_benchmark(cfg, chat_model=ScriptedChatModel(default=reply, spec="fake:chat"), embedder=HashEmbedder())
     assert s.failed == 0 and len(seen) == 6
-    # every answer call ran with at least the dataset's turns frozen (each Turn is one tracked object)
-    assert all(frozen >= turns and young == max(YOUNG_THRESHOLD, before[0][0]) for frozen, young in seen)
+    # every answer call ran with no turn of the dataset left for a collection to walk, at the raised threshold
+    assert seen == [(0, max(YOUNG_THRESHOLD, before[0][0]))] * 6
     assert (gc.get_threshold(), gc.get_freeze_count()) == before
+    assert _tracked_turns() > 0  # unfrozen again
 
 
 def test_overlapping_runs_restore_the_collector_when_the_last_one_ends():
     before = (gc.get_threshold(), gc.get_freeze_count())
     first, second = quiet_gc(), quiet_gc()
     first.__enter__()
-    frozen = gc.get_freeze_count()
+    probe = [[]]  # allocated while the first run is active
     second.__enter__()
-    assert gc.get_freeze_count() == frozen  # the second run does not freeze again
+    assert any(o is probe for o in gc.get_objects())  # the second run did not freeze again
     first.__exit__(None, None, None)  # the first run ends while the second still answers
-    assert gc.get_threshold()[0] == max(YOUNG_THRESHOLD, before[0][0]) and gc.get_freeze_count() == frozen
+    assert gc.get_threshold()[0] == max(YOUNG_THRESHOLD, before[0][0])
+    assert not any(o is first for o in gc.get_objects())  # still frozen
     second.__exit__(None, None, None)
     assert (gc.get_threshold(), gc.get_freeze_count()) == before
 
@@ -64,3 +71,17 @@ def test_an_error_inside_still_restores_the_collector():
     except OSError:
         pass
     assert (gc.get_threshold(), gc.get_freeze_count()) == before
+
+
+def test_what_the_process_set_itself_is_left_as_it_was():
+    saved = gc.get_threshold()
+    gc.freeze()  # e.g. a server that froze before forking
+    host_frozen = gc.get_freeze_count()
+    gc.set_threshold(0)  # automatic collection off
+    try:
+        with quiet_gc():
+            assert gc.get_threshold()[0] == 0 and gc.get_freeze_count() == host_frozen
+        assert gc.get_threshold()[0] == 0 and gc.get_freeze_count() == host_frozen
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*saved)

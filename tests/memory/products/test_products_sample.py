@@ -94,8 +94,11 @@ def test_every_question_answered_with_turn_evidence(sample_root, tmp_path, produ
     # the product's calls: one extraction per batch of 4 turns, carrying the session's own date
     sent = extraction_requests(product_mock, method)
     assert len(sent) == math.ceil(len(session.turns) / BATCH) == 21
-    first = sent[0]["messages"][-1]["content"]
-    assert f"[{session.date.isoformat()}] {session.turns[0].speaker}: " in first
+    # the session's first turn, dated, in its batch's request: the first request, except for cognee, which
+    # extracts its chunks concurrently (the mock receives them in no fixed order)
+    opening = f"[{session.date.isoformat()}] {session.turns[0].speaker}: {session.turns[0].text.strip()[:20]}"
+    texts = [r["messages"][-1]["content"] for r in sent]
+    assert opening in texts[0] if method != "cognee" else any(opening in t for t in texts)
     if method == "graphiti":
         calls = Counter(schema_name(r) for r in product_mock.requests if "messages" in r)
         assert calls == {**GRAPHITI_CALLS, None: 38}  # and the 38 answers

@@ -127,7 +127,7 @@ class H2HOptions(MethodOptions):
         "off",
         description="the answer model writes a hypothetical turn answering the question, which expands the "
         "whole question's dense and BM25 query: one more model call per question of the reasoning types "
-        "(MCR, RET; chosen on held-out dialogues) or of every type",
+        "(MCR, RET: the types `chain` serves) or of every type",
     )
 
 
@@ -357,8 +357,8 @@ class H2HMemory(MemoryMethod[H2HOptions]):
         return final, signal
 
     async def _ranked(self, question: QuestionView) -> tuple[list[tuple[int, float]], dict[str, Any]]:
-        """``[(turn position in the index, score)]`` best first (``top_k`` of them) and facts (the
-        re-ranking call's usage is tallied by the runner with the question's other calls)."""
+        """``[(turn position in the index, score)]`` best first (``top_k`` of them) and facts (the usage
+        of the query-expansion and re-ranking calls is tallied by the runner with the question's other calls)."""
         if not len(self.index):
             return [], {"abstain_signal": None, "abstain": True}
         raw = question.text.strip()
@@ -443,8 +443,8 @@ class H2HMemory(MemoryMethod[H2HOptions]):
         return [Evidence(session=turns[i].session, turn=turns[i].turn, score=round(s, 6)) for i, s in hits]
 
     async def retrieve_evidence(self, question: QuestionView) -> list[Evidence]:
-        """The ranked turns ``answer`` uses: no model call, unless ``rerank`` asks for one (stage ``other``,
-        counted in the question's usage by the runner, under ``--retrieval-only`` too)."""
+        """The ranked turns ``answer`` uses: no model call, unless ``rewrite`` or ``rerank`` asks for one
+        each (stage ``other``, counted in the question's usage by the runner, under ``--retrieval-only`` too)."""
         return self._evidence((await self._ranked(question))[0])
 
     # ----- answer ----------------------------------------------------------------------------

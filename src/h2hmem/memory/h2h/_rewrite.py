@@ -25,7 +25,10 @@ REWRITE_SYSTEM = (
     "one short chat message that a participant might have sent and that would answer the question. "
     "Use the words people use in a chat. Reply with the message only."
 )
-_LABEL = re.compile(r"^\s*(?:message|answer|reply|response)\s*:\s*", re.I)
+_LABEL = re.compile(r"^\s*(?:message|answer|reply|response)\s*(?::\s*|$)", re.I)
+_THINKING = re.compile(r"<think>.*?(?:</think>|$)", re.S | re.I)
+_MARKUP = str.maketrans("", "", "*`")
+_QUOTES = "\"'“”‘’"
 
 
 def rewrite_messages(question: str) -> list[Message]:
@@ -37,13 +40,16 @@ def rewrite_messages(question: str) -> list[Message]:
 
 
 def parse_rewrite(reply: str) -> str:
-    """The hypothetical turn in ``reply``: its first non-empty line, without a leading label
-    ("Message:", "Answer:" …) or enclosing quotes; ``""`` when there is none.
+    """The hypothetical turn in ``reply``: its first line with words once a reasoning block
+    (``<think>…</think>``, or an unclosed one to the end), Markdown emphasis, enclosing quotes and a
+    leading label ("Message:", "Answer:" …) are removed, skipping a line that introduces another
+    (ending in ":"); ``""`` when there is none.
 
-    Example: '  Message: "We moved to Lyon in May."\\nHope that helps' → 'We moved to Lyon in May.'
+    Example: 'Sure! Here is one:\\n**Message:** "We moved to Lyon in May."' → 'We moved to Lyon in May.'
     """
-    for line in reply.splitlines():
-        text = _LABEL.sub("", line).strip().strip("\"'“”").strip()
-        if text:
+    for line in _THINKING.sub("", reply).splitlines():
+        text = line.translate(_MARKUP).strip().strip(_QUOTES).strip()
+        text = _LABEL.sub("", text).strip().strip(_QUOTES).strip()
+        if text and not text.endswith(":"):
             return text
     return ""
