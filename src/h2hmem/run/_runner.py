@@ -496,7 +496,8 @@ async def _answer(memory: MemoryMethod[Any], q: Question, state: _RunState) -> P
     except Exception as e:
         state.stop_on_disk_error(e)  # the machine's disk, not this question: the run stops
         return _failed(q, method, _err(e), latency=time.perf_counter() - t0)
-    if state.retrieval_only:  # ranked evidence, no answer; a retrieval step's own calls (h2h's rerank) are counted
+    # ranked evidence, no answer; a retrieval step's own calls (h2h's rewrite, rerank) are counted
+    if state.retrieval_only:
         return Prediction(
             **_question_fields(q),
             answer=None,

@@ -8,7 +8,7 @@ Retrieval without Relevance Labels"). The whole question's dense query becomes t
 of the question's and the hypothetical turn's embeddings, and the turn's words join the BM25
 query. Sub-queries (listed events, claim sides, anchored sentences) keep their own text. A reply
 with no words leaves the query as it was. One extra model call per question (stage ``other``,
-counted in the question's usage and ``details.rewrite_calls``), with a short reply
+counted in the question's usage and, in answer runs, ``details.rewrite_calls``), with a short reply
 (:data:`REWRITE_CONFIG`).
 """
 
