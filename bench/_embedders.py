@@ -6,11 +6,14 @@ measures the harness — retrieval, prompt building, model calls, recording — 
 CPU time, which the ``index`` workload measures on its own. ``minilm`` is the real model (with
 the persistent embedding cache when a path is given). ``hashed-cached`` is the stand-in behind
 the same cache and batching as MiniLM (:class:`~h2hmem.embed.CachingEmbedder`), for the
-smoke test of the ``embed`` workload.
+smoke test of the ``embed`` workload. ``hashed-remote`` is the stand-in answering each request after
+:data:`REMOTE_LATENCY_S` on the loop, as an embedding server would (an OpenAI-compatible
+``--embedder``): a retrieval that waits, for the ``cpu`` workload's look-ahead row.
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
 import time
 import zlib
@@ -22,6 +25,8 @@ HASHED_DIM = 384
 """Same dimension as all-MiniLM-L6-v2 (MINILM_DIM), so the index does the same arithmetic."""
 
 _WORD = re.compile(r"\w+")
+REMOTE_LATENCY_S = 0.02
+"""Seconds per request of ``hashed-remote`` (an embedding server on the network: 5–50 ms a request)."""
 
 
 class HashedEmbedder:
@@ -52,19 +57,32 @@ class HashedEmbedder:
         return out / np.where(norms == 0, 1.0, norms)
 
 
+class RemoteHashedEmbedder(HashedEmbedder):
+    """:class:`HashedEmbedder` whose every request waits :data:`REMOTE_LATENCY_S` first (without CPU)."""
+
+    name = "hashed-384 (bench stand-in, remote: 20 ms a request)"
+
+    async def embed(self, texts: list[str]) -> np.ndarray:
+        await asyncio.sleep(REMOTE_LATENCY_S)
+        return await super().embed(texts)
+
+
 def make_embedder(kind: str, cache: str | None = None) -> Any:
-    """``"hashed"`` → :class:`HashedEmbedder`; ``"hashed-cached"`` → the same vectors behind
+    """``"hashed"`` → :class:`HashedEmbedder`; ``"hashed-remote"`` → :class:`RemoteHashedEmbedder`;
+    ``"hashed-cached"`` → the same vectors behind
     :class:`~h2hmem.embed.CachingEmbedder`; ``"minilm"`` → the real all-MiniLM-L6-v2.
     ``cache``: the embedding cache file of the cached kinds (None = memory only)."""
     if kind == "hashed":
         return HashedEmbedder()
+    if kind == "hashed-remote":
+        return RemoteHashedEmbedder()
     if kind == "hashed-cached":
         return _cached_hashed(cache)
     if kind == "minilm":
         from h2hmem.embed import load_embedder
 
         return load_embedder("minilm", cache=cache)
-    raise ValueError(f"unknown bench embedder {kind!r}: 'hashed', 'hashed-cached' or 'minilm'")
+    raise ValueError(f"unknown bench embedder {kind!r}: 'hashed', 'hashed-remote', 'hashed-cached' or 'minilm'")
 
 
 def _cached_hashed(cache: str | None) -> Any:

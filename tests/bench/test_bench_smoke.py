@@ -135,18 +135,24 @@ def test_embed_workload_counts_cold_and_cached(tmp_path):
     assert met["naive-rag warm-embedding run: texts computed"] and met["index build, warm cache: turns computed"]
 
 
-def test_cpu_workload_reports_cpu_per_question_and_a_fully_cached_rerun(tmp_path, monkeypatch):
-    """The ``cpu`` workload in tiny mode for naive-rag (one preset): CPU per question with the
-    retrieval step's CPU apart, the floor beside the cold run, and a rerun served wholly from the cache."""
+def _cpu_workload(tmp_path, monkeypatch, method):
+    """The ``cpu`` workload in tiny mode for ``method`` alone, ``paper`` only, no reference."""
     from bench import cpu
 
-    monkeypatch.setattr(cpu, "METHODS", ("naive-rag",))
+    monkeypatch.setattr(cpu, "METHODS", (method,))
     monkeypatch.setattr(cpu, "PRESETS", ("paper",))
     monkeypatch.setattr(cpu, "REFERENCE_METHODS", ())
     quiet = Console(file=open(os.devnull, "w"))
     (res,) = run_workloads(
         ["cpu"], PROFILES["tiny"], results_dir=tmp_path / "r", data_dir=tmp_path / "d", console=quiet
     )
+    return res
+
+
+def test_cpu_workload_reports_cpu_per_question_and_a_fully_cached_rerun(tmp_path, monkeypatch):
+    """The ``cpu`` workload in tiny mode for naive-rag (one preset): CPU per question with the
+    retrieval step's CPU apart, the floor beside the cold run, and a rerun served wholly from the cache."""
+    res = _cpu_workload(tmp_path, monkeypatch, "naive-rag")
     rows = {r["step"]: r for r in res.rows}
     cold, floor, rerun = rows["harness cold"], rows["transport floor"], rows["harness cached rerun"]
     assert cold["questions"] == cold["calls"] == floor["calls"] == 60 and cold["preset"] == "paper"
@@ -161,3 +167,23 @@ def test_cpu_workload_reports_cpu_per_question_and_a_fully_cached_rerun(tmp_path
     met = {t.name: t.met for t in res.targets}
     assert met["naive-rag (paper) cached rerun: model calls"] is True
     assert met["naive-rag (paper): harness ÷ floor at C=32"] is None  # 60 questions: reported, not judged
+
+
+def test_cpu_workload_runs_h2h_with_a_remote_embedder_against_the_same_floor(tmp_path, monkeypatch):
+    """``h2h``'s third row: the stand-in embedder answering after 20 ms a request (the retrieval
+    waits), the same calls as the cold run, and its ratio against the cold run's floor."""
+    res = _cpu_workload(tmp_path, monkeypatch, "h2h")
+    rows = {r["step"]: r for r in res.rows}
+    cold, floor, remote = rows["harness cold"], rows["transport floor"], rows["harness cold, remote embedder"]
+    assert remote["calls"] == cold["calls"] == floor["calls"] == 60
+    assert remote["floor_s"] == floor["wall_s"] and remote["ratio_to_floor"] == round(
+        remote["wall_s"] / floor["wall_s"], 3
+    )
+    assert remote["retrieval_s"] is None and remote["cpu_ms_per_q_excl"] is None  # not separable when it waits
+    # the same vectors as the hashed stand-in, after a wait on the loop
+    import asyncio
+
+    from bench._embedders import HashedEmbedder, RemoteHashedEmbedder
+
+    texts = ["the copper lock", "Old Tea's health records"]
+    assert (asyncio.run(RemoteHashedEmbedder().embed(texts)) == asyncio.run(HashedEmbedder().embed(texts))).all()

@@ -47,6 +47,16 @@ class RecorderMemory(MemoryMethod):
         return Answer(text=f"seen {len(self.seen)}", evidence=[Evidence(session=s) for s in self.seen[-1:]])
 
 
+class WaitingRecorderMemory(RecorderMemory):
+    """A RecorderMemory whose observe waits on the loop once per session (as a model call would)."""
+
+    async def observe(self, session) -> None:
+        import asyncio
+
+        await asyncio.sleep(0.001)
+        await super().observe(session)
+
+
 class SurrogateMemory(RecorderMemory):
     """Answers with a lone surrogate (not valid Unicode), as a buggy plugin might."""
 
@@ -119,3 +129,21 @@ class TwoCallMemory(MemoryMethod):
         draft = await self.ctx.chat.chat(build_answer_messages(question, "draft"), self.ctx.answer_config)
         final = await self.ctx.chat.chat(build_answer_messages(question, draft.text), self.ctx.answer_config)
         return Answer(text=final.text)
+
+
+class PrepareLogMemory(MemoryMethod):
+    """Logs ``("prepare", question text)`` when a question's retrieval is done, then makes one answer
+    call whose only message is the question's text (so a logging chat model can name the question)."""
+
+    name: ClassVar[str] = "prepare-log"
+    log: ClassVar[list[tuple[str, str]]] = []
+
+    async def observe(self, session) -> None:
+        return None
+
+    async def answer(self, question) -> Answer:
+        from h2hmem.llm import Message
+
+        PrepareLogMemory.log.append(("prepare", question.text))
+        reply = await self.ctx.chat.chat([Message(role="user", content=question.text)], self.ctx.answer_config)
+        return Answer(text=reply.text)

@@ -136,7 +136,9 @@ def run_cmd(
         "`h2hmem caption --model MODEL` would make "
         "for images without a caption.",
     ),
-    concurrency: int = typer.Option(defaults.CONCURRENCY, help="Model calls / questions in flight."),
+    concurrency: int = typer.Option(
+        defaults.CONCURRENCY, help="Answer-model calls in flight (as many questions again are prepared ahead)."
+    ),
     captions_dir: Path | None = typer.Option(
         None, help="Folder of captions written by `h2hmem caption --captions-dir`."
     ),

@@ -85,14 +85,14 @@ def fingerprint(base: Path, split: str) -> Fingerprint:
         h.update(part.encode() + b"\0")
     h.update(f"{real}\0{split}\0".encode())
     newest = 0.0
-    seen: set[str] = set()
-    stack = [(real, "")]
+    root_st = os.stat(real)
+    seen: set[tuple[int, int]] = set()  # (device, inode) of each real folder: a link's target is walked once
+    stack = [(real, "", (root_st.st_dev, root_st.st_ino))]
     while stack:
-        folder, rel = stack.pop()
-        key = os.path.realpath(folder)
-        if key in seen:
+        folder, rel, ident = stack.pop()
+        if ident in seen:
             continue
-        seen.add(key)
+        seen.add(ident)
         with os.scandir(folder) as it:
             entries = sorted(it, key=lambda e: e.name)
         for e in entries:
@@ -105,7 +105,7 @@ def fingerprint(base: Path, split: str) -> Fingerprint:
             newest = max(newest, st.st_mtime)
             if stat.S_ISDIR(st.st_mode):
                 h.update(f"{name}\0dir\0{st.st_mtime_ns}\0".encode())
-                stack.append((Path(e.path), name))
+                stack.append((Path(e.path), name, (st.st_dev, st.st_ino)))
             else:
                 h.update(f"{name}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
     return Fingerprint(h.hexdigest(), newest)

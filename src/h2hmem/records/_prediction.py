@@ -48,6 +48,9 @@ class Prediction(Versioned, QuestionKey):
     evidence: list[Evidence] = []
     """Memory units in the order the method ranked them."""
     latency_s: float = 0.0
+    """Wall seconds of the method's ``answer()`` (``retrieve_evidence()`` in a retrieval-only run): its
+    retrieval and its model calls, without the time its calls waited for one of the run's
+    ``concurrency`` call slots."""
     usage: Usage = Usage()
     cached: bool = False
     error: str | None = None

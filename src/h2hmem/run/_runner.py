@@ -9,8 +9,9 @@ Protocols (a setting, recorded in the manifest):
 With ``retrieval_only`` the runner calls the method's ``retrieve_evidence(view)`` instead of
 ``answer``: each record holds the ranked evidence, no answer, and no answer-model call is made.
 
-Dialogues run in parallel (``dialogue_concurrency``), questions in parallel (``concurrency``),
-and the model layer bounds calls in flight. Each prediction is appended to
+Dialogues run in parallel (``dialogue_concurrency``); at most ``concurrency`` answer-model calls are
+in flight, with as many questions again prepared ahead (``run/_slots.py``), and the model layer
+bounds its own calls in flight too. Each prediction is appended to
 ``predictions.jsonl`` and flushed the moment it exists; a rerun skips answered ids, and the
 request cache makes every model call already paid for free.
 
@@ -64,14 +65,16 @@ from ..records import (
     Timing,
     now_iso,
 )
+from ._build_order import BuildTurns
 from ._config import RunConfig
 from ._facts import CountedCaptions, run_components, run_environment, summed_stats
 from ._fingerprint import command_line, dataset_fingerprint
 from ._gc import quiet_gc
 from ._progress import DialogueBars
 from ._selection import Selection
+from ._slots import slotted
 from ._spend import BudgetExhausted, guard_models
-from ._tally import tallied, tally_question
+from ._tally import Tally, tallied, tally_question
 
 log = logging.getLogger(__name__)
 
@@ -280,7 +283,10 @@ async def _run_locked(
     state.retrieval_only = config.retrieval_only
     if config.retrieval_only:
         manifest.retrieval_only = True
-    question_sem = asyncio.Semaphore(config.execution.concurrency)
+    # `concurrency` answer-model calls in flight (call_slots), and as many questions again prepared
+    # ahead: their retrieval runs while calls are in flight, so a freed slot sends at once (run/_slots.py)
+    call_slots = asyncio.Semaphore(config.execution.concurrency)
+    question_sem = asyncio.Semaphore(2 * config.execution.concurrency)
     dialogue_sem = asyncio.Semaphore(config.execution.dialogue_concurrency)
 
     def build(d: Dialogue) -> MemoryMethod[Any]:
@@ -288,7 +294,7 @@ async def _run_locked(
         state.bars.expect(d.id, sum(len(s.turns) for s in d.sessions))
         ctx = MemoryContext(
             dialogue_id=d.id,
-            chat=tallied(state.bars.wrap(chat, d.id)),
+            chat=tallied(slotted(state.bars.wrap(chat, d.id), call_slots)),
             build_chat=tallied(state.bars.wrap(builder, d.id)),
             captions=counted,
             state_dir=store.dir / "state" / d.split / d.name,
@@ -313,19 +319,24 @@ async def _run_locked(
     with local_io(store.manifest_path):
         store.write_manifest(manifest)
 
-    async def run_dialogue(d: Dialogue) -> None:
+    turns = BuildTurns(len(dialogues))
+
+    async def run_dialogue(i: int, d: Dialogue) -> None:
         async with dialogue_sem:
             qs = by_dialogue[d.id]
             try:
+                await turns.wait(i)
                 memory = built.pop(d.id) if d.id in built else build(d)
             except Exception as e:  # dialogue-specific (e.g. its saved state): its questions fail, named
+                turns.pass_on(i)
                 state.stop_on_disk_error(e)
                 for q in qs:
                     state.record(_failed(q, config.method, f"method setup failed: {_err(e)}"))
                 return
             try:
-                await _drive(d, memory, qs, config.protocol, question_sem, state)
+                await _drive(d, memory, qs, config.protocol, question_sem, state, turns, i)
             finally:
+                turns.pass_on(i)
                 await _release(memory)
 
     with local_io(store.dir):
@@ -343,7 +354,7 @@ async def _run_locked(
             # return_exceptions: a budget stop in one dialogue lets the others finish their calls in flight
             # (every later call is refused at once), so nothing is written after the store is closed;
             # a local I/O error cancels them all (state.halt)
-            state.tasks = [asyncio.ensure_future(run_dialogue(d)) for d in dialogues]
+            state.tasks = [asyncio.ensure_future(run_dialogue(i, d)) for i, d in enumerate(dialogues)]
             outcomes = await asyncio.gather(*state.tasks, return_exceptions=True)
         if state.failure is not None:
             raise state.failure
@@ -432,6 +443,8 @@ async def _drive(
     protocol: str,
     sem: asyncio.Semaphore,
     state: _RunState,
+    turns: BuildTurns,
+    turn: int,
 ) -> None:
     async def ask(batch: list[Question]) -> None:
         async def one(q: Question) -> None:
@@ -448,18 +461,18 @@ async def _drive(
         by_session[q.session].append(q)
     try:
         for s in d.sessions:
-            t0 = time.perf_counter()
-            with tag_calls(dialogue=d.id, session=s.name):
-                await memory.observe(s)
-            state.observed(time.perf_counter() - t0, absent=s.absent)
-            state.bars.session_done(d.id, len(s.turns))
+            with turns.watch(turn):  # a step that waits lets the next dialogue start building
+                t0 = time.perf_counter()
+                with tag_calls(dialogue=d.id, session=s.name):
+                    await memory.observe(s)
+                state.observed(time.perf_counter() - t0, absent=s.absent)
+                state.bars.session_done(d.id, len(s.turns))
+                if protocol == "online" and by_session.get(s.name):
+                    await ask(by_session.pop(s.name))
             # a method whose observe never suspends (CPU only: an index over cached embeddings)
             # would build every session without letting another task run: replies already in
-            # would wait, and the first dialogues' questions would not go out until the other
-            # dialogues building beside them were built. One yield per session lets them through.
+            # would wait. One yield per session lets them through.
             await asyncio.sleep(0)
-            if protocol == "online" and by_session.get(s.name):
-                await ask(by_session.pop(s.name))
     except Exception as e:
         state.stop_on_disk_error(e)  # e.g. a method's saved state on a full disk: not this dialogue's fault
         err = f"memory build failed: {_err(e)}"
@@ -469,6 +482,7 @@ async def _drive(
         return
     finally:
         state.bars.built(d.id)
+        turns.pass_on(turn)
     state.describe(d.id, memory)  # after the memory is built
     await ask([q for batch in by_session.values() for q in batch])
     state.describe(d.id, memory)  # and at the end (stats gathered while answering)
@@ -477,6 +491,7 @@ async def _drive(
 async def _answer(memory: MemoryMethod[Any], q: Question, state: _RunState) -> Prediction:
     method = state.method
     t0 = time.perf_counter()
+    tally = Tally()
     try:
         # the method gets a view without gold, gold sessions, home session or image file names;
         # the answer is joined back to the question by the view's opaque key
@@ -485,7 +500,7 @@ async def _answer(memory: MemoryMethod[Any], q: Question, state: _RunState) -> P
         try:
             with (
                 tag_calls(question_ids=[q.id], dialogue=f"{q.split}/{q.dialogue}", session=q.session),
-                tally_question() as tally,
+                tally_question(tally),
             ):
                 if state.retrieval_only:
                     evidence = list(await memory.retrieve_evidence(view))
@@ -495,14 +510,14 @@ async def _answer(memory: MemoryMethod[Any], q: Question, state: _RunState) -> P
             q = state.asked.pop(view.key)
     except Exception as e:
         state.stop_on_disk_error(e)  # the machine's disk, not this question: the run stops
-        return _failed(q, method, _err(e), latency=time.perf_counter() - t0)
+        return _failed(q, method, _err(e), latency=_latency(t0, tally))
     # ranked evidence, no answer; a retrieval step's own calls (h2h's rewrite, rerank) are counted
     if state.retrieval_only:
         return Prediction(
             **_question_fields(q),
             answer=None,
             evidence=evidence,
-            latency_s=round(time.perf_counter() - t0, 4),
+            latency_s=round(_latency(t0, tally), 4),
             usage=tally.usage,
             cached=tally.cached,
             method=method,
@@ -513,7 +528,7 @@ async def _answer(memory: MemoryMethod[Any], q: Question, state: _RunState) -> P
             q,
             method,
             f"{type(memory).__name__}.answer() returned {type(ans).__name__}, not h2hmem.memory.Answer",
-            latency=time.perf_counter() - t0,
+            latency=_latency(t0, tally),
         )
     details = dict(ans.details)
     details["answer_sessions"] = list(q.answer_sessions)
@@ -521,12 +536,17 @@ async def _answer(memory: MemoryMethod[Any], q: Question, state: _RunState) -> P
         **_question_fields(q),
         answer=ans.text,
         evidence=ans.evidence,
-        latency_s=round(time.perf_counter() - t0, 4),
+        latency_s=round(_latency(t0, tally), 4),
         usage=tally.usage,
         cached=tally.cached,
         method=method,
         details=details,
     )
+
+
+def _latency(t0: float, tally: Tally) -> float:
+    """Seconds since ``t0`` (the question's start), without the time its calls waited for a call slot."""
+    return max(0.0, time.perf_counter() - t0 - tally.slot_wait_s)
 
 
 def _question_fields(q: Question) -> dict[str, Any]:

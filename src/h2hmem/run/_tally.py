@@ -24,6 +24,8 @@ class Tally:
     usage: Usage = field(default_factory=Usage)
     calls: int = 0
     cached_calls: int = 0
+    slot_wait_s: float = 0.0
+    """Seconds the question's calls waited for one of the run's call slots (:mod:`._slots`)."""
 
     @property
     def cached(self) -> bool:
@@ -35,14 +37,22 @@ _current: contextvars.ContextVar[Tally | None] = contextvars.ContextVar("h2hmem_
 
 
 @contextlib.contextmanager
-def tally_question() -> Iterator[Tally]:
-    """Count the calls made through :class:`TalliedChat` models in this block into a fresh :class:`Tally`."""
-    tally = Tally()
+def tally_question(tally: Tally | None = None) -> Iterator[Tally]:
+    """Count the calls made through :class:`TalliedChat` models in this block into ``tally`` (a fresh
+    :class:`Tally` when None)."""
+    tally = tally if tally is not None else Tally()
     token = _current.set(tally)
     try:
         yield tally
     finally:
         _current.reset(token)
+
+
+def note_slot_wait(seconds: float) -> None:
+    """Add ``seconds`` waited for a call slot to the tally of the running question (if any)."""
+    tally = _current.get()
+    if tally is not None:
+        tally.slot_wait_s += seconds
 
 
 class TalliedChat:
