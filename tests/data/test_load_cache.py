@@ -146,3 +146,20 @@ def test_validation_reads_every_file_even_when_the_dataset_is_cached(cached):
     assert load_dataset(root) and len(reads) == n  # cached
     log, counts = validate_dataset(root)
     assert len(reads) == 2 * n and not log.errors and counts
+
+
+def test_folders_without_inodes_are_each_walked(cached, monkeypatch):
+    # a file system reporting st_ino 0 (some network drives): identifying folders by (device, inode)
+    # would walk only the first one, and an edit in any other would be served from the cache
+    root, _ = cached
+    real_stat = os.stat
+
+    def no_inode(path, *args, **kwargs):
+        st = real_stat(path, *args, **kwargs)
+        return os.stat_result((st.st_mode, 0, *tuple(st)[2:]))
+
+    monkeypatch.setattr(_load_cache.os, "stat", no_inode)
+    before = _load_cache.fingerprint(root, "all")
+    last = sorted(root.rglob("session*/*.json"))[-1]  # deep in the last dialogue's folders
+    last.write_text(last.read_text(encoding="utf-8") + " ", encoding="utf-8")
+    assert _load_cache.fingerprint(root, "all").key != before.key

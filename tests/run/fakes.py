@@ -147,3 +147,18 @@ class PrepareLogMemory(MemoryMethod):
         PrepareLogMemory.log.append(("prepare", question.text))
         reply = await self.ctx.chat.chat([Message(role="user", content=question.text)], self.ctx.answer_config)
         return Answer(text=reply.text)
+
+
+class TwinCallMemory(PrepareLogMemory):
+    """Makes two answer calls side by side (``asyncio.gather``), each with the question's text."""
+
+    name: ClassVar[str] = "twin-calls"
+
+    async def answer(self, question) -> Answer:
+        import asyncio
+
+        from h2hmem.llm import Message
+
+        msgs = [Message(role="user", content=question.text)]
+        a, b = await asyncio.gather(*(self.ctx.chat.chat(msgs, self.ctx.answer_config) for _ in range(2)))
+        return Answer(text=a.text + b.text)

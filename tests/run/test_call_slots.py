@@ -36,11 +36,11 @@ class LoggingChat:
         return await self.inner.chat(messages, config, stage=stage)
 
 
-def _config(sample_root, tmp_path, concurrency, limit):
+def _config(sample_root, tmp_path, concurrency, limit, method="fakes:PrepareLogMemory"):
     return RunConfig(
         data_root=sample_root,
         split="dyadic",
-        method="fakes:PrepareLogMemory",
+        method=method,
         out_dir=tmp_path / "runs",
         use_cache=False,
         concurrency=concurrency,
@@ -84,3 +84,21 @@ def test_waiting_for_a_slot_is_not_latency(sample_root, tmp_path, monkeypatch):
     preds = read_predictions(summary.run_dir)
     assert [p.latency_s for p in preds] == [1.0] * 6
     assert clock[0] == 6.0
+
+
+def test_calls_side_by_side_in_one_answer_count_only_the_time_the_question_just_waited(
+    sample_root, tmp_path, monkeypatch
+):
+    # one slot, two calls per question side by side, the clock moving 1.0 when a call ends. Question 1:
+    # its first call runs 0→1 while its second waits (not idle: a call of it runs), then 1→2: latency 2.0.
+    # Question 2, prepared at 0, waits with both calls until 2 (2.0 only waiting, counted once, not
+    # twice), then runs 2→4: wall 4.0, latency 2.0. Every question's latency is its two calls' time.
+    clock = [0.0]
+    monkeypatch.setattr(time, "perf_counter", lambda: clock[0])
+    PrepareLogMemory.log.clear()
+    chat = LoggingChat(PrepareLogMemory.log, clock=clock)
+    cfg = _config(sample_root, tmp_path, concurrency=1, limit=5, method="fakes:TwinCallMemory")
+    summary = run_benchmark(cfg, chat_model=chat, progress=False)
+    preds = read_predictions(summary.run_dir)
+    assert [p.latency_s for p in preds] == [2.0] * 5
+    assert clock[0] == 10.0 and chat.max_in_flight == 1

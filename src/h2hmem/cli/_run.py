@@ -137,7 +137,7 @@ def run_cmd(
         "for images without a caption.",
     ),
     concurrency: int = typer.Option(
-        defaults.CONCURRENCY, help="Answer-model calls in flight (as many questions again are prepared ahead)."
+        defaults.CONCURRENCY, help="Calls to the answer model in flight (as many questions again are prepared ahead)."
     ),
     captions_dir: Path | None = typer.Option(
         None, help="Folder of captions written by `h2hmem caption --captions-dir`."

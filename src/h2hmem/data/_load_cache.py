@@ -85,9 +85,8 @@ def fingerprint(base: Path, split: str) -> Fingerprint:
         h.update(part.encode() + b"\0")
     h.update(f"{real}\0{split}\0".encode())
     newest = 0.0
-    root_st = os.stat(real)
-    seen: set[tuple[int, int]] = set()  # (device, inode) of each real folder: a link's target is walked once
-    stack = [(real, "", (root_st.st_dev, root_st.st_ino))]
+    seen: set[object] = set()  # each real folder once: a link's target is walked once
+    stack = [(real, "", _identity(real, os.stat(real)))]
     while stack:
         folder, rel, ident = stack.pop()
         if ident in seen:
@@ -105,10 +104,16 @@ def fingerprint(base: Path, split: str) -> Fingerprint:
             newest = max(newest, st.st_mtime)
             if stat.S_ISDIR(st.st_mode):
                 h.update(f"{name}\0dir\0{st.st_mtime_ns}\0".encode())
-                stack.append((Path(e.path), name, (st.st_dev, st.st_ino)))
+                stack.append((Path(e.path), name, _identity(e.path, st)))
             else:
                 h.update(f"{name}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
     return Fingerprint(h.hexdigest(), newest)
+
+
+def _identity(path: str | Path, st: os.stat_result) -> object:
+    """A real folder's identity: (device, inode), or its real path where the file system reports no
+    inode (``st_ino`` 0, e.g. some network drives), where inodes would merge every folder into one."""
+    return (st.st_dev, st.st_ino) if st.st_ino else os.path.realpath(path)
 
 
 @functools.cache

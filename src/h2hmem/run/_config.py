@@ -60,7 +60,8 @@ class Execution(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     concurrency: int = defaults.CONCURRENCY
-    """Maximum model calls in flight (and questions answered at once)."""
+    """Maximum calls through the answer model in flight (``run/_slots.py``); twice as many questions are
+    answered at once, the rest preparing theirs."""
     dialogue_concurrency: int = defaults.DIALOGUE_CONCURRENCY
     """Dialogues whose memory is built at the same time."""
     cache_path: Path | None = None

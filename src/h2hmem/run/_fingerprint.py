@@ -14,8 +14,10 @@ def dataset_fingerprint(root: Path, splits: list[str]) -> str:
 
     The files are those of ``sorted((root / split).rglob("*.json"))`` (links to folders are not
     descended, caption folders are left out), found with :func:`os.scandir` instead of
-    :mod:`pathlib`, which costs the run's start ~25 ms on the full-scale dataset; the value is the
-    one earlier versions recorded, so a run started by them resumes.
+    :mod:`pathlib`, which costs the run's start ~25 ms on the full-scale dataset. On a readable POSIX
+    tree the value is the one earlier versions recorded, so a run started by them resumes (where a
+    link's target cannot be read, Python ≤ 3.12's ``rglob`` stopped listing that folder; this walk
+    skips only the link).
     """
     h = hashlib.sha256()
     for sp in splits:

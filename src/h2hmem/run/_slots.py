@@ -1,24 +1,27 @@
-"""Call slots: at most ``concurrency`` answer-model calls of a run in flight, with questions prepared ahead.
+"""Call slots: at most ``concurrency`` calls through ``ctx.chat`` in flight, with questions prepared ahead.
 
 The runner starts up to twice ``concurrency`` questions at once and bounds the *calls* here, not the
 questions. A question's own work before its call (retrieval, prompt rendering) then runs while the
 calls of other questions are in flight, and when a reply frees a slot a prepared request is sent at
 once, instead of after the next question's retrieval. Waiting for a slot is not the question's
-latency: the wait is added to the question's tally (:func:`~h2hmem.run._tally.note_slot_wait`) and
-the runner subtracts it from ``latency_s``, as it never counted the wait for a question slot.
+latency: the question's tally counts the time in which its calls only waited for a slot
+(:meth:`~h2hmem.run._tally.Tally.slot_change`), and the runner subtracts it from ``latency_s``, as it
+never counted the wait for a question slot.
 
-The model client keeps its own concurrency limit (shared with the memory-build calls); this one holds
-for any ``chat_model`` object a caller passes, whatever its own limit.
+The slots bound every call through ``ctx.chat``: the answer calls, and the memory-build calls of a
+method that builds with the answer model (no separate build model). The model client keeps its own
+concurrency limit as well; the slots hold for any ``chat_model`` object a caller passes, whatever its
+own limit. Calls a product makes through the gateway run in the gateway's tasks, outside any
+question: their slot wait stays in the question's ``latency_s``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import time
 from typing import Any
 
 from ..llm import ChatResult, GenerationConfig, Message, Stage
-from ._tally import note_slot_wait
+from ._tally import Tally, current_tally
 
 
 class SlottedChat:
@@ -40,10 +43,19 @@ class SlottedChat:
     async def chat(
         self, messages: list[Message], config: GenerationConfig | None = None, *, stage: Stage = "answer"
     ) -> ChatResult:
-        t0 = time.perf_counter()
-        async with self.slots:
-            note_slot_wait(time.perf_counter() - t0)
+        tally = current_tally() or Tally()  # outside a question (a build step): counted nowhere
+        tally.slot_change(waiting=+1)
+        try:
+            await self.slots.acquire()
+        except BaseException:
+            tally.slot_change(waiting=-1)
+            raise
+        tally.slot_change(waiting=-1, holding=+1)
+        try:
             result: ChatResult = await self.inner.chat(messages, config, stage=stage)
+        finally:
+            self.slots.release()
+            tally.slot_change(holding=-1)
         return result
 
 

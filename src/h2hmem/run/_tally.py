@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,7 +26,25 @@ class Tally:
     calls: int = 0
     cached_calls: int = 0
     slot_wait_s: float = 0.0
-    """Seconds the question's calls waited for one of the run's call slots (:mod:`._slots`)."""
+    """Seconds in which a call of the question waited for one of the run's call slots (:mod:`._slots`) while
+    none of its calls held one: time the question only waited. (Two of its calls side by side, one waiting
+    while the other runs, add nothing; both waiting count once.)"""
+    _waiting: int = field(default=0, repr=False)
+    _holding: int = field(default=0, repr=False)
+    _blocked_since: float | None = field(default=None, repr=False)
+
+    def slot_change(self, waiting: int = 0, holding: int = 0) -> None:
+        """Count calls that start (+1) or stop (−1) waiting for a slot, or holding one, and add to
+        :attr:`slot_wait_s` the time in which at least one waited and none held one."""
+        now = time.perf_counter()
+        self._waiting += waiting
+        self._holding += holding
+        blocked = self._waiting > 0 and self._holding == 0
+        if blocked and self._blocked_since is None:
+            self._blocked_since = now
+        elif not blocked and self._blocked_since is not None:
+            self.slot_wait_s += now - self._blocked_since
+            self._blocked_since = None
 
     @property
     def cached(self) -> bool:
@@ -48,11 +67,9 @@ def tally_question(tally: Tally | None = None) -> Iterator[Tally]:
         _current.reset(token)
 
 
-def note_slot_wait(seconds: float) -> None:
-    """Add ``seconds`` waited for a call slot to the tally of the running question (if any)."""
-    tally = _current.get()
-    if tally is not None:
-        tally.slot_wait_s += seconds
+def current_tally() -> Tally | None:
+    """The tally of the question running in this task (None outside :func:`tally_question`)."""
+    return _current.get()
 
 
 class TalliedChat:
