@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..llm import ChatResult, GenerationConfig, Message, Stage
+from ._wrap import ChatWrapper
 
 
 class DialogueBars:
@@ -64,14 +65,12 @@ class DialogueBars:
         return None if model is None else _BuildCallCounter(model, self, dialogue_id)
 
 
-class _BuildCallCounter:
+class _BuildCallCounter(ChatWrapper):
     """Forwards everything to the inner chat model; counts its finished ``memory_build`` calls."""
 
     def __init__(self, inner: Any, bars: DialogueBars, dialogue_id: str):
-        self.inner, self.bars, self.dialogue_id = inner, bars, dialogue_id
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
+        super().__init__(inner)
+        self.bars, self.dialogue_id = bars, dialogue_id
 
     async def chat(
         self, messages: list[Message], config: GenerationConfig | None = None, *, stage: Stage = "answer"

@@ -22,9 +22,10 @@ from typing import Any
 
 from ..llm import ChatResult, GenerationConfig, Message, Stage
 from ._tally import Tally, current_tally
+from ._wrap import ChatWrapper
 
 
-class SlottedChat:
+class SlottedChat(ChatWrapper):
     """A chat model whose ``chat()`` holds one of ``slots`` for the call; everything else is
     forwarded to the inner model.
 
@@ -34,11 +35,8 @@ class SlottedChat:
     """
 
     def __init__(self, inner: Any, slots: asyncio.Semaphore):
-        self.inner = inner
+        super().__init__(inner)
         self.slots = slots
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
 
     async def chat(
         self, messages: list[Message], config: GenerationConfig | None = None, *, stage: Stage = "answer"

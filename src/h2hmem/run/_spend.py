@@ -30,6 +30,7 @@ from ..llm import (
     count_request,
     model_name,
 )
+from ._wrap import ChatWrapper
 
 
 class BudgetExhausted(BaseException):
@@ -51,7 +52,7 @@ class Budget:
     """Why the first call was refused (None while within budget)."""
 
 
-class BudgetGuard:
+class BudgetGuard(ChatWrapper):
     """A :class:`~h2hmem.llm.ChatModel` that forwards to ``inner`` while the budget allows.
 
     Every attribute besides ``chat`` (``spec``, ``count_tokens``, ``usage_by_stage``, ``aclose``…)
@@ -59,7 +60,7 @@ class BudgetGuard:
     """
 
     def __init__(self, inner: Any, budget: Budget, prices: Prices | None = None):
-        self.inner = inner
+        super().__init__(inner)
         self.budget = budget
         self.prices = prices
         if call_cost(inner, 1_000_000, 0, prices) is None:
@@ -68,9 +69,6 @@ class BudgetGuard:
                 f"built-in table; give it with --price {model_name(inner)}=IN/OUT "
                 "(USD per million input/output tokens)"
             )
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
 
     async def chat(
         self, messages: list[Message], config: GenerationConfig | None = None, *, stage: Stage = "answer"

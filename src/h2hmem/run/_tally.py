@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..llm import ChatResult, GenerationConfig, Message, Stage, Usage
+from ._wrap import ChatWrapper
 
 
 @dataclass
@@ -72,15 +73,9 @@ def current_tally() -> Tally | None:
     return _current.get()
 
 
-class TalliedChat:
+class TalliedChat(ChatWrapper):
     """A chat model whose every ``chat()`` result is added to the tally of the running question (if any);
     everything else is forwarded to the inner model."""
-
-    def __init__(self, inner: Any):
-        self.inner = inner
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
 
     async def chat(
         self, messages: list[Message], config: GenerationConfig | None = None, *, stage: Stage = "answer"
