@@ -139,6 +139,11 @@ def _isolated_hf(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_DISABLE_TELEMETRY", "1")
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.delenv("HF_TOKEN", raising=False)
+    # huggingface_hub read HF_HUB_OFFLINE when it was first imported, perhaps by an earlier test that
+    # set it: the downloads here talk to a local stand-in and need the Hub online, whatever ran before.
+    import huggingface_hub.constants as hub
+
+    monkeypatch.setattr(hub, "HF_HUB_OFFLINE", False)
 
 
 @pytest.mark.parametrize("prefix", ["", "dataset/"])

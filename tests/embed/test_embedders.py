@@ -1,5 +1,10 @@
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -10,9 +15,8 @@ from h2hmem.testing import Fault, MockOpenAIServer, Rule, hashed_embedding
 
 
 @pytest.mark.slow
-async def test_minilm_paraphrase_beats_unrelated(monkeypatch):
+async def test_minilm_paraphrase_beats_unrelated():
     pytest.importorskip("sentence_transformers")
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     emb = load_embedder("minilm")
     assert isinstance(emb, Embedder) and emb.dim == 384 and emb.name == "all-MiniLM-L6-v2"
     texts = [
@@ -28,6 +32,36 @@ async def test_minilm_paraphrase_beats_unrelated(monkeypatch):
     again = await emb.embed([texts[2], texts[0]])  # from the LRU, same vectors
     np.testing.assert_array_equal(again, v[[2, 0]])
     assert (await emb.embed([])).shape == (0, 384)
+
+
+_LOAD_WITHOUT_NETWORK = """
+import asyncio, json, os, socket
+tried = []
+def refuse(self, address):
+    tried.append(repr(address))
+    raise OSError("no network in this test")
+socket.socket.connect = refuse
+from h2hmem.embed import load_embedder
+vectors = asyncio.run(load_embedder("minilm").embed(["a cat called Almond"]))
+import huggingface_hub.constants as hub
+print(json.dumps({"shape": list(vectors.shape), "tried": tried, "hub_offline": hub.HF_HUB_OFFLINE,
+                  "env": [k for k in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE") if k in os.environ]}))
+"""
+
+
+@pytest.mark.slow
+def test_minilm_loads_without_the_network_and_leaves_the_hub_online():
+    """The weights come from the installed package: loading opens no connection, and sets nothing that
+    would make a later ``download_dataset()`` in the same process see the Hub as offline (huggingface_hub
+    reads HF_HUB_OFFLINE once, when it is imported). A fresh process, so nothing imported before counts."""
+    pytest.importorskip("sentence_transformers")
+    env = {k: v for k, v in os.environ.items() if k not in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")}
+    done = subprocess.run(
+        [sys.executable, "-c", _LOAD_WITHOUT_NETWORK], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen == {"shape": [1, 384], "tried": [], "hub_offline": False, "env": []}
 
 
 async def test_openai_embedder_against_mock(tmp_path):

@@ -42,8 +42,9 @@ def _load() -> Any:
     global _model
     with _model_lock:
         if _model is None:
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            # The weights are a local folder loaded with local_files_only: no Hub access, so nothing
+            # here sets HF_HUB_OFFLINE (huggingface_hub reads it once, at import, and a value set here
+            # would make a later download_dataset() in this process see the Hub as offline).
             # OpenMP threads that spin while waiting burn the CPU a shared machine's other jobs need
             # and stall when one is descheduled: measured at load 11 on 2 cores, 2 threads gave
             # 14 texts/s passive vs 6 spinning, with half the CPU time. Read once, when torch loads.
