@@ -97,3 +97,74 @@ def test_named_in_skips_difflib_for_ngrams_no_name_can_match(monkeypatch):
     assert calls == ["alexandrpetrov"]
     # "whendidalexandr" is within the length bound (15 letters) but shares 9 letters with
     # "alexanderpetrov" (a×2, l, e×2, x, n, d, r): 2·9/30 = 0.6 < 0.88; "broken": 2·6 < 0.88·16
+
+
+def test_named_in_keys_each_word_once(monkeypatch):
+    """An n-gram's key is its words' keys joined: ``name_key`` runs once per word of the question, not
+    once per n-gram (3 + 2 + 1 passes over the words), and the names found are those of the texts."""
+    from h2hmem.memory.h2h import _people
+
+    d = SpeakerDirectory()
+    for s in ("Kiki Tanaka", "Dr. Wu", "Alexander Petrov"):
+        d.add(s)
+    question = "Did Dr. Wu's advice to Alexandr Petrov about the umbrella come before Kiki's trip?"
+    words = _people._WORD.findall(question)  # 14 words: 12 + 13 + 14 = 39 n-grams
+    calls: list[str] = []
+    real = _people.name_key
+    monkeypatch.setattr(_people, "name_key", lambda text: calls.append(text) or real(text))
+    # 3-grams first: "to Alexandr Petrov" is one letter from "alexanderpetrov" once "to" is counted in
+    assert d.named_in(question) == ["Alexander Petrov", "Dr. Wu", "Kiki Tanaka"]
+    assert len(calls) == len(words) == 14
+    # the key of joined words is the joined keys, as lookup() of the n-gram's text would key it
+    for n in (1, 2, 3):
+        for i in range(len(words) - n + 1):
+            gram = [_people._POSSESSIVE.sub("", w.rstrip(".,!?;:")) for w in words[i : i + n]]
+            assert real(" ".join(gram)) == "".join(real(w) for w in gram)
+
+
+def test_fuzzy_length_window_holds_every_length_some_name_allows():
+    """The window of key lengths that may be a misspelling holds every length n for which some full
+    key's length m passes difflib's real_quick_ratio bound 2·min(n, m) ≥ r·(n + m), and its ends are
+    such lengths (the shortest name's lower end, the longest name's upper end): a key outside it is
+    no misspelling of any name, and skipping it skips nothing the per-name test would keep."""
+    d = SpeakerDirectory()
+    for s in ("Jo Li", "Kiki Tanaka", "Bartholomew Okafor"):  # keys of 4, 10 and 17 letters
+        d.add(s)
+        low, high = d._fuzzy_lengths
+        lengths = [len(k) for k in d._full]
+        allowed = [n for n in range(1, 80) if any(2 * min(n, m) >= FUZZY_RATIO * (n + m) for m in lengths)]
+        assert all(low <= n <= high for n in allowed), s
+        assert min(allowed) - 1 < low and high < max(allowed) + 1, (s, low, high)
+
+
+def test_a_question_is_searched_for_instructions_once(monkeypatch):
+    """``h2h`` cuts a question four ways (search text, listed events, sentences, a claim's sides); the
+    instruction-phrase search, the costliest step of each, runs once per question text."""
+    from h2hmem.memory.h2h import _query
+
+    searched: list[str] = []
+    real = _query._INSTRUCTION
+
+    class Counting:
+        def sub(self, repl, text):
+            searched.append(text)
+            return real.sub(repl, text)
+
+    monkeypatch.setattr(_query, "_INSTRUCTION", Counting())
+    _query.without_instructions.cache_clear()
+    q = (
+        "In Session 1, Kiki said the lake was new to her, but Jo says she went there in May. "
+        "Does this contradict the conversation? Answer yes or no."
+    )
+    assert (
+        _query.search_text(q) == "In Session 1, Kiki said the lake was new to her, but Jo says she went there in May."
+    )
+    assert _query.sub_queries(q) == []
+    assert _query.sentence_queries(q) == [
+        "In Session 1, Kiki said the lake was new to her",
+        "Jo says she went there in May.",
+    ]
+    assert _query.claim_sides(q) == ["In Session 1, Kiki said the lake was new to her", "Jo says she went there in May"]
+    assert searched == [q]
+    _query.search_text("Based on the dialogue, where did Kiki go?")
+    assert len(searched) == 2

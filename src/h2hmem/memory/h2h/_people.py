@@ -49,9 +49,12 @@ class SpeakerDirectory:
         # key → close misspelling's speaker (or None), for the speakers known now: questions repeat
         # their words, and difflib over every name costs more than the rest of a lookup
         self._close: dict[str, str | None] = {}
-        # (text, fuzzy) → lookup's answer for the speakers known now: every question of a memory
+        # (key, fuzzy) → lookup's answer for the speakers known now: every question of a memory
         # state asks for its n-grams, most of them ("did the", "What") asked before
         self._looked_up: dict[tuple[str, bool], str | None] = {}
+        self._fuzzy_lengths = (0.0, -1.0)
+        """Key lengths n for which some full key's length m leaves difflib's real_quick_ratio bound
+        (2·min(n, m) / (n + m)) at FUZZY_RATIO or above: a longer or shorter n-gram is no misspelling."""
         self._letters: dict[str, tuple[tuple[str, int], ...]] = {}
         """Letter counts of each full key (difflib's quick_ratio bound below)."""
 
@@ -63,6 +66,11 @@ class SpeakerDirectory:
         self.speakers.append(speaker)
         self._full[key] = speaker
         self._letters[key] = tuple(Counter(key).items())
+        lengths = [len(k) for k in self._full]
+        # n ≥ m: 2m ≥ r(n + m) ⇔ n ≤ m(2 − r)/r; n < m: 2n ≥ r(n + m) ⇔ n ≥ m·r/(2 − r)
+        r = FUZZY_RATIO
+        # (a hair wider than exact: the per-name test below decides; this only skips the loop)
+        self._fuzzy_lengths = (min(lengths) * r / (2 - r) - 1e-9, max(lengths) * (2 - r) / r + 1e-9)
         self._close.clear()
         self._looked_up.clear()
         words = [name_key(w) for w in speaker.split()]
@@ -75,15 +83,18 @@ class SpeakerDirectory:
 
     def lookup(self, text: str, *, fuzzy: bool = False) -> str | None:
         """The speaker ``text`` names (full key, unique part, or a close misspelling), or None."""
-        memo = (text, fuzzy)
+        return self._lookup_key(name_key(text), fuzzy)
+
+    def _lookup_key(self, key: str, fuzzy: bool) -> str | None:
+        """:meth:`lookup` of a text whose key is ``key`` (the answer depends on the key alone)."""
+        memo = (key, fuzzy)
         if memo in self._looked_up:
             return self._looked_up[memo]
-        who = self._lookup(text, fuzzy)
+        who = self._lookup(key, fuzzy)
         self._looked_up[memo] = who
         return who
 
-    def _lookup(self, text: str, fuzzy: bool) -> str | None:
-        key = name_key(text)
+    def _lookup(self, key: str, fuzzy: bool) -> str | None:
         if not key:
             return None
         if key in self._full:
@@ -91,7 +102,8 @@ class SpeakerDirectory:
         owners = self._parts.get(key)
         if owners and len(owners) == 1:
             return next(iter(owners))
-        if fuzzy and len(key) >= MIN_PART:
+        low, high = self._fuzzy_lengths
+        if fuzzy and len(key) >= MIN_PART and low <= len(key) <= high:
             if key not in self._close:
                 # a name whose length alone rules out the ratio (difflib's real_quick_ratio bound,
                 # 2·min/sum), or whose letters do (its quick_ratio bound, 2·shared letters/sum), cannot
@@ -124,15 +136,19 @@ class SpeakerDirectory:
         return out
 
     def named_in(self, text: str) -> list[str]:
-        """Speakers named anywhere in ``text`` (questions): n-grams of 3, 2, 1 words, longest first."""
+        """Speakers named anywhere in ``text`` (questions): n-grams of 3, 2, 1 words, longest first.
+
+        An n-gram's key is its words' keys joined (``name_key`` keeps only ASCII letters and digits
+        of the lowercased text, so the spaces between words never count), each word keyed once."""
         words = [_POSSESSIVE.sub("", w.rstrip(".,!?;:")) for w in _WORD.findall(text)]
+        keys = [name_key(w) for w in words]
         out: list[str] = []
         used = [False] * len(words)
         for n in (3, 2, 1):
             for i in range(len(words) - n + 1):
                 if any(used[i : i + n]):
                     continue
-                who = self.lookup(" ".join(words[i : i + n]), fuzzy=n > 1 or len(words[i]) >= 6)
+                who = self._lookup_key("".join(keys[i : i + n]), n > 1 or len(words[i]) >= 6)
                 if who is not None:
                     used[i : i + n] = [True] * n
                     if who not in out:

@@ -13,6 +13,7 @@ says Z" → X, Y says Z), so the statement each side rests on is searched for on
 
 from __future__ import annotations
 
+import functools
 import re
 
 INSTRUCTIONS: tuple[str, ...] = (
@@ -36,16 +37,24 @@ _INSTRUCTION = re.compile("|".join(f"(?:{p})" for p in INSTRUCTIONS), re.I)
 _ITEM = re.compile(r"(?:^|\s|;)([A-H])[.)、:]\s+(.+?)(?=(?:\s|;)[A-H][.)、:]\s|$)", re.S)
 
 
+@functools.lru_cache(maxsize=256)
+def without_instructions(question: str) -> str:
+    """``question`` with each instruction phrase replaced by a space (other whitespace as it was): the
+    first step of every function here, worked out once per question text (``h2h`` cuts a question
+    several ways, and the phrase search is the costliest step of each)."""
+    return _INSTRUCTION.sub(" ", question)
+
+
 def search_text(question: str) -> str:
     """The question without instruction phrases and with whitespace collapsed (never empty: the
     original text when nothing would remain)."""
-    cleaned = re.sub(r"\s+", " ", _INSTRUCTION.sub(" ", question)).strip(" ;:,")
+    cleaned = re.sub(r"\s+", " ", without_instructions(question)).strip(" ;:,")
     return cleaned if len(cleaned) >= 3 else question.strip()
 
 
 def sub_queries(question: str) -> list[str]:
     """The listed items of a question ("A. X; B. Y" → ["X", "Y"]), or [] when fewer than two."""
-    body = _INSTRUCTION.sub(" ", question)
+    body = without_instructions(question)
     items = [re.sub(r"\s+", " ", m.group(2)).strip(" ;,.") for m in _ITEM.finditer(body)]
     items = [i for i in items if len(i) >= 3]
     return items if len(items) >= 2 else []
@@ -62,7 +71,7 @@ def sentence_queries(question: str) -> list[str]:
 
     Example: "In Session 1, A planned X. In Session 2, how did they update it?" → both sentences.
     """
-    body = re.sub(r"\s+", " ", _INSTRUCTION.sub(" ", question)).strip()
+    body = re.sub(r"\s+", " ", without_instructions(question)).strip()
     parts = [p.strip(" ;,") for p in _SENTENCE.split(body)]
     parts = [p for p in parts if len(p.split()) >= MIN_SENTENCE_WORDS]
     return parts if len(parts) >= 2 else []
@@ -93,7 +102,7 @@ def claim_sides(question: str) -> list[str]:
     Example: "The dialogue mentions that A went to the lake, but B says, 'The lake is new to me!'
     Is this contradictory?" → ["A went to the lake", "B says, The lake is new to me!"].
     """
-    body = re.sub(r"\s+", " ", _INSTRUCTION.sub(" ", question)).strip()
+    body = re.sub(r"\s+", " ", without_instructions(question)).strip()
     parts = [q for p in _CONTRAST.split(body) for q in _FRAME.split(p)]
     parts = [re.sub(r"\s+", " ", _QUOTES.sub("", p)).strip(" ;,.") for p in parts]
     parts = [p for p in parts if len(p.split()) >= MIN_SENTENCE_WORDS]
