@@ -138,7 +138,7 @@ def test_fuzzy_length_window_holds_every_length_some_name_allows():
 
 
 def test_a_question_is_searched_for_instructions_once(monkeypatch):
-    """``h2h`` cuts a question four ways (search text, listed events, sentences, a claim's sides); the
+    """``h2h`` cuts a question up to four ways (search text, listed events, a claim's sides, sentences); the
     instruction-phrase search, the costliest step of each, runs once per question text."""
     from h2hmem.memory.h2h import _query
 

@@ -53,8 +53,10 @@ class SpeakerDirectory:
         # state asks for its n-grams, most of them ("did the", "What") asked before
         self._looked_up: dict[tuple[str, bool], str | None] = {}
         self._fuzzy_lengths = (0.0, -1.0)
-        """Key lengths n for which some full key's length m leaves difflib's real_quick_ratio bound
-        (2·min(n, m) / (n + m)) at FUZZY_RATIO or above: a longer or shorter n-gram is no misspelling."""
+        """The range of key lengths n from the shortest full key's lower bound to the longest one's upper
+        bound under difflib's real_quick_ratio (2·min(n, m) / (n + m) ≥ FUZZY_RATIO): every length some name
+        allows lies inside (lengths in between that no name allows fall through to the per-name test), so a
+        longer or shorter n-gram is no misspelling."""
         self._letters: dict[str, tuple[tuple[str, int], ...]] = {}
         """Letter counts of each full key (difflib's quick_ratio bound below)."""
 
