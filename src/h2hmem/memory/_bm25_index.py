@@ -1,0 +1,89 @@
+"""``bm25s``'s index, built with array operations instead of a Python loop over the documents.
+
+``bm25s.BM25.build_index_from_ids`` (the step its documentation names for overriding) counts each
+document's words with a ``Counter`` and scores them with a few NumPy calls per document: ~5 ms for the
+~300 turns of one dialogue, in one event-loop step of the run (the index is built when a dialogue's
+first question is asked; ``bench/README.md``, finding 12). :func:`bm25_retriever` returns a
+``bm25s.BM25`` whose build does the same arithmetic on all (document, word) pairs at once, for the
+Lucene variant h2hmem uses, and hands the result to ``bm25s``'s own sparse-matrix builder: the index
+arrays are bit for bit those of ``bm25s`` (``tests/memory/test_bm25_index.py`` compares them), and
+queries are scored by ``bm25s`` itself. Any other variant or back-end falls back to ``bm25s``'s build.
+
+Per (document d, word w) with count ``tf`` (float32, as ``bm25s`` counts), length ``l_d``, mean length
+``l_avg`` and ``df`` documents holding w (every step in ``bm25s``'s order and precision):
+``idf = float32(log(1 + (N − df + 0.5) / (df + 0.5)))``,
+``score = float32(idf · tf / (k1 · ((1 − b) + b · l_d / l_avg) + tf))``, the quotient in float64.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+from typing import Any
+
+import numpy as np
+
+
+@functools.lru_cache(maxsize=1)
+def _retriever_class() -> type:
+    import bm25s
+
+    class ArrayBuiltBM25(bm25s.BM25):  # type: ignore[misc]  # bm25s ships no type information
+        """``bm25s.BM25`` whose index build runs on arrays (module docstring)."""
+
+        def build_index_from_ids(
+            self,
+            unique_token_ids: list[int],
+            corpus_token_ids: list[list[int]],
+            show_progress: bool = True,
+            leave_progress: bool = False,
+        ) -> dict[str, Any]:
+            n_vocab = len(unique_token_ids)
+            plain = (self.method, self.idf_method, self.csc_backend) == ("lucene", "lucene", "numpy")
+            usual = plain and n_vocab > 0 and any(corpus_token_ids) and sorted(unique_token_ids) == list(range(n_vocab))
+            if not usual:
+                return super().build_index_from_ids(  # type: ignore[no-any-return]
+                    unique_token_ids, corpus_token_ids, show_progress=show_progress, leave_progress=leave_progress
+                )
+            self.nonoccurrence_array = None  # as bm25s sets it for a variant without one (Lucene)
+            return lucene_scores(corpus_token_ids, n_vocab, self.k1, self.b, self.dtype, self.int_dtype, self._np_csc)
+
+    return ArrayBuiltBM25
+
+
+def bm25_retriever() -> Any:
+    """A new ``bm25s.BM25`` (its defaults: Lucene, k1 = 1.5, b = 0.75) with the array-built index."""
+    return _retriever_class()()
+
+
+def lucene_scores(
+    corpus_token_ids: list[list[int]],
+    n_vocab: int,
+    k1: float,
+    b: float,
+    dtype: str,
+    int_dtype: str,
+    to_csc: Any,
+) -> dict[str, Any]:
+    """``bm25s``'s ``scores`` dict (``data``, ``indices``, ``indptr``, ``num_docs``) of the Lucene
+    variant for documents given as word ids ``0 … n_vocab − 1``; ``to_csc`` is ``bm25s``'s builder of
+    the sparse matrix (``BM25._np_csc``), which orders the entries by (word, document)."""
+    n_docs = len(corpus_token_ids)
+    lengths = np.array([len(ids) for ids in corpus_token_ids])
+    avg_doc_len = lengths.mean()  # as bm25s: the int64 array's mean, float64
+    flat = np.fromiter(itertools.chain.from_iterable(corpus_token_ids), dtype=np.int64, count=int(lengths.sum()))
+    doc_of = np.repeat(np.arange(n_docs, dtype=np.int64), lengths)
+    pairs, counts = np.unique(doc_of * n_vocab + flat, return_counts=True)
+    docs, words = np.divmod(pairs, n_vocab)
+    df = np.bincount(words, minlength=n_vocab)
+    idf = np.zeros(n_vocab, dtype=dtype)
+    for value in np.unique(df[df > 0]).tolist():  # math.log on Python floats, as bm25s (not np.log)
+        idf[df == value] = math.log(1 + (n_docs - value + 0.5) / (value + 0.5))
+    length_part = k1 * ((1 - b) + b * lengths.astype(np.float64) / avg_doc_len)
+    tf = counts.astype(dtype)
+    scores = (idf[words] * (tf / (length_part[docs] + tf))).astype(dtype)
+    data, indices, indptr = to_csc(
+        data=scores, rows=docs.astype(int_dtype), cols=words.astype(int_dtype), shape=(n_docs, n_vocab)
+    )
+    return {"data": data.astype(dtype), "indices": indices, "indptr": indptr, "num_docs": n_docs}
