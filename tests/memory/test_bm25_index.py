@@ -3,14 +3,16 @@ without ``bm25s``'s per-document loop."""
 
 from __future__ import annotations
 
+import pickle
 import random
 
 import bm25s
 import bm25s.scoring
+import numpy as np
 import pytest
 
 from h2hmem.data import load_dataset
-from h2hmem.memory._bm25_index import bm25_retriever
+from h2hmem.memory._bm25_index import ArrayBuiltBM25, bm25_retriever
 from h2hmem.memory._retrieval import BM25Scorer
 
 WORDS = "cat dog lake Kiki Almond the a is umbrella station session photo cake 2024 tea green blue".split()
@@ -19,16 +21,10 @@ WORDS = "cat dog lake Kiki Almond the a is umbrella station session photo cake 2
 def _both(documents: list[str], **kwargs) -> tuple[bm25s.BM25, bm25s.BM25]:
     """bm25s's own index and the array-built one, each from its own tokenisation (``index`` adds the
     empty word to the vocabulary it is given)."""
-    theirs, ours = bm25s.BM25(**kwargs), bm25_retriever() if not kwargs else _ours(**kwargs)
+    theirs, ours = bm25s.BM25(**kwargs), ArrayBuiltBM25(**kwargs)
     theirs.index(bm25s.tokenize(documents, stopwords="en", show_progress=False), show_progress=False)
     ours.index(bm25s.tokenize(documents, stopwords="en", show_progress=False), show_progress=False)
     return theirs, ours
-
-
-def _ours(**kwargs) -> bm25s.BM25:
-    from h2hmem.memory._bm25_index import _retriever_class
-
-    return _retriever_class()(**kwargs)
 
 
 def _assert_same(theirs: bm25s.BM25, ours: bm25s.BM25, queries: list[str]) -> None:
@@ -91,3 +87,32 @@ def test_the_index_skips_bm25s_per_document_loop(monkeypatch):
 def test_small_corpora(docs):
     theirs, ours = _both(docs)
     _assert_same(theirs, ours, ["tea", "dog cat"])
+
+
+def test_parameters_bm25s_computes_otherwise_fall_back():
+    """A NumPy float32 ``b`` makes bm25s compute ``b · l_d`` in float32: the array build leaves it to bm25s;
+    Python numbers and float64 take the array build and still match."""
+    rng = random.Random(5)
+    docs = [" ".join(rng.choices(WORDS, k=rng.randint(1, 60))) for _ in range(30)]
+    for k1, b in ((1.2, 0.7), (2, 1), (np.float64(1.5), np.float64(0.75)), (1.5, np.float32(0.7))):
+        theirs, ours = _both(docs, k1=k1, b=b)
+        _assert_same(theirs, ours, ["cat dog tea", "lake"])
+
+
+def test_word_ids_outside_the_vocabulary_fail_as_in_bm25s():
+    """Ids beyond the vocabulary are bm25s's error, not a silently shifted index."""
+    for corpus in ([[0, 5], [0]], ([[0, 2], [1]], {"a": 0, "b": 1})):
+        with pytest.raises(IndexError):
+            bm25s.BM25().index(corpus, show_progress=False)
+        with pytest.raises(IndexError):
+            bm25_retriever().index(corpus, show_progress=False)
+
+
+def test_documents_as_arrays_and_a_pickled_index():
+    corpus = ([np.array([0, 1, 1]), np.array([1, 2])], {"a": 0, "b": 1, "c": 2})
+    theirs, ours = bm25s.BM25(), bm25_retriever()
+    theirs.index(([d.copy() for d in corpus[0]], dict(corpus[1])), show_progress=False)
+    ours.index(([d.copy() for d in corpus[0]], dict(corpus[1])), show_progress=False)
+    again = pickle.loads(pickle.dumps(ours))
+    for key in ("data", "indices", "indptr"):
+        assert theirs.scores[key].tobytes() == ours.scores[key].tobytes() == again.scores[key].tobytes()

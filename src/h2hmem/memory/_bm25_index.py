@@ -17,44 +17,61 @@ Per (document d, word w) with count ``tf`` (float32, as ``bm25s`` counts), lengt
 
 from __future__ import annotations
 
-import functools
 import itertools
 import math
 from typing import Any
 
+import bm25s
 import numpy as np
 
-
-@functools.lru_cache(maxsize=1)
-def _retriever_class() -> type:
-    import bm25s
-
-    class ArrayBuiltBM25(bm25s.BM25):  # type: ignore[misc]  # bm25s ships no type information
-        """``bm25s.BM25`` whose index build runs on arrays (module docstring)."""
-
-        def build_index_from_ids(
-            self,
-            unique_token_ids: list[int],
-            corpus_token_ids: list[list[int]],
-            show_progress: bool = True,
-            leave_progress: bool = False,
-        ) -> dict[str, Any]:
-            n_vocab = len(unique_token_ids)
-            plain = (self.method, self.idf_method, self.csc_backend) == ("lucene", "lucene", "numpy")
-            usual = plain and n_vocab > 0 and any(corpus_token_ids) and sorted(unique_token_ids) == list(range(n_vocab))
-            if not usual:
-                return super().build_index_from_ids(  # type: ignore[no-any-return]
-                    unique_token_ids, corpus_token_ids, show_progress=show_progress, leave_progress=leave_progress
-                )
-            self.nonoccurrence_array = None  # as bm25s sets it for a variant without one (Lucene)
-            return lucene_scores(corpus_token_ids, n_vocab, self.k1, self.b, self.dtype, self.int_dtype, self._np_csc)
-
-    return ArrayBuiltBM25
+_NUMPY_2 = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
+"""bm25s's division runs in float64 under NumPy 2's promotion rules (a NumPy float64 scalar plus a float32
+array); NumPy 1 did it in float32. The arrays below follow NumPy 2, so NumPy 1 keeps bm25s's build."""
 
 
-def bm25_retriever() -> Any:
+class ArrayBuiltBM25(bm25s.BM25):  # type: ignore[misc]  # bm25s ships no type information
+    """``bm25s.BM25`` whose index build runs on arrays (module docstring). Anything the arrays below do
+    not reproduce exactly is left to ``bm25s``: another variant or sparse back-end, NumPy 1, parameters
+    that are NumPy scalars other than float64, word ids outside ``0 … n_vocab − 1`` (``bm25s`` raises),
+    sizes its index dtype cannot hold, an empty corpus."""
+
+    def build_index_from_ids(
+        self,
+        unique_token_ids: list[int],
+        corpus_token_ids: list[list[int]],
+        show_progress: bool = True,
+        leave_progress: bool = False,
+    ) -> dict[str, Any]:
+        if not self._arrays_reproduce(unique_token_ids, corpus_token_ids):
+            return super().build_index_from_ids(  # type: ignore[no-any-return]
+                unique_token_ids, corpus_token_ids, show_progress=show_progress, leave_progress=leave_progress
+            )
+        self.nonoccurrence_array = None  # as bm25s sets it for a variant without one (Lucene)
+        return lucene_scores(
+            corpus_token_ids, len(unique_token_ids), self.k1, self.b, self.dtype, self.int_dtype, self._np_csc
+        )
+
+    def _arrays_reproduce(self, unique_token_ids: list[int], corpus_token_ids: list[list[int]]) -> bool:
+        variant = (getattr(self, "method", None), getattr(self, "idf_method", None), getattr(self, "csc_backend", None))
+        if not _NUMPY_2 or variant != ("lucene", "lucene", "numpy"):
+            return False
+        if not all(type(x) in (int, float, np.float64) for x in (self.k1, self.b)):
+            return False
+        n_vocab, n_docs = len(unique_token_ids), len(corpus_token_ids)
+        if n_vocab == 0 or sorted(unique_token_ids) != list(range(n_vocab)):
+            return False
+        if max(n_vocab, n_docs) > int(np.iinfo(self.int_dtype).max):
+            return False
+        lengths = [len(ids) for ids in corpus_token_ids]
+        if not any(lengths):
+            return False
+        ids = np.fromiter(itertools.chain.from_iterable(corpus_token_ids), dtype=np.int64, count=sum(lengths))
+        return bool(ids.min() >= 0 and ids.max() < n_vocab)
+
+
+def bm25_retriever() -> bm25s.BM25:
     """A new ``bm25s.BM25`` (its defaults: Lucene, k1 = 1.5, b = 0.75) with the array-built index."""
-    return _retriever_class()()
+    return ArrayBuiltBM25()
 
 
 def lucene_scores(
