@@ -42,31 +42,39 @@ class ArrayBuiltBM25(bm25s.BM25):  # type: ignore[misc]  # bm25s ships no type i
         show_progress: bool = True,
         leave_progress: bool = False,
     ) -> dict[str, Any]:
-        if not self._arrays_reproduce(unique_token_ids, corpus_token_ids):
+        words = self._word_ids(unique_token_ids, corpus_token_ids)
+        if words is None:
             return super().build_index_from_ids(  # type: ignore[no-any-return]
                 unique_token_ids, corpus_token_ids, show_progress=show_progress, leave_progress=leave_progress
             )
+        lengths, flat = words
         self.nonoccurrence_array = None  # as bm25s sets it for a variant without one (Lucene)
         return lucene_scores(
-            corpus_token_ids, len(unique_token_ids), self.k1, self.b, self.dtype, self.int_dtype, self._np_csc
+            lengths, flat, len(unique_token_ids), self.k1, self.b, self.dtype, self.int_dtype, self._np_csc
         )
 
-    def _arrays_reproduce(self, unique_token_ids: list[int], corpus_token_ids: list[list[int]]) -> bool:
+    def _word_ids(
+        self, unique_token_ids: list[int], corpus_token_ids: list[list[int]]
+    ) -> tuple[np.ndarray, np.ndarray] | None:
+        """Each document's length and every word id in order, flattened — or None where the arrays
+        would not reproduce ``bm25s`` exactly (the class docstring's cases)."""
         variant = (getattr(self, "method", None), getattr(self, "idf_method", None), getattr(self, "csc_backend", None))
         if not _NUMPY_2 or variant != ("lucene", "lucene", "numpy"):
-            return False
+            return None
         if not all(type(x) in (int, float, np.float64) for x in (self.k1, self.b)):
-            return False
+            return None
         n_vocab, n_docs = len(unique_token_ids), len(corpus_token_ids)
         if n_vocab == 0 or sorted(unique_token_ids) != list(range(n_vocab)):
-            return False
+            return None
         if max(n_vocab, n_docs) > int(np.iinfo(self.int_dtype).max):
-            return False
-        lengths = [len(ids) for ids in corpus_token_ids]
-        if not any(lengths):
-            return False
-        ids = np.fromiter(itertools.chain.from_iterable(corpus_token_ids), dtype=np.int64, count=sum(lengths))
-        return bool(ids.min() >= 0 and ids.max() < n_vocab)
+            return None
+        lengths = np.array([len(ids) for ids in corpus_token_ids])
+        if not lengths.any():
+            return None
+        flat = np.fromiter(itertools.chain.from_iterable(corpus_token_ids), dtype=np.int64, count=int(lengths.sum()))
+        if flat.min() < 0 or flat.max() >= n_vocab:
+            return None
+        return lengths, flat
 
 
 def bm25_retriever() -> bm25s.BM25:
@@ -75,7 +83,8 @@ def bm25_retriever() -> bm25s.BM25:
 
 
 def lucene_scores(
-    corpus_token_ids: list[list[int]],
+    lengths: np.ndarray,
+    flat: np.ndarray,
     n_vocab: int,
     k1: float,
     b: float,
@@ -84,12 +93,11 @@ def lucene_scores(
     to_csc: Any,
 ) -> dict[str, Any]:
     """``bm25s``'s ``scores`` dict (``data``, ``indices``, ``indptr``, ``num_docs``) of the Lucene
-    variant for documents given as word ids ``0 … n_vocab − 1``; ``to_csc`` is ``bm25s``'s builder of
+    variant for documents of ``lengths`` words (int array, one per document) whose word ids
+    ``0 … n_vocab − 1`` are ``flat``, document after document; ``to_csc`` is ``bm25s``'s builder of
     the sparse matrix (``BM25._np_csc``), which orders the entries by (word, document)."""
-    n_docs = len(corpus_token_ids)
-    lengths = np.array([len(ids) for ids in corpus_token_ids])
+    n_docs = len(lengths)
     avg_doc_len = lengths.mean()  # as bm25s: the int64 array's mean, float64
-    flat = np.fromiter(itertools.chain.from_iterable(corpus_token_ids), dtype=np.int64, count=int(lengths.sum()))
     doc_of = np.repeat(np.arange(n_docs, dtype=np.int64), lengths)
     pairs, counts = np.unique(doc_of * n_vocab + flat, return_counts=True)
     docs, words = np.divmod(pairs, n_vocab)
