@@ -8,7 +8,10 @@ Per method (naive-rag, full-text, h2h) and preset (``paper``, ``harmonized``), a
    the stand-in's embedding of the turns at ``observe``, the index build: ``bench/_harness.py``
    ``_RetrievalCPU``) reported apart — ``CPU ms/q excl. retrieval`` = (CPU s − retrieval CPU s) ÷ questions;
 2. ``transport floor`` (``paper``): the same calls, C and prompt size sent by a bare aiohttp
-   loop (``bench/_floor.py``); harness ÷ floor is what the harness adds to the calls;
+   loop (``bench/_floor.py``); harness ÷ floor is what the harness adds to the calls, and the
+   harness's CPU without retrieval ÷ the floor's CPU (``CPU excl. retrieval ÷ floor CPU``) is its
+   CPU in units of the bare loop's, a figure the host's speed moves less than CPU seconds (the
+   same code's CPU per question varies up to 2× with this VM's state: ``bench/README.md``, finding 11);
    For ``h2h`` at the first C, a third row runs it with a remote embedder (20 ms a request, the
    retrieval waits): harness ÷ the same floor, with the runner's look-ahead hiding the wait;
 3. ``cached rerun``: a new run dir with the cold run's request cache (every reply is a cache
@@ -55,6 +58,8 @@ COLUMNS = [
     ("cpu_ms_per_q", "CPU ms/q"),
     ("retrieval_s", "retrieval CPU s"),
     ("cpu_ms_per_q_excl", "CPU ms/q excl. retrieval"),
+    ("floor_cpu_s", "floor CPU s"),
+    ("cpu_excl_per_floor_cpu", "CPU excl. retrieval ÷ floor CPU"),
     ("gc_s", "collector s"),
     ("gc_full", "full collections"),
     ("peak_rss_mb", "peak RSS MiB"),
@@ -70,6 +75,15 @@ def _per_question(row: dict[str, Any]) -> dict[str, Any]:
     if row.get("gc_collections"):
         row["gc_full"] = row["gc_collections"][2]
     return row
+
+
+def _per_floor_cpu(row: dict[str, Any], floor: dict[str, Any]) -> None:
+    """The harness's CPU without retrieval in units of the transport floor's CPU for the same calls
+    (each the run of median wall time among the alternating runs): what the harness costs beside a bare aiohttp loop, read
+    apart from how fast the host ran that hour."""
+    row["floor_cpu_s"] = floor.get("cpu_s")
+    if row.get("cpu_s") is not None and floor.get("cpu_s"):
+        row["cpu_excl_per_floor_cpu"] = round((row["cpu_s"] - (row.get("retrieval_s") or 0.0)) / floor["cpu_s"], 2)
 
 
 def measure(b: Bench) -> WorkloadResult:
@@ -124,6 +138,7 @@ def measure(b: Bench) -> WorkloadResult:
                         floor["preset"] = preset
                         row["floor_s"] = floor["wall_s"]
                         row["ratio_to_floor"] = round(row["wall_s"] / floor["wall_s"], 3)
+                        _per_floor_cpu(row, floor)
                         res.rows.append(floor)
                         if method == "h2h" and c == concurrencies[0]:
                             res.rows.append(_remote_row(b, srv, root, c, row))

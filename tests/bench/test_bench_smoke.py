@@ -160,6 +160,9 @@ def test_cpu_workload_reports_cpu_per_question_and_a_fully_cached_rerun(tmp_path
     assert 0 < cold["retrieval_s"] < cold["cpu_s"]  # naive-rag's _hits was timed, inside the run's CPU
     assert cold["cpu_ms_per_q_excl"] == round(1000 * (cold["cpu_s"] - cold["retrieval_s"]) / 60, 3)
     assert cold["ratio_to_floor"] == round(cold["wall_s"] / floor["wall_s"], 3)
+    # the harness's CPU without retrieval in units of the bare loop's CPU for the same calls
+    assert cold["floor_cpu_s"] == floor["cpu_s"] > 0
+    assert cold["cpu_excl_per_floor_cpu"] == round((cold["cpu_s"] - cold["retrieval_s"]) / floor["cpu_s"], 2)
     # the collector's time is counted inside the run's CPU; its full collections come from the same counter
     assert 0 <= cold["gc_s"] < cold["cpu_s"] and len(cold["gc_collections"]) == 3
     assert cold["gc_full"] == cold["gc_collections"][2]
