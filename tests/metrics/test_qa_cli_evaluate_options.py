@@ -58,3 +58,26 @@ def test_finished_run_has_no_warning(tmp_path):
     res = runner.invoke(app, ["evaluate", str(_run_dir(tmp_path, 1)), "--bootstrap", "0", "--quiet"])
     assert res.exit_code == 0, res.output
     assert "unfinished" not in res.output
+
+
+def test_a_run_still_being_written_is_flagged(tmp_path):
+    """While another writer holds the run's lock (here: this process, on its own handle, as a running
+    `h2hmem run` holds it) the manifest has no counts yet; evaluate names the writer."""
+    import os
+
+    from h2hmem.records import RunStore
+
+    run_dir = _run_dir(tmp_path, 3)
+    (run_dir / "manifest.json").write_text(json.dumps({"method": "full-text"}))  # as while the first invocation runs
+    with RunStore(run_dir).locked() as holder:
+        assert holder is None
+        res = runner.invoke(app, ["evaluate", str(run_dir), "--bootstrap", "0", "--quiet"])
+    out = " ".join(res.output.split())
+    assert res.exit_code == 0, res.output
+    assert f"warning: the run is still being written (pid {os.getpid()}); answers recorded so far: 1," in out
+    # the lock released: the same run is now one whose process ended without recording an end
+    res = runner.invoke(app, ["evaluate", str(run_dir), "--bootstrap", "0", "--quiet"])
+    assert "warning: the run never finished (its process ended without recording an end)" in " ".join(
+        res.output.split()
+    )
+    assert RunStore(run_dir).writer() is None and (run_dir / ".lock").read_text() == f"pid {os.getpid()}"

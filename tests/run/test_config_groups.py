@@ -158,3 +158,25 @@ def test_cli_error_names_the_option_of_a_grouped_setting():
     assert RunConfig.flat_default("timeout_s") == 120.0 and RunConfig.flat_default("split") == "all"
     with pytest.raises(KeyError, match="data_root"):
         RunConfig.flat_default("data_root")
+
+
+def test_answer_generation_range_and_a_single_base_url():
+    """Temperature 0–2 and at least one new token, in RunConfig as in GenerationConfig (the limits
+    are accepted, one step past them is not); one server given as a string is the one-server list."""
+    from h2hmem.llm import GenerationConfig
+
+    ok = RunConfig(data_root="d", method="full-text", answer_temperature=0, answer_max_tokens=1)
+    assert (ok.generation.temperature, ok.generation.max_tokens) == (0, 1)
+    assert RunConfig(data_root="d", method="full-text", answer_temperature=2).generation.temperature == 2
+    for bad in ({"answer_temperature": -0.01}, {"answer_temperature": 2.01}, {"answer_max_tokens": 0}):
+        with pytest.raises(ValidationError):
+            RunConfig(data_root="d", method="full-text", **bad)
+    with pytest.raises(ValidationError):
+        GenerationConfig(max_tokens=0)
+    with pytest.raises(ValidationError):
+        GenerationConfig(temperature=-1)
+    assert GenerationConfig(max_tokens=None).max_tokens is None  # no limit sent (the judge)
+    assert RunConfig(data_root="d", method="full-text", base_url="http://h:1/v1").models.base_url == ["http://h:1/v1"]
+    assert RunConfig(data_root="d", method="full-text", models={"base_url": "http://h:1/v1"}).models.base_url == [
+        "http://h:1/v1"
+    ]

@@ -29,6 +29,11 @@ def test_runconfig_refuses_a_misspelt_keyword(tmp_path):
         (["--protocol", "onlin"], "--protocol: Input should be 'full' or 'online' (got 'onlin')"),
         (["--limit", "0"], "--limit: limit must be at least 1 (got 0)"),
         (["--concurrency", "0"], "--concurrency: concurrency must be at least 1 (got 0)"),
+        # refused before any call (a server would fail every question instead)
+        (["--answer-max-tokens", "-5"], "--answer-max-tokens: Input should be greater than or equal to 1 (got -5)"),
+        (["--answer-max-tokens", "0"], "--answer-max-tokens: Input should be greater than or equal to 1 (got 0)"),
+        (["--temperature", "-1"], "--temperature: Input should be greater than or equal to 0 (got -1.0)"),
+        (["--temperature", "7"], "--temperature: Input should be less than or equal to 2 (got 7.0)"),
     ],
 )
 def test_run_option_errors_name_the_option(tmp_path, args, message):

@@ -261,13 +261,30 @@ def _judge_dry_run(
 
 
 def _unfinished(run_dir: Path, n_predictions: int) -> str | None:
-    """A warning when the run's manifest selected more questions than were recorded (an interrupted
-    or still running `h2hmem run`): its scores cover the recorded questions only."""
+    """A warning when the scores cover part of the run: a run another process is still writing (it
+    holds the run's lock), a run whose manifest selected more questions than were recorded (an
+    interrupted `h2hmem run`), or one whose first invocation never recorded an end (killed)."""
+    from ..records import RunStore
+
+    holder = RunStore(run_dir).writer()
+    if holder is not None:
+        return (
+            f"the run is still being written ({holder}); answers recorded so far: {n_predictions}, and these "
+            "scores cover only those; evaluate again when the run has finished"
+        )
     try:
         manifest = read_manifest(run_dir)
     except (OSError, ValueError):
         return None
-    selected = manifest.counts.questions if manifest is not None and manifest.counts is not None else 0
+    if manifest is None:
+        return None
+    if manifest.counts is None and manifest.finished_at is None:
+        return (
+            f"the run never finished (its process ended without recording an end); answers recorded: "
+            f"{n_predictions}, and these scores cover only those; rerun the same `h2hmem run` command to finish "
+            "it, then evaluate again"
+        )
+    selected = manifest.counts.questions if manifest.counts is not None else 0
     if selected <= n_predictions:
         return None
     return (

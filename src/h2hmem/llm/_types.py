@@ -60,10 +60,10 @@ class GenerationConfig(BaseModel):
     """Generation parameters. Part of the cache key (unlike concurrency or retry settings)."""
 
     model_config = ConfigDict(frozen=True)
-    temperature: float = defaults.ANSWER_TEMPERATURE
-    """Paper's answer temperature (docs/baselines.md; :data:`h2hmem.defaults.ANSWER_TEMPERATURE`)."""
-    max_tokens: int | None = defaults.ANSWER_MAX_TOKENS
-    """None sends no limit (the official judge sets none)."""
+    temperature: float = Field(default=defaults.ANSWER_TEMPERATURE, ge=0.0)
+    """Paper's answer temperature (docs/baselines.md; :data:`h2hmem.defaults.ANSWER_TEMPERATURE`); not negative."""
+    max_tokens: int | None = Field(default=defaults.ANSWER_MAX_TOKENS, ge=1)
+    """None sends no limit (the official judge sets none); else at least 1."""
     json_mode: bool = False
     seed: int | None = None
     top_p: float | None = None

@@ -67,6 +67,26 @@ def exclusive_lock(path: Path, what: str = "") -> Iterator[str | None]:
         fh.close()
 
 
+def lock_holder(path: Path) -> str | None:
+    """The description of the process holding the lock file ``path`` (``"pid 1234"``), or None when
+    no process holds it, the file does not exist or nothing can be locked (no ``fcntl``). Writes
+    nothing: a shared lock is tried for an instant on a read-only handle, so a run that starts in that
+    same instant is refused as if another run held the directory (it can simply be started again)."""
+    if fcntl is None:
+        return None
+    try:
+        fh = open(path, encoding="utf-8")
+    except OSError:
+        return None
+    with fh:
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return fh.read().strip() or "another process"
+        fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+        return None
+
+
 class RunStore:
     """Reads and writes one run directory (``runs/<run-id>/``)."""
 
@@ -99,6 +119,11 @@ class RunStore:
         description (``"pid 1234, h2hmem evaluate (judge) since 2026-12-01T12:00:00+00:00"``)."""
         with exclusive_lock(self.dir / "scores" / LOCK, what) as holder:
             yield holder
+
+    def writer(self) -> str | None:
+        """The process writing this run now (the holder of :meth:`locked`'s lock, e.g. ``"pid 1234"``),
+        or None (:func:`lock_holder`)."""
+        return lock_holder(self.dir / LOCK)
 
     @property
     def exists(self) -> bool:

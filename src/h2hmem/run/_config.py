@@ -33,10 +33,10 @@ class AnswerGeneration(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    temperature: float = defaults.ANSWER_TEMPERATURE
-    """Answer temperature (published: 0.1)."""
-    max_tokens: int = defaults.ANSWER_MAX_TOKENS
-    """New-token limit of the answer call (published: 1,024); a lower value is a recorded deviation."""
+    temperature: float = Field(defaults.ANSWER_TEMPERATURE, ge=0.0, le=2.0)
+    """Answer temperature (published: 0.1), 0–2 (the range OpenAI's API accepts)."""
+    max_tokens: int = Field(defaults.ANSWER_MAX_TOKENS, ge=1)
+    """New-token limit of the answer call (published: 1,024), at least 1; a lower value is a recorded deviation."""
 
 
 class RunModels(BaseModel):
@@ -52,6 +52,12 @@ class RunModels(BaseModel):
     """Separate memory-construction model (A-Mem's note writer); defaults to ``model``."""
     embedder: str = defaults.EMBEDDER
     """Text embedder spec: ``minilm`` or ``openai:<model>``."""
+
+    @field_validator("base_url", mode="before")
+    @classmethod
+    def _one_url_is_a_list(cls, v: object) -> object:
+        """``base_url="http://…"`` is the one-server list ``["http://…"]`` (as ``--base-url`` given once)."""
+        return [v] if isinstance(v, str) else v
 
 
 class Execution(BaseModel):
