@@ -21,8 +21,8 @@ def test_runs_over_different_question_sets_get_a_note(tmp_path, sample_root):
     paths = build_report([a, b], tmp_path / "out", n_boot=0)
     md = paths.markdown.read_text()
     assert NOTE in md
-    assert "dataset aaaaaaaaaaaa, split all, all questions" in md
-    assert "dataset bbbbbbbbbbbb, split all, first 20 questions" in md
+    assert "split all (files aaaaaaaaaaaa), all questions" in md
+    assert "split all (files bbbbbbbbbbbb), first 20 questions" in md
     assert NOTE in paths.html.read_text()
 
 

@@ -59,12 +59,13 @@ def default_out_dir(runs: Sequence[RunResult]) -> Path:
 
 
 def _question_set(run: RunResult) -> str:
-    """What decides which questions a run answered: dataset fingerprint, split, selection and ``--limit``."""
+    """What decides which questions a run answered: split (with the fingerprint of that split's files, which
+    differs between splits of one dataset), selection and ``--limit``."""
     m = run.manifest
     limit = m.config.limit
     chosen = m.identity.get("selection")
     return (
-        f"dataset {str(m.dataset_fingerprint or '?')[:12]}, split {m.split or '?'}, "
+        f"split {m.split or '?'} (files {str(m.dataset_fingerprint or '?')[:12]}), "
         + (f"selection {json.dumps(chosen, sort_keys=True)}, " if chosen else "")
         + (f"first {limit} questions" if limit else "all questions")
     )
