@@ -178,7 +178,8 @@ class GMEImageTextEncoder:
         dtype = torch.float16 if self.device.startswith("cuda") else torch.float32
         # transformers >= 4.56 names the argument ``dtype`` (``torch_dtype`` before)
         major, minor = (int(x) for x in transformers.__version__.split(".")[:2])
-        dtype_kw = {"dtype": dtype} if (major, minor) >= (4, 56) else {"torch_dtype": dtype}
+        # typed as Any: transformers' own stubs type each keyword differently across releases (5.25 lists them)
+        dtype_kw: dict[str, Any] = {"dtype": dtype} if (major, minor) >= (4, 56) else {"torch_dtype": dtype}
         self.model = AutoModel.from_pretrained(
             self.source, trust_remote_code=True, device_map=self.device, local_files_only=local_files_only, **dtype_kw
         ).eval()
