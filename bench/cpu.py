@@ -67,11 +67,16 @@ COLUMNS = [
 ]
 
 
+def _cpu_excl(row: dict[str, Any]) -> float:
+    """The run's CPU seconds without its retrieval's (a row without ``retrieval_s`` has none apart)."""
+    return float(row["cpu_s"] - (row.get("retrieval_s") or 0.0))
+
+
 def _per_question(row: dict[str, Any]) -> dict[str, Any]:
     n = row.get("questions") or 0
     if n and row.get("cpu_s") is not None:
         row["cpu_ms_per_q"] = round(1000 * row["cpu_s"] / n, 3)
-        row["cpu_ms_per_q_excl"] = round(1000 * (row["cpu_s"] - (row.get("retrieval_s") or 0.0)) / n, 3)
+        row["cpu_ms_per_q_excl"] = round(1000 * _cpu_excl(row) / n, 3)
     if row.get("gc_collections"):
         row["gc_full"] = row["gc_collections"][2]
     return row
@@ -79,11 +84,11 @@ def _per_question(row: dict[str, Any]) -> dict[str, Any]:
 
 def _per_floor_cpu(row: dict[str, Any], floor: dict[str, Any]) -> None:
     """The harness's CPU without retrieval in units of the transport floor's CPU for the same calls
-    (each the run of median wall time among the alternating runs): what the harness costs beside a bare aiohttp loop, read
-    apart from how fast the host ran that hour."""
+    (each the run of median wall time among the alternating runs): what the harness costs beside a
+    bare aiohttp loop, read apart from how fast the host ran that hour."""
     row["floor_cpu_s"] = floor.get("cpu_s")
     if row.get("cpu_s") is not None and floor.get("cpu_s"):
-        row["cpu_excl_per_floor_cpu"] = round((row["cpu_s"] - (row.get("retrieval_s") or 0.0)) / floor["cpu_s"], 2)
+        row["cpu_excl_per_floor_cpu"] = round(_cpu_excl(row) / floor["cpu_s"], 2)
 
 
 def measure(b: Bench) -> WorkloadResult:
