@@ -71,6 +71,12 @@ def test_known_difference_is_found_and_identical_runs_give_p_1(runs, tmp_path):
     assert {"Memory Recall", "Memory Reasoning", "Memory Application"} <= cats
     assert "paired" in paths.figures and paths.figures["paired"].stat().st_size > 0
     assert not paths.tables["paired"].notes  # same question sets
+    # each pair's overall row stands out; its main categories under it are plain rows
+    md = paths.markdown.read_text()
+    table = md[md.index("**Paired differences") :].split("\n\n")[1].splitlines()[2:]
+    bold = [line for line in table if line.startswith("| **")]
+    assert len(table) == 3 * 4 and len(bold) == 3
+    assert all("| **overall** |" in line for line in bold)
 
 
 def test_different_question_sets_are_noted_and_group_pools(runs, tmp_path):

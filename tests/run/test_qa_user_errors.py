@@ -45,6 +45,17 @@ def test_run_option_errors_name_the_option(tmp_path, args, message):
     assert not (tmp_path / "runs").exists()
 
 
+def test_misspelt_method_is_refused_before_the_run_line(tmp_path):
+    result = runner.invoke(
+        app, ["run", "--data", str(tmp_path), "--out", str(tmp_path / "runs"), "--method", "naive-ragg"]
+    )
+    assert result.exit_code == 2
+    out = " ".join(result.output.split())
+    assert "unknown method 'naive-ragg'. Did you mean naive-rag?" in out
+    assert "naive-ragg_" not in out and "→" not in out  # no run line for a run that is not made
+    assert not (tmp_path / "runs").exists()
+
+
 @pytest.mark.parametrize(
     "method, params, message",
     [

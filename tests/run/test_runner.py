@@ -50,7 +50,15 @@ def test_full_text_answers_every_question_once(sample_root, tmp_path):
     # rerun: resumes, nothing asked again
     again = run_benchmark(cfg, chat_model=chat, progress=False)
     assert again.answered_now == 0 and again.skipped == 152 and chat.calls == 152
-    assert json.loads((summary.run_dir / "manifest.json").read_text())["resumes"] == 1
+    m = json.loads((summary.run_dir / "manifest.json").read_text())
+    assert m["resumes"] == 1 and m["invocations"][1]["settings_changed"] == {}
+    # a resume with other settings outside the identity: the run's config stays the first one's,
+    # and the resume's invocation names what it changed
+    run_benchmark(cfg.replace(concurrency=3, timeout_s=9.0), chat_model=chat, progress=False)
+    m = json.loads((summary.run_dir / "manifest.json").read_text())
+    assert m["resumes"] == 2 and m["config"]["concurrency"] == cfg.execution.concurrency != 3
+    assert m["invocations"][2]["settings_changed"] == {"concurrency": 3, "timeout_s": 9.0}
+    assert m["invocations"][0]["settings_changed"] == {}
 
 
 def test_torn_line_is_repaired_and_question_redone(sample_root, tmp_path):

@@ -49,6 +49,7 @@ def _report_missing(run_dir: Path, out: Path) -> None:
     """Name the benchmark questions the submission lacks (all written to OUT/missing.txt)."""
     from ..data import DatasetError
     from ..leaderboard import missing_questions
+    from ..records import read_predictions
 
     try:
         missing = missing_questions(run_dir)
@@ -67,9 +68,16 @@ def _report_missing(run_dir: Path, out: Path) -> None:
         return
     (out / "missing.txt").write_text("".join(q + "\n" for q in ids), encoding="utf-8")
     per_split = ", ".join(f"{len(v)} {k}" for k, v in missing.items() if v)
+    failed = {p.question_id for p in read_predictions(run_dir) if p.failed}
+    n_failed = sum(1 for q in ids if q in failed)
+    why = []
+    if n_failed:
+        why.append(f"{n_failed} failed (redo them: h2hmem run … --retry-failed)")
+    if n_failed < len(ids):
+        why.append(f"{len(ids) - n_failed} never asked (the run chose a subset, or stopped early)")
     console.print(
-        f"[yellow]missing:[/] {len(ids)} questions have no answer ({per_split}); a leaderboard entry needs "
-        f"all of them. First: {', '.join(ids[:5])}{' …' if len(ids) > 5 else ''}; full list: "
+        f"[yellow]missing:[/] {len(ids)} questions have no answer ({per_split}): {'; '.join(why)}. A leaderboard "
+        f"entry needs all of them. First: {', '.join(ids[:5])}{' …' if len(ids) > 5 else ''}; full list: "
         f"{out / 'missing.txt'}",
         highlight=False,
         soft_wrap=True,

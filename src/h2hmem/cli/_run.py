@@ -174,7 +174,7 @@ def run_cmd(
     from pydantic import ValidationError
 
     from ..data import DatasetError, UnknownLabelError
-    from ..memory import UnknownMethodError
+    from ..memory import UnknownMethodError, resolve_method
     from ..run import RunConfig, RunConflictError, SelectionError, run_benchmark
 
     try:
@@ -218,6 +218,10 @@ def run_cmd(
     if dry_run:
         _dry_run(config, quiet, caption_model)
         return
+    try:  # a misspelt method is refused before the run line names a run that will not exist
+        resolve_method(config.method)
+    except UnknownMethodError as e:
+        raise fail(str(e))
     console.print(f"run [bold]{config.resolved_run_id}[/] → {config.run_dir}")
     restore = _stop_on_sigterm()
     try:

@@ -30,6 +30,10 @@ class Invocation(Record):
     """ISO 8601 time (UTC, seconds)."""
     command: str = ""
     retry_failed: bool = False
+    settings_changed: dict[str, Any] = {}
+    """Setting (a ``config`` name) → its value in this invocation, for each one that differs from the
+    run's ``config`` (which the first invocation wrote): e.g. another ``base_url`` or ``concurrency``
+    on a resume. Empty for the first invocation and for a resume with the same settings."""
 
 
 class Repair(Record):
@@ -137,6 +141,7 @@ class Manifest(Versioned):
     version: str | None = None
     """h2hmem version that started the run."""
     command: str | None = None
+    """The command line of the invocation that started the run (each launch's is in ``invocations``)."""
     started_at: str | None = None
     finished_at: str | None = None
     """End of the latest invocation (None while the first one runs)."""
@@ -145,6 +150,8 @@ class Manifest(Versioned):
     resumes: int = 0
     invocations: list[Invocation] = []
     config: RunSettings = RunSettings()
+    """The settings of the invocation that started the run; a resume's other settings (those outside
+    ``identity``) are in its ``invocations[].settings_changed``."""
     identity: dict[str, Any] = {}
     """The settings that define the run (:meth:`~h2hmem.run.RunConfig.identity`): a resume must match them."""
     method: str | None = None

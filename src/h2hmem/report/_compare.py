@@ -60,7 +60,7 @@ def paired_table(
                     continue
                 rows.append(
                     {
-                        "kind": "average" if g == "overall" else "category",
+                        "kind": "average" if g == "overall" else "group",
                         "pair": f"{b.label} − {a.label}",
                         "a": a.label,
                         "b": b.label,
@@ -127,7 +127,7 @@ def group_table(
                 continue
             rows.append(
                 {
-                    "kind": "average" if g == "overall" else "category",
+                    "kind": "average" if g == "overall" else "group",
                     "config": label,
                     "method": members[0].method,
                     "group": g,

@@ -8,8 +8,9 @@ Cell conventions (a row is ``{column key: value}``):
 - ``count`` columns hold ``n`` (questions with a value); siblings ``"<key>_total"`` (questions in
   the cell) and ``"<key>_failed"`` (failed answers, scored 0) are shown as ``n/total`` and
   ``(k failed)`` when they differ from ``n`` / are non-zero;
-- ``kind`` (optional row key) is ``"run"``, ``"published"``, ``"subtype"``, ``"category"`` or
-  ``"average"``; renderers emphasise categories and averages and set published rows apart.
+- ``kind`` (optional row key) is ``"run"``, ``"published"``, ``"subtype"``, ``"category"``,
+  ``"average"`` or ``"group"`` (a main category's row under a comparison's overall row, plain);
+  renderers emphasise categories and averages and set published rows apart.
 """
 
 from __future__ import annotations

@@ -746,8 +746,15 @@ def _open_manifest(store: RunStore, config: RunConfig, ds: Dataset, extra: dict[
                 f"{str(old.dataset_fingerprint)[:12]}… ≠ {fingerprint[:12]}…)"
             )
         old.resumes += 1
+        first = old.config.model_dump(mode="json")
+        changed = {k: v for k, v in config.recorded().items() if k in first and first[k] != v and k != "retry_failed"}
         old.invocations.append(
-            Invocation(started_at=now_iso(), command=command_line(), retry_failed=config.execution.retry_failed)
+            Invocation(
+                started_at=now_iso(),
+                command=command_line(),
+                retry_failed=config.execution.retry_failed,
+                settings_changed=changed,
+            )
         )
         return old
     return Manifest(
