@@ -38,8 +38,39 @@ def write_beside(path: str | Path, text: str | bytes, *, fsync: bool = False) ->
     return Path(tmp)
 
 
+def _process_umask() -> int:
+    mask = os.umask(0o022)  # reading the umask means setting it: once, at import, then put back
+    os.umask(mask)
+    return mask
+
+
+_NEW_FILE_MODE = 0o666 & ~_process_umask()
+"""The mode ``open()`` gives a new file under the process's umask (``-rw-r--r--`` under 022)."""
+
+
+def mkstemp_shared(folder: str | Path, prefix: str, suffix: str = TMP_SUFFIX) -> tuple[int, str]:
+    """:func:`tempfile.mkstemp` in ``folder``, with the file's mode set as ``open()`` would set it
+    under the umask: ``mkstemp`` makes it owner-only (0600), and a rename onto the destination keeps
+    that mode, so manifests, scores and reports would be unreadable to a group or a web server.
+
+    Returns:
+        ``(fd, path)`` as ``mkstemp``; the caller closes the descriptor.
+
+    Raises:
+        OSError: the folder cannot be written.
+    """
+    fd, name = tempfile.mkstemp(dir=folder, prefix=prefix, suffix=suffix)
+    try:
+        os.fchmod(fd, _NEW_FILE_MODE)
+    except BaseException:
+        os.close(fd)
+        Path(name).unlink(missing_ok=True)
+        raise
+    return fd, name
+
+
 def _mkstemp(path: Path) -> tuple[int, str]:
-    return tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=TMP_SUFFIX)
+    return mkstemp_shared(path.parent, f".{path.name}.")
 
 
 def atomic_write_text(path: str | Path, text: str | bytes, *, fsync: bool = False) -> None:

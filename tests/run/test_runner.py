@@ -1,6 +1,7 @@
 """Runner: one record per question, resume, torn-line repair, retry-failed, protocols, manifest."""
 
 import json
+import stat
 
 import pytest
 from fakes import RecorderMemory, fake_chat
@@ -29,6 +30,9 @@ def test_full_text_answers_every_question_once(sample_root, tmp_path):
     assert summary.answered_now == 152 and summary.failed == 0 and chat.calls == 152
     lines = (summary.run_dir / "predictions.jsonl").read_text().splitlines()
     assert len(lines) == 152
+    # the manifest (written through a temporary file and a rename) has the mode of predictions.jsonl
+    modes = {f: stat.S_IMODE((summary.run_dir / f).stat().st_mode) for f in ("manifest.json", "predictions.jsonl")}
+    assert modes["manifest.json"] == modes["predictions.jsonl"], modes
     m = json.loads((summary.run_dir / "manifest.json").read_text())
     assert m["method"] == "full-text" and m["protocol"] == "full" and len(m["dataset_fingerprint"]) == 64
     assert m["counts"]["recorded"] == 152 and m["status"] == "complete"

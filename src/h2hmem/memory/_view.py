@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .._atomic import mkstemp_shared
 from ..data import ImageRef, MainCategory, Question, TaskType
 
 _LEAKS = "it locates the answer (the gold session is the question's own session for 98% of the questions)"
@@ -160,7 +161,7 @@ def content_copy(path: Path, image_dir: Path) -> tuple[str, Path]:
     target = image_dir / sha
     if not target.is_file():
         image_dir.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=image_dir, prefix=".copy-")
+        fd, tmp = mkstemp_shared(image_dir, ".copy-")
         os.close(fd)
         shutil.copyfile(path, tmp)
         os.replace(tmp, target)

@@ -44,7 +44,7 @@ from ._labels import (
 )
 from ._lexical import ZERO, LexicalScores, bleu1, lexical_scores, set_prf
 from ._paired import paired_by_group, pool_runs
-from ._scorer import Scorer, ScoringContext, score_key
+from ._scorer import Scorer, ScorerError, ScoringContext, score_key
 from ._scorer_evidence import EvidenceScorer, TurnEvidenceScorer
 from ._scorer_judge import JudgeScorer
 from ._scorer_lexical import LexicalScorer
@@ -52,6 +52,7 @@ from ._scorer_registry import (
     BUILTIN_SCORERS,
     ENTRY_POINT_GROUP,
     ScorerLoadError,
+    ScorerPluginWarning,
     UnknownScorerError,
     available_scorers,
     register_scorer,
@@ -78,7 +79,9 @@ __all__ = [
     "JudgeScorer",
     "LexicalScorer",
     "Scorer",
+    "ScorerError",
     "ScorerLoadError",
+    "ScorerPluginWarning",
     "ScoringContext",
     "TurnEvidenceScorer",
     "UnknownScorerError",

@@ -60,7 +60,7 @@ from ..records import (
 from ._aggregate import DEFAULT_N_BOOT
 from ._judge_options import JUDGE_OPTION_NAMES, JudgeMode, JudgeOptions
 from ._labels import EvidenceLabels
-from ._scorer import Scorer, ScoringContext, run_score
+from ._scorer import Scorer, ScoringContext, blamed_on, run_score
 from ._scorer_lexical import LEXICAL_FIELDS
 from ._scorer_registry import BUILTIN_SCORERS, available_scorers, resolve_scorers
 
@@ -340,7 +340,9 @@ async def _score_and_summarize(
         recs = [r.model_dump() for r in lines if getattr(r, "question_id", None) in ids]
         if not recs:
             continue  # none of the scored questions has a line (a judge file of other questions)
-        summary.metrics.set_section(scorer.name, scorer.summarize(recs, ctx))
+        with blamed_on(scorer, "summarize"):
+            section = scorer.summarize(recs, ctx)
+        summary.metrics.set_section(scorer.name, section)
         done.append(scorer)
     if summary.metrics.judge is not None:
         summary.label = summary.metrics.judge.label

@@ -32,7 +32,8 @@ from __future__ import annotations
 
 import inspect
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -182,16 +183,41 @@ class Scorer(ABC):
         return self.section_type(fields=list(self.fields), aggregate=Aggregate.model_validate(agg))
 
 
+class ScorerError(ValueError):
+    """A plugin scorer's ``score()`` or ``summarize()`` raised: the message names the scorer, its
+    class and the step, with the original exception chained."""
+
+
+@contextmanager
+def blamed_on(scorer: Scorer, step: str) -> Iterator[None]:
+    """Re-raise an exception of a plugin scorer's ``step`` as :class:`ScorerError` naming it (a
+    ``KeyError`` of a plugin would otherwise reach the user as a bare traceback, or as a message
+    with no scorer's name). h2hmem's own scorers raise as they are."""
+    cls = type(scorer)
+    try:
+        yield
+    except ScorerError:
+        raise
+    except Exception as e:
+        if cls.__module__.split(".")[0] == "h2hmem":
+            raise
+        raise ScorerError(
+            f"scorer {scorer.name!r} ({cls.__module__}:{cls.__qualname__}) failed in {step}(): {type(e).__name__}: {e}"
+        ) from e
+
+
 async def run_score(scorer: Scorer, predictions: list[Prediction], context: ScoringContext) -> Sequence[Record] | None:
     """:meth:`Scorer.score`, awaited when it is a coroutine.
 
     Raises:
         ValueError: a record count or question order that differs from ``predictions``, or a
             record that is not the scorer's ``record_type`` (names the scorer).
+        ScorerError: a plugin scorer's ``score()`` raised (names the scorer).
     """
-    out = scorer.score(predictions, context)
-    if inspect.isawaitable(out):
-        out = await out
+    with blamed_on(scorer, "score"):
+        out = scorer.score(predictions, context)
+        if inspect.isawaitable(out):
+            out = await out
     if out is None:
         return None
     records = list(out)

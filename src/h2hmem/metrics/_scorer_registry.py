@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import warnings
 from importlib.metadata import entry_points
 
 from ._scorer import Scorer
@@ -43,6 +44,14 @@ def _check(cls: object, where: str) -> type[Scorer]:
             raise ScorerLoadError(f"{where} does not set the class attribute {attr!r}")
     if not _NAME.match(cls.name):
         raise ScorerLoadError(f"{where}: scorer name {cls.name!r} must be lower case letters, digits, '-' or '_'")
+    record_fields = getattr(cls.record_type, "model_fields", None)
+    if record_fields is not None and cls.record_type.model_config.get("extra") != "allow":
+        stray = [f for f in cls.fields if f not in record_fields]
+        if stray:  # every mean would be over no value: a table of '–' and n 0, silently
+            raise ScorerLoadError(
+                f"{where}: fields {stray} are not fields of its record_type {cls.record_type.__name__} "
+                f"(its fields: {', '.join(record_fields)})"
+            )
     return cls
 
 
@@ -70,28 +79,70 @@ def unregister_scorer(name: str) -> None:
     _REGISTERED.pop(name, None)
 
 
-def available_scorers() -> dict[str, type[Scorer]]:
-    """Every scorer: built-ins, then entry points (``h2hmem.scorers``), then :func:`register_scorer`'s.
+class ScorerPluginWarning(UserWarning):
+    """A scorer plugin (entry point) that cannot be loaded: left out of the registry; only an
+    evaluation that asks for it fails."""
 
-    Raises:
-        ScorerLoadError: an entry point that cannot be imported or is not a :class:`Scorer`.
-        ValueError: a plugin registers a name that is already taken.
-    """
-    out = dict(BUILTIN_SCORERS)
+
+def _entry_point_scorers(taken: dict[str, type[Scorer]]) -> tuple[dict[str, type[Scorer]], dict[str, str]]:
+    """``(loaded, broken)``: the entry points' scorers by name, and the name → reason of each one
+    that cannot be imported, is not a complete :class:`Scorer`, or names itself otherwise."""
+    loaded: dict[str, type[Scorer]] = {}
+    broken: dict[str, str] = {}
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         where = f"entry point {ep.name!r} = {ep.value!r} (group {ENTRY_POINT_GROUP})"
         try:
-            loaded = ep.load()
+            obj = ep.load()
         except Exception as e:  # a broken plugin names itself instead of a bare traceback
-            raise ScorerLoadError(f"cannot load scorer {where}: {type(e).__name__}: {e}") from e
-        cls = _check(loaded, where)
+            broken[ep.name] = f"cannot load scorer {where}: {type(e).__name__}: {e}"
+            continue
+        try:
+            cls = _check(obj, where)
+        except ScorerLoadError as e:
+            broken[ep.name] = str(e)
+            continue
         if cls.name != ep.name:
-            raise ScorerLoadError(f"{where}: the class is named {cls.name!r}, the entry point {ep.name!r}")
-        if ep.name in out and out[ep.name] is not cls:
+            broken[ep.name] = f"{where}: the class is named {cls.name!r}, the entry point {ep.name!r}"
+            continue
+        if ep.name in taken and taken[ep.name] is not cls:
             raise ValueError(f"plugin scorer name {ep.name!r} ({ep.value}) clashes with a scorer already registered")
-        out[ep.name] = cls
+        loaded[ep.name] = cls
+    return loaded, broken
+
+
+def _scorers() -> tuple[dict[str, type[Scorer]], dict[str, str]]:
+    loaded, broken = _entry_point_scorers(BUILTIN_SCORERS)
+    out = {**BUILTIN_SCORERS, **loaded}
     for name, cls in _REGISTERED.items():
         out.setdefault(name, cls)
+    return out, {n: r for n, r in broken.items() if n not in out}
+
+
+_WARNED: set[str] = set()
+
+
+def _warn_left_out(broken: dict[str, str]) -> None:
+    for reason in broken.values():
+        if reason not in _WARNED:  # once a process, however many lookups
+            _WARNED.add(reason)
+            warnings.warn(
+                f"{reason}; it is left out (only an evaluation that asks for it fails)", ScorerPluginWarning, 3
+            )
+
+
+def available_scorers() -> dict[str, type[Scorer]]:
+    """Every scorer: built-ins, then entry points (``h2hmem.scorers``), then :func:`register_scorer`'s.
+
+    An entry point that cannot be loaded (import error, not a :class:`Scorer`, a name that differs
+    from its class's) is left out with a :class:`ScorerPluginWarning` naming it, so one broken
+    plugin does not stop evaluations and reports that do not use it (:func:`resolve_scorers`
+    refuses it when asked for by name).
+
+    Raises:
+        ValueError: a plugin registers a name that is already taken.
+    """
+    out, broken = _scorers()
+    _warn_left_out(broken)
     return out
 
 
@@ -101,8 +152,13 @@ def resolve_scorers(names: list[str] | tuple[str, ...]) -> list[Scorer]:
 
     Raises:
         UnknownScorerError: an unknown name (with close matches and the known names).
+        ScorerLoadError: a name whose plugin cannot be loaded (the reason, naming the entry point).
     """
-    known = available_scorers()
+    known, broken = _scorers()
+    asked_broken = [n for n in names if n in broken]
+    if asked_broken:
+        raise ScorerLoadError("; ".join(broken[n] for n in asked_broken))
+    _warn_left_out(broken)
     unknown = [n for n in names if n not in known]
     if unknown:
         close = sorted({c for n in unknown for c in difflib.get_close_matches(n, list(known), n=3)})
