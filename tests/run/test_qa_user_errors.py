@@ -34,6 +34,8 @@ def test_runconfig_refuses_a_misspelt_keyword(tmp_path):
         (["--answer-max-tokens", "0"], "--answer-max-tokens: Input should be greater than or equal to 1 (got 0)"),
         (["--temperature", "-1"], "--temperature: Input should be greater than or equal to 0 (got -1.0)"),
         (["--temperature", "7"], "--temperature: Input should be less than or equal to 2 (got 7.0)"),
+        (["--model", "gpt4"], "--model: invalid model spec 'gpt4'; model specs: 'openai:<model>'"),
+        (["--build-model", "vllm:qwen"], "--build-model: unknown model backend 'vllm' in spec 'vllm:qwen'"),
     ],
 )
 def test_run_option_errors_name_the_option(tmp_path, args, message):

@@ -71,7 +71,8 @@ def test_yaml_and_json_specs_are_the_same_spec(tmp_path):
     (tmp_path / "s.yaml").write_text(
         "data: d\nmethods:\n  - name: full-text\nmodels:\n  - spec: openai:m\n    concurrency: 4\n"
     )
-    assert load_spec(tmp_path / "s.json")[0] == load_spec(tmp_path / "s.yaml")[0]
+    from_json, from_yaml = load_spec(tmp_path / "s.json")[0], load_spec(tmp_path / "s.yaml")[0]
+    assert from_json.model_dump() == from_yaml.model_dump() and from_json.source != from_yaml.source
 
 
 def test_published_schema_is_current():
@@ -131,3 +132,93 @@ def test_scheduler_pairs_needs_of_two():
 
     asyncio.run(run_jobs(list(range(6)), lambda j: {"e": 2}, EndpointBudget({"e": 5}), start, max_parallel=8))
     assert peak[0] == 4  # two jobs of 2 fit in 5, a third does not
+
+
+_METHOD = '[[methods]]\nname = "naive-rag"\n'
+_MODEL = '[[models]]\nspec = "openai:x"\n'
+
+
+@pytest.mark.parametrize(
+    "body, expected",
+    [
+        ('[[methods]]\nname = "nope"\n' + _MODEL, "methods[0].name: unknown method 'nope'"),
+        (_METHOD + "params = { top_kk = 3 }\n" + _MODEL, "methods[0].params: method 'naive-rag' has no option top_kk"),
+        (
+            _METHOD + "params = { top_k = 0 }\n" + _MODEL,
+            "methods[0].params: method 'naive-rag' option top_k: expected int",
+        ),
+        (_METHOD + '[[models]]\nspec = "gpt4"\n', "models[0].spec: invalid model spec 'gpt4'"),
+        (_METHOD + _MODEL + 'build_model = "vllm:q"\n', "models[0].build_model: unknown model backend 'vllm'"),
+        (
+            'metrics = ["judge"]\n' + _METHOD + _MODEL + '[judge]\nmodel = "4o"\n',
+            "judge.model: invalid model spec '4o'",
+        ),
+        (_METHOD + _MODEL + "[run]\nlimt = 3\n", "[run] limt: unknown setting (a typo?)"),
+    ],
+)
+def test_grid_errors_name_file_and_field_before_any_run(tmp_path, body, expected):
+    # refused by expand_grid, which `sweep`, `sweep --dry-run` and `sweep status` all call first
+    p = tmp_path / "bad.toml"
+    p.write_text('data = "."\n' + body)
+    spec, _ = load_spec(p)
+    with pytest.raises(SweepSpecError) as e:
+        expand_grid(spec)
+    assert f"{p}: {expected}" in str(e.value), str(e.value)
+
+
+def test_run_table_takes_the_selection_keys_and_one_url_is_a_list(tmp_path):
+    p = tmp_path / "s.toml"
+    p.write_text(
+        'data = "."\nmetrics = ["judge"]\n[[methods]]\nname = "naive-rag"\n[[models]]\nspec = "openai:x"\n'
+        'base_url = "http://127.0.0.1:9/v1"\n[judge]\nbase_url = "http://127.0.0.1:8/v1"\n'
+        '[run]\nsample = 20\nseed = 3\ntask_types = ["UPR"]\n'
+    )
+    spec, _ = load_spec(p)
+    assert spec.models[0].base_url == ["http://127.0.0.1:9/v1"] and spec.judge.base_url == ["http://127.0.0.1:8/v1"]
+    (cell,) = expand_grid(spec)
+    sel = cell.config.selection
+    assert (sel.sample, sel.seed, sel.task_types) == (20, 3, ("UPR",))
+
+
+def test_missing_dataset_and_a_second_driver_are_refused(tmp_path):
+    from h2hmem.records import exclusive_lock
+    from h2hmem.sweep import SweepBusyError, check_data, run_sweep
+
+    p = tmp_path / "s.toml"
+    p.write_text('data = "nowhere"\n[[methods]]\nname = "naive-rag"\n[[models]]\nspec = "openai:x"\n')
+    spec, _ = load_spec(p)
+    with pytest.raises(SweepSpecError, match=f"{p}: data: dataset root .*nowhere does not exist"):
+        check_data(spec)
+    with pytest.raises(SweepSpecError, match="does not exist"):
+        run_sweep(spec)
+    assert not (spec.out / "report").exists()
+    (tmp_path / "nowhere").mkdir()
+    with exclusive_lock(spec.out / ".sweep.lock", "h2hmem sweep") as holder:  # as a running sweep holds it
+        assert holder is None
+        with pytest.raises(SweepBusyError, match=r"being run by another sweep \(pid \d+, h2hmem sweep\)"):
+            run_sweep(spec)
+    assert not (spec.out / "report").exists()  # the running sweep's report is not overwritten
+
+
+def test_status_of_a_run_whose_counts_are_not_written_yet(tmp_path):
+    # while a run's first invocation runs (or after it was killed) its manifest has no counts: the
+    # status says so ('?') instead of 0 questions, and counts failed answers from the predictions
+    from h2hmem.records import Manifest, RunStore
+    from h2hmem.sweep import cell_status
+
+    p = tmp_path / "s.toml"
+    p.write_text('data = "."\n' + _METHOD + _MODEL)
+    spec, _ = load_spec(p)
+    (cell,) = expand_grid(spec)
+    store = RunStore(cell.config.run_dir)
+    store.dir.mkdir(parents=True)
+    store.write_manifest(Manifest(run_id=cell.run_id))
+    lines = [
+        {"question_id": "q1", "answer": "a", "error": None},
+        {"question_id": "q2", "answer": None, "error": "ServerError: 500"},
+        {"question_id": "q3", "answer": None, "error": "ServerError: 500"},
+        {"question_id": "q3", "answer": "redone", "error": None},  # a retry replaces the failure
+    ]
+    store.predictions_path.write_text("".join(json.dumps(x) + "\n" for x in lines) + '{"question_id": "q4", "ans')
+    s = cell_status(cell)
+    assert (s.questions, s.recorded, s.failed, s.state) == (None, 3, 1, "partial")

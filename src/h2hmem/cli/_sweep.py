@@ -79,7 +79,7 @@ def sweep_cmd(
     except KeyboardInterrupt:
         err_console.print("[yellow]interrupted[/]: run the same command again to resume")
         raise typer.Exit(130)
-    except RuntimeError as e:
+    except (RuntimeError, SweepSpecError) as e:  # another sweep in the folder; a dataset root that is not there
         raise fail(str(e))
     _print_status(result.status, as_json, title=f"sweep {spec.name}")
     console.print(f"Report: {result.out / 'report' / 'sweep.html'} (and sweep.md, sweep.json)")
@@ -104,7 +104,7 @@ def _print_status(status, as_json: bool, title: str) -> None:
             s.protocol,
             s.split,
             s.state,
-            f"{s.recorded}/{s.questions}",
+            f"{s.recorded}/{'?' if s.questions is None else s.questions}",
             str(s.failed),
             "yes" if s.evaluated else "no",
             f"{s.cost_usd:.4f}",

@@ -21,7 +21,7 @@ from ._estimate import cached_reply, call_cost, count_request, is_free, model_na
 from ._http import SessionPool, classify_http_error, post_json
 from ._images import JPEG_QUALITY, MAX_SIDE_PX, file_sha256, image_data_url, image_text
 from ._known import CONTEXT_TOKENS, DEFAULT_CONTEXT_TOKENS
-from ._load import base_urls, load_chat_model
+from ._load import base_urls, check_model_spec, load_chat_model
 from ._local import LOCAL_MODELS, LocalModel, demo_answer_tokens, local_model_path
 from ._prices import DEFAULT_PRICES, Prices, cost_usd, price_for
 from ._retry import RetryPolicy, call_with_retries
@@ -70,6 +70,7 @@ __all__ = [
     "default_cache_path",
     "image_data_url",
     "image_text",
+    "check_model_spec",
     "load_chat_model",
     "price_for",
     "record_calls",

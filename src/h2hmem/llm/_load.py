@@ -21,6 +21,24 @@ SPEC_HELP = (
 )
 
 
+BACKENDS = ("openai", "local")
+"""The backends a model spec can name (``<backend>:<model>``)."""
+
+
+def check_model_spec(spec: str) -> tuple[str, str]:
+    """``(backend, model)`` of a model spec such as ``openai:gpt-4o-mini`` or ``local:smollm2``.
+
+    Raises:
+        ValueError: not ``<backend>:<model>``, or an unknown backend (the message lists the forms).
+    """
+    backend_name, sep, model = spec.partition(":")
+    if not sep or not model:
+        raise ValueError(f"invalid model spec {spec!r}; {SPEC_HELP}")
+    if backend_name not in BACKENDS:
+        raise ValueError(f"unknown model backend {backend_name!r} in spec {spec!r}; {SPEC_HELP}")
+    return backend_name, model
+
+
 def base_urls(base_url: str | list[str] | None) -> list[str]:
     """The endpoint URLs of ``base_url`` (one URL or a list; ``None``: ``$OPENAI_BASE_URL``, else
     :data:`DEFAULT_BASE_URL`), each checked to be ``http(s)://host[:port]/path``.
@@ -85,9 +103,7 @@ def load_chat_model(
         ValueError: unknown spec, bad base URL, or no API key for api.openai.com.
         RuntimeError: a local model whose packages are missing.
     """
-    backend_name, sep, model = spec.partition(":")
-    if not sep or not model:
-        raise ValueError(f"invalid model spec {spec!r}; {SPEC_HELP}")
+    backend_name, model = check_model_spec(spec)
     retry = retry or RetryPolicy(max_retries=max_retries)
     if isinstance(cache, (str, Path)):
         cache = RequestCache(cache)
@@ -101,7 +117,7 @@ def load_chat_model(
         backend: Backend = OpenAIBackend(
             model, urls, key or None, concurrency=concurrency, context_tokens=context_tokens
         )
-    elif backend_name == "local":
+    else:  # "local" (check_model_spec knows no other backend)
         if base_url is not None:
             raise ValueError(f"model {spec!r} runs in-process; base_url does not apply")
         from ._local import LocalLlamaBackend
@@ -111,8 +127,6 @@ def load_chat_model(
             local.context_tokens = min(context_tokens, local.context_tokens)
         concurrency = min(concurrency, local.max_concurrency)
         backend = local
-    else:
-        raise ValueError(f"unknown model backend {backend_name!r} in spec {spec!r}; {SPEC_HELP}")
     return ModelClient(
         spec,
         backend,

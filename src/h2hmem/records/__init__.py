@@ -62,7 +62,7 @@ from ._scores import (
     read_score_lines,
     write_score_lines,
 )
-from ._store import LOCK, PREDICTIONS, RunStore, now_iso
+from ._store import LOCK, PREDICTIONS, RunStore, exclusive_lock, now_iso
 from ._summary import (
     SCORES_SUMMARY,
     EvidenceSection,
@@ -103,6 +103,7 @@ __all__ = [
     "decode_member",
     "encode_record",
     "iter_members",
+    "exclusive_lock",
     "now_iso",
     "read_transcripts",
     "TRACKED_DISTRIBUTIONS",

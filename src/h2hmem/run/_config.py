@@ -22,6 +22,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from .. import defaults
+from ..llm import check_model_spec
 from ..presets import DEFAULT_PRESET, Preset
 from ._selection import Selection
 
@@ -58,6 +59,14 @@ class RunModels(BaseModel):
     def _one_url_is_a_list(cls, v: object) -> object:
         """``base_url="http://…"`` is the one-server list ``["http://…"]`` (as ``--base-url`` given once)."""
         return [v] if isinstance(v, str) else v
+
+    @field_validator("model", "build_model")
+    @classmethod
+    def _model_spec(cls, v: str | None) -> str | None:
+        """``<backend>:<model>`` with a known backend, refused before any run folder or call."""
+        if v is not None:
+            check_model_spec(v)
+        return v
 
 
 class Execution(BaseModel):

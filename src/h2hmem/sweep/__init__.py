@@ -2,7 +2,7 @@
 file, run locally or on a Ray cluster, resumable as a whole, with one grid report."""
 
 from ._execute import LocalExecutor, RayExecutor, arun_cell, evaluate_cell, make_executor
-from ._grid import SweepRun, endpoint_capacities, endpoint_key, expand_grid
+from ._grid import SweepRun, endpoint_capacities, endpoint_key, expand_grid, spec_problems
 from ._report import build_sweep_report
 from ._schedule import EndpointBudget, run_jobs
 from ._spec import (
@@ -16,7 +16,7 @@ from ._spec import (
     sweep_json_schema,
 )
 from ._status import CellStatus, cell_status, sweep_status
-from ._sweep import SweepResult, aestimate_sweep, arun_sweep, estimate_sweep, run_sweep
+from ._sweep import SweepBusyError, SweepResult, aestimate_sweep, arun_sweep, check_data, estimate_sweep, run_sweep
 
 __all__ = [
     "CellStatus",
@@ -29,6 +29,7 @@ __all__ = [
     "MethodEntry",
     "ModelEntry",
     "RayExecutor",
+    "SweepBusyError",
     "SweepResult",
     "SweepRun",
     "SweepSpec",
@@ -37,6 +38,7 @@ __all__ = [
     "arun_sweep",
     "build_sweep_report",
     "cell_status",
+    "check_data",
     "endpoint_capacities",
     "endpoint_key",
     "evaluate_cell",
@@ -45,6 +47,7 @@ __all__ = [
     "make_executor",
     "run_jobs",
     "run_sweep",
+    "spec_problems",
     "sweep_json_schema",
     "sweep_status",
 ]

@@ -58,6 +58,57 @@ def endpoint_capacities(spec: SweepSpec) -> dict[str, int]:
     return caps
 
 
+_SELECTION_KEYS = ("task_types", "dialogues", "question_ids", "difficulties", "sample", "seed")
+"""``[run]`` keys that choose questions: gathered into the run's ``selection`` (as ``--sample``,
+``--seed``, ``--task-type``… of ``h2hmem run``), beside any ``selection = {…}`` table."""
+
+
+def _run_fields(run: dict[str, Any]) -> dict[str, Any]:
+    """``[run]`` with its question-selection keys moved into ``selection``."""
+    fields = {k: v for k, v in run.items() if k not in _SELECTION_KEYS}
+    chosen = {k: run[k] for k in _SELECTION_KEYS if k in run}
+    if chosen:
+        given = fields.get("selection") or {}
+        fields["selection"] = {**(given if isinstance(given, dict) else {}), **chosen}
+    return fields
+
+
+def spec_problems(spec: SweepSpec) -> list[str]:
+    """What in the grid's entries no run could start with, one line per problem naming its field
+    (``methods[0].name: unknown method 'nope'…``): an unknown method, a method option that is unknown
+    or invalid under one of the presets, a malformed model spec (answer, build or judge model)."""
+    from ..llm import check_model_spec
+    from ..memory import MethodOptionsError, UnknownMethodError, method_options, resolve_method
+
+    problems: list[str] = []
+    for i, m in enumerate(spec.methods):
+        try:
+            cls = resolve_method(m.name)
+        except UnknownMethodError as e:
+            problems.append(f"methods[{i}].name: {e}")
+            continue
+        for preset in spec.presets:
+            try:
+                method_options(m.name, cls.Options, m.params, preset)
+            except MethodOptionsError as e:
+                problems.append(f"methods[{i}].params: {e}")
+                break
+    specs = [
+        (f"models[{i}].{f}", v)
+        for i, m in enumerate(spec.models)
+        for f, v in (("spec", m.spec), ("build_model", m.build_model))
+    ]
+    if "judge" in spec.metrics:
+        specs.append(("judge.model", spec.judge.model))
+    for name, value in specs:
+        if value is not None:
+            try:
+                check_model_spec(value)
+            except ValueError as e:
+                problems.append(f"{name}: {e}")
+    return problems
+
+
 def _config_error(where: str, error: ValidationError, run_keys: set[str]) -> str:
     """One clean line per invalid field: ``[run] limt: unknown setting (a typo?)`` for a field of the
     ``[run]`` table (the same for every cell, so the cell is not named), else ``<cell>: field: msg``."""
@@ -84,6 +135,9 @@ def expand_grid(spec: SweepSpec) -> list[SweepRun]:
             presets other than the default are asked for while this version has no ``preset`` setting.
         ValueError: two cells resolve to the same run directory.
     """
+    problems = spec_problems(spec)
+    if problems:
+        raise SweepSpecError("\n".join(spec.where(p) for p in problems))
     caps = endpoint_capacities(spec)
     has_preset = "preset" in RunConfig.model_fields
     if not has_preset and any(p != DEFAULT_PRESET for p in spec.presets):
@@ -95,7 +149,7 @@ def expand_grid(spec: SweepSpec) -> list[SweepRun]:
         ep = endpoint_key(model.spec, model.base_url)
         conc = min(spec.executor.run_concurrency, caps[ep])
         fields: dict[str, Any] = {
-            **spec.run,
+            **_run_fields(spec.run),
             "data_root": spec.data,
             "split": split,
             "method": method.name,
@@ -113,10 +167,11 @@ def expand_grid(spec: SweepSpec) -> list[SweepRun]:
             config = RunConfig(**fields)
         except ValidationError as e:
             where = f"cell {method.display} × {model.display} × {preset} × {protocol} × {split}"
-            raise SweepSpecError(_config_error(where, e, set(spec.run))) from None
+            lines = _config_error(where, e, set(_run_fields(spec.run))).splitlines()
+            raise SweepSpecError("\n".join(spec.where(line) for line in lines)) from None
         except Exception as e:
             raise SweepSpecError(
-                f"cell {method.display} × {model.display} × {preset} × {protocol} × {split}: {e}"
+                spec.where(f"cell {method.display} × {model.display} × {preset} × {protocol} × {split}: {e}")
             ) from None
         need = {ep: conc * (2 if model.build_model else 1)}
         runs.append(SweepRun(method, model, preset, protocol, split, config, ep, need))

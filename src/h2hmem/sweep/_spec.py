@@ -47,7 +47,7 @@ import sys
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from .. import defaults
 from ..presets import DEFAULT_PRESET, PRESETS
@@ -82,6 +82,11 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+def _one_url_is_a_list(v: object) -> object:
+    """``base_url = "http://…"`` is the one-server list (as in a run's settings and ``--base-url``)."""
+    return [v] if isinstance(v, str) else v
+
+
 class MethodEntry(_Strict):
     """One method of the grid."""
 
@@ -107,11 +112,14 @@ class ModelEntry(_Strict):
     label: str | None = None
     """Column group name in the report (default: the spec)."""
     base_url: list[str] = Field(default_factory=list)
-    """OpenAI-compatible server URL(s), served round-robin; empty = ``$OPENAI_BASE_URL``."""
+    """OpenAI-compatible server URL(s), served round-robin; empty = ``$OPENAI_BASE_URL``; one URL may
+    be given as a string."""
     concurrency: int = Field(defaults.CONCURRENCY, ge=1)
     """Requests in flight on these servers, summed over every run of the sweep that uses them."""
     build_model: str | None = None
     """Separate memory-construction model (A-Mem's note writer); served by the same servers."""
+
+    _urls = field_validator("base_url", mode="before")(_one_url_is_a_list)
 
     @property
     def display(self) -> str:
@@ -123,7 +131,10 @@ class JudgeEntry(_Strict):
 
     model: str = defaults.JUDGE_MODEL
     base_url: list[str] = Field(default_factory=list)
+    """As a model's ``base_url``."""
     concurrency: int = Field(defaults.CONCURRENCY, ge=1)
+
+    _urls = field_validator("base_url", mode="before")(_one_url_is_a_list)
 
 
 class ExecutorEntry(_Strict):
@@ -158,6 +169,16 @@ class SweepSpec(_Strict):
     retries: int = Field(1, ge=0)
     """Rounds of ``retry_failed`` for a run whose questions failed (transient errors); 0 = none."""
     executor: ExecutorEntry = Field(default_factory=ExecutorEntry)
+    _source: Path | None = PrivateAttr(None)
+
+    @property
+    def source(self) -> Path | None:
+        """The sweep file this spec was read from (:func:`load_spec`), None for one built in Python."""
+        return self._source
+
+    def where(self, field: str) -> str:
+        """``"grid.toml: methods[0].name"``: a field named with the file it is in, when there is one."""
+        return f"{self._source}: {field}" if self._source is not None else field
 
     @field_validator("presets")
     @classmethod
@@ -236,6 +257,7 @@ def load_spec(path: str | Path) -> tuple[SweepSpec, Path]:
         raise SweepSpecError("\n".join(lines)) from None
     base = path.resolve().parent
     spec = spec.model_copy(update={"data": (base / spec.data).resolve(), "out": (base / spec.out).resolve()})
+    spec._source = path
     return spec, base
 
 

@@ -6,7 +6,7 @@ import json
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from ..records import Counts, RunStore
+from ..records import RunStore
 from ._grid import SweepRun
 
 RunState = Literal["pending", "running", "partial", "failed", "done"]
@@ -25,9 +25,12 @@ class CellStatus:
     state: RunState
     """``pending`` (no run directory yet), ``running`` (a process holds its lock), ``partial`` (interrupted:
     fewer answers recorded than questions), ``failed`` (finished with failed questions), ``done``."""
-    questions: int
+    questions: int | None
+    """Questions the run selects, from its manifest's counts (None while its first invocation runs or
+    after it was killed: the counts are written when an invocation ends)."""
     recorded: int
     failed: int
+    """Recorded answers that failed (from ``predictions.jsonl``: the last complete line of each question)."""
     evaluated: bool
     """``scores/summary.json`` covers every recorded answer."""
     cost_usd: float
@@ -41,15 +44,14 @@ def cell_status(cell: SweepRun) -> CellStatus:
     """Read ``cell``'s run directory (never writes to it, apart from taking its lock for an instant)."""
     store = RunStore(cell.config.run_dir)
     manifest = store.read_manifest() if store.exists else None
-    counts = (manifest.counts if manifest is not None else None) or Counts()
-    recorded = _recorded(store) if store.predictions_path.is_file() else 0
-    questions = counts.questions
-    failed = counts.failed
+    counts = manifest.counts if manifest is not None else None
+    recorded, failed = _recorded(store) if store.predictions_path.is_file() else (0, 0)
+    questions = counts.questions if counts is not None else None
     if not store.dir.is_dir():
         state: RunState = "pending"
     elif _locked(store):
         state = "running"
-    elif manifest is None or manifest.status != "complete" or recorded < questions:
+    elif manifest is None or manifest.status != "complete" or questions is None or recorded < questions:
         state = "partial"
     else:
         state = "failed" if failed else "done"
@@ -80,16 +82,20 @@ def _locked(store: RunStore) -> bool:
         return holder is not None
 
 
-def _recorded(store: RunStore) -> int:
-    # distinct question ids with a complete line (the last complete line of an id is its record)
-    ids = set()
+def _recorded(store: RunStore) -> tuple[int, int]:
+    """``(recorded, failed)``: distinct question ids with a complete line, and those whose last
+    complete line (its record: a retried answer replaces the failure) holds an error."""
+    failed: dict[str, bool] = {}
     with open(store.predictions_path, "rb") as fh:
         for line in fh:
+            if not line.endswith(b"\n"):
+                continue  # a torn last line (a killed writer) is not a record
             try:
-                ids.add(json.loads(line)["question_id"])
-            except (ValueError, KeyError, TypeError):
+                rec = json.loads(line)
+                failed[rec["question_id"]] = rec.get("error") is not None
+            except (ValueError, KeyError, TypeError, AttributeError):
                 continue
-    return len(ids)
+    return len(failed), sum(failed.values())
 
 
 def _evaluated(store: RunStore, recorded: int) -> bool:

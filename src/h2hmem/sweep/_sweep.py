@@ -8,11 +8,12 @@ from pathlib import Path
 from typing import Any
 
 from .._aio import run_sync
+from ..records import exclusive_lock
 from ._execute import Executor, make_executor
 from ._grid import SweepRun, endpoint_capacities, expand_grid
 from ._report import build_sweep_report
 from ._schedule import EndpointBudget, Outcome, run_jobs
-from ._spec import SweepSpec, load_spec
+from ._spec import SweepSpec, SweepSpecError, load_spec
 from ._status import CellStatus, cell_status, sweep_status
 
 
@@ -65,11 +66,43 @@ async def arun_sweep(
         on_event: called with one line per finished step (the CLI prints them).
 
     Raises:
-        SweepSpecError: the spec is invalid (names the file and field).
+        SweepSpecError: the spec is invalid, or its dataset root is not a folder (names the file and field).
+        SweepBusyError: another process is running a sweep in the same ``out`` folder.
     """
     if not isinstance(spec, SweepSpec):
         spec, _ = load_spec(spec)
     cells = expand_grid(spec)
+    check_data(spec)
+    with exclusive_lock(spec.out / SWEEP_LOCK, "h2hmem sweep") as holder:
+        if holder is not None:
+            raise SweepBusyError(
+                f"{spec.out} is being run by another sweep ({holder}); `h2hmem sweep status` shows its progress"
+            )
+        return await _run_locked(spec, cells, executor, on_event)
+
+
+SWEEP_LOCK = ".sweep.lock"
+"""The file in the sweep folder a running sweep holds locked (``flock``): one driver per folder."""
+
+
+class SweepBusyError(RuntimeError):
+    """Another process is running the same sweep folder (the message names it)."""
+
+
+def check_data(spec: SweepSpec) -> None:
+    """Refuse a sweep whose dataset root is not a folder before any run starts.
+
+    Raises:
+        SweepSpecError: ``grid.toml: data: dataset root /x does not exist``.
+    """
+    if not spec.data.is_dir():
+        what = "is not a folder" if spec.data.exists() else "does not exist"
+        raise SweepSpecError(spec.where(f"data: dataset root {spec.data} {what}"))
+
+
+async def _run_locked(
+    spec: SweepSpec, cells: list[SweepRun], executor: Executor | None, on_event: Callable[[str], None] | None
+) -> SweepResult:
     say = on_event or (lambda _m: None)
     own = executor is None
     ex = executor or make_executor(spec.executor.kind, spec.executor.address)
@@ -133,8 +166,10 @@ async def aestimate_sweep(spec: SweepSpec | str | Path) -> list[tuple[SweepRun, 
 
     if not isinstance(spec, SweepSpec):
         spec, _ = load_spec(spec)
+    cells = expand_grid(spec)
+    check_data(spec)
     out = []
-    for cell in expand_grid(spec):
+    for cell in cells:
         if cell_status(cell).state != "done":
             out.append((cell, await aestimate_run(cell.config)))
     return out
