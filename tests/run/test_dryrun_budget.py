@@ -174,3 +174,18 @@ def test_dry_run_under_paper_counts_the_question_images(synth, tmp_path):
         sent = json.loads((cfg.run_dir / "manifest.json").read_text())["usage"]["answer"]["prompt_tokens"]
     assert images > 0 and answer.format_tokens == 60 * 2 * 3  # user message + the reply priming
     assert answer.prompt_tokens - (IMAGE_TOKENS - IMAGE_PART_TOKENS) * images == sent
+
+
+def test_budget_amounts_keep_their_digits_below_four_decimals():
+    # a $0.0001 budget is spent by calls costing millionths: four decimals printed them all as $0.0000
+    from h2hmem.run._spend import _usd
+
+    assert [_usd(v) for v in (0.0, 1.0, 0.004, 0.0001, 0.0000123456, 0.00002345678, 12.5)] == [
+        "$0.0000",
+        "$1.0000",
+        "$0.0040",
+        "$0.0001",
+        "$0.0000123456",
+        "$0.0000234568",
+        "$12.5000",
+    ]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from statistics import fmean
 
 import pytest
@@ -157,7 +158,7 @@ def test_unknown_run_and_question_are_404_pages(client, sample_runs):
     )
 
 
-def test_runs_list_json_and_table(sample_runs):
+def test_runs_list_json_and_table(sample_runs, tmp_path):
     from typer.testing import CliRunner
 
     from h2hmem.cli import app
@@ -177,3 +178,15 @@ def test_runs_list_json_and_table(sample_runs):
     assert res.exit_code == 0 and all(d.name in res.output for d in sample_runs.runs) and "289/289" in res.output
     res = CliRunner().invoke(app, ["runs", "list", "--out", str(out / "missing")])
     assert res.exit_code == 2 and "no such folder" in res.output
+    # failed answers are not answered: a copy of a run with 2 of its records turned into failures
+    copy = tmp_path / "failing" / "run"
+    shutil.copytree(sample_runs.runs[0], copy)
+    lines = [json.loads(x) for x in (copy / "predictions.jsonl").read_text().splitlines()]
+    for rec in lines[:2]:
+        rec["answer"], rec["error"] = None, "ServerError: 500"
+    (copy / "predictions.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    res = CliRunner().invoke(app, ["runs", "list", "--out", str(copy.parent), "--json"])
+    (row,) = json.loads(res.output)
+    assert (row["recorded"], row["answered"], row["failed"]) == (289, 287, 2)
+    res = CliRunner().invoke(app, ["runs", "list", "--out", str(copy.parent)], env={"COLUMNS": "250"})
+    assert "287/289" in res.output

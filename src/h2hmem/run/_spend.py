@@ -92,8 +92,8 @@ class BudgetGuard(ChatWrapper):
             worst = call_cost(self.inner, prompt, config.max_tokens, self.prices) or 0.0
         if b.spent_usd + b.reserved_usd + worst > b.limit_usd:
             b.refused = (
-                f"budget of ${b.limit_usd:.4f} reached: ${b.spent_usd:.4f} spent, ${b.reserved_usd:.4f} in "
-                f"flight, the next {stage} call could cost up to ${worst:.4f}"
+                f"budget of {_usd(b.limit_usd)} reached: {_usd(b.spent_usd)} spent, {_usd(b.reserved_usd)} in "
+                f"flight, the next {stage} call could cost up to {_usd(worst)}"
             )
             raise BudgetExhausted(b.refused)
         b.reserved_usd += worst
@@ -125,3 +125,10 @@ def guard_models(limit_usd: float | None, prices: Prices | None, *models: Any) -
             guards[id(m)] = BudgetGuard(m, budget, prices)
         out.append(guards[id(m)])
     return budget, out
+
+
+def _usd(v: float) -> str:
+    """``$0.0040``, ``$0.0000123``: at least 4 decimals, more for amounts below them (a budget of
+    $0.0001 is spent by calls costing millionths), up to 10."""
+    whole, _, frac = f"{v:.10f}".rstrip("0").partition(".")
+    return f"${whole}.{frac.ljust(4, '0')}"

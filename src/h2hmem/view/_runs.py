@@ -71,12 +71,19 @@ class RunInfo:
     """``complete``, ``incomplete`` (interrupted or running), or ``unknown`` (no manifest)."""
     questions: int | None
     """Questions selected (manifest counts), None when unknown."""
-    answered: int
+    recorded: int
+    """Questions with a record in ``predictions.jsonl`` (its last complete line), failed ones included."""
     failed: int
+    """Recorded questions whose record is a failure (``error`` set)."""
     metric: str
     score: float | None
     stale: bool = False
     """The manifest or predictions are newer than the scores, or a ``stale`` flag is set."""
+
+    @property
+    def answered(self) -> int:
+        """Recorded questions with an answer (not failed)."""
+        return self.recorded - self.failed
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -89,6 +96,7 @@ class RunInfo:
             "split": self.split,
             "status": self.status,
             "questions": self.questions,
+            "recorded": self.recorded,
             "answered": self.answered,
             "failed": self.failed,
             "headline_metric": self.metric or None,
@@ -126,7 +134,7 @@ def run_info(run_dir: Path) -> RunInfo:
     found = manifest is not None
     manifest = manifest or Manifest()
     summary = read_summary(d)
-    answered, failed = _count_lines(d / PREDICTIONS)
+    recorded, failed = _count_lines(d / PREDICTIONS)
     metric, score = headline(summary)
     scores = d / "scores" / "summary.json"
     stale = summary is not None and summary.metrics.judge is not None and summary.metrics.judge.stale is not None
@@ -142,7 +150,7 @@ def run_info(run_dir: Path) -> RunInfo:
         split=manifest.split or "?",
         status=manifest.status or ("incomplete" if found else "unknown"),
         questions=manifest.counts.questions if manifest.counts is not None else None,
-        answered=answered,
+        recorded=recorded,
         failed=failed,
         metric=metric,
         score=score,
