@@ -5,6 +5,8 @@ import multiprocessing as mp
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from h2hmem.llm import CacheEntry, Message, RequestCache, default_cache_path, load_chat_model
 from h2hmem.testing import MockOpenAIServer
 
@@ -144,3 +146,26 @@ async def test_the_settings_are_dumped_once_per_distinct_config_not_once_per_cal
         "top_p": 0.9,
         "json_schema": None,
     }
+
+
+def test_a_folder_or_a_file_that_cannot_be_opened_is_never_moved(tmp_path, monkeypatch):
+    # only damage is moved aside: a folder given as the cache path (--cache-path DIR) was renamed
+    # to DIR.corrupt-<time> before, and a locked or unreadable file would have been too
+    folder = tmp_path / "victim"
+    folder.mkdir()
+    (folder / "data.txt").write_text("important")
+    with pytest.raises(ValueError, match=r"request cache .*victim is a folder; give the path of a cache file"):
+        RequestCache(folder)
+    assert (folder / "data.txt").read_text() == "important" and sorted(p.name for p in tmp_path.iterdir()) == ["victim"]
+
+    path = tmp_path / "c.sqlite"
+    RequestCache(path).put("k", CacheEntry("m", "kept", "stop", 1, 1))
+
+    def cannot_open(*args, **kwargs):
+        raise sqlite3.OperationalError("unable to open database file")
+
+    monkeypatch.setattr(sqlite3, "connect", cannot_open)
+    with pytest.raises(OSError, match="request cache .*c.sqlite cannot be opened: unable to open database file"):
+        RequestCache(path)
+    monkeypatch.undo()
+    assert not list(tmp_path.glob("c.sqlite.corrupt-*")) and RequestCache(path).get("k").text == "kept"

@@ -148,6 +148,29 @@ def test_unparseable_judge_exits_1_naming_the_reason(failed_run, monkeypatch, tm
     assert summary["metrics"]["judge"]["coverage"]["reasons"] == {"reply not valid JSON": unjudged}
 
 
+@pytest.mark.parametrize("mode", ["session", "question"])
+def test_rerun_after_unusable_judge_replies_asks_the_judge_again(failed_run, monkeypatch, tmp_path, mode):
+    # with the request cache on, the rerun the closing line advises used to replay the cached
+    # unusable replies (0 calls) and judge nothing, however often it was run
+    cfg, n, n_failed = failed_run
+    monkeypatch.setenv("H2HMEM_CACHE_DIR", str(tmp_path / "cache"))
+    unjudged = n - n_failed
+    args = ["evaluate", str(cfg.run_dir), "--metrics", "judge", "--judge-mode", mode, "--quiet", "--bootstrap", "0"]
+    with MockOpenAIServer(responder=lambda body: "I think they are all fine.") as srv:
+        res = CliRunner().invoke(app, [*args, "--judge-base-url", srv.base_url])
+    assert res.exit_code == 1 and f"judge: {unjudged} of {n} questions unjudged" in res.output, res.output
+    rounds = [json.loads(x)["attempt"] for x in (cfg.run_dir / "scores" / "judge.jsonl").read_text().splitlines()]
+    assert sorted(set(rounds)) == [0]
+    with MockOpenAIServer(responder=ScriptedJudge()) as srv:  # the judge is fixed
+        res = CliRunner().invoke(app, [*args, "--judge-base-url", srv.base_url])
+        calls = len(srv.requests)
+    assert res.exit_code == 0, res.output
+    j = json.loads((cfg.run_dir / "scores" / "summary.json").read_text())["metrics"]["judge"]
+    assert j["coverage"]["judged"] == n and calls > 0
+    records = [json.loads(x) for x in (cfg.run_dir / "scores" / "judge.jsonl").read_text().splitlines()]
+    assert {r["attempt"] for r in records if not r["failed"]} == {1} and all(not r["cached"] for r in records)
+
+
 def test_judge_with_only_failed_answers_unscored_exits_0(failed_run, monkeypatch, tmp_path):
     cfg, n, n_failed = failed_run
     monkeypatch.setenv("H2HMEM_CACHE_DIR", str(tmp_path / "cache"))

@@ -56,7 +56,16 @@ def open_sqlite_store(
     file), with a logged warning naming ``what``, and a fresh store is created in its place.
     Returns the connection (usable from any thread under the caller's lock) and where a corrupt
     file was moved (None when none was).
+
+    Only a file SQLite reads as damaged is moved: a file that cannot be opened at all (a folder, no
+    permission, locked past ``busy_timeout_s``, an I/O error) is left where it is.
+
+    Raises:
+        ValueError: ``path`` is a folder (names ``what`` and the path).
+        OSError: the file cannot be opened (``sqlite3.OperationalError``'s message, naming ``what``).
     """
+    if path.is_dir():
+        raise ValueError(f"{what} {path} is a folder; give the path of a cache file (it is created when missing)")
     path.parent.mkdir(parents=True, exist_ok=True)
 
     def connect() -> sqlite3.Connection:
@@ -78,7 +87,9 @@ def open_sqlite_store(
 
     try:
         return connect(), None
-    except sqlite3.DatabaseError as exc:
+    except sqlite3.OperationalError as exc:  # cannot open, locked, I/O: not damage, never moved
+        raise OSError(f"{what} {path} cannot be opened: {exc}") from exc
+    except sqlite3.DatabaseError as exc:  # not a database, malformed, failed quick_check, other columns
         moved = _move_aside(path, exc, what)
         return connect(), moved
 

@@ -26,7 +26,7 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .. import defaults
@@ -190,8 +190,15 @@ def parse_judgments(text: str, local_ids: Sequence[str], *, snap: bool = False) 
 
 
 class _Judge:
-    def __init__(self, model: ChatModel, options: JudgeOptions, on_record: Callable[[JudgeRecord], None] | None):
+    def __init__(
+        self,
+        model: ChatModel,
+        options: JudgeOptions,
+        on_record: Callable[[JudgeRecord], None] | None,
+        attempts: Mapping[str, int] | None = None,
+    ):
         self.model, self.options, self.on_record = model, options, on_record
+        self.attempts = dict(attempts or {})
         self.mode = options.batching
         self.official = options.judge_format == "user_array"
         self.snap = options.score_levels == "snap"
@@ -204,8 +211,12 @@ class _Judge:
             return official_judge_messages(items, self.options.session_header)
         return judge_messages(items)
 
-    def _config(self, n_items: int) -> GenerationConfig:
-        return OFFICIAL_CONFIG if self.official else _config(n_items)
+    def _config(self, n_items: int, attempt: int = 0) -> GenerationConfig:
+        config = OFFICIAL_CONFIG if self.official else _config(n_items)
+        return config.model_copy(update={"attempt": attempt}) if attempt else config
+
+    def _attempt(self, preds: Sequence[Prediction]) -> int:
+        return max((self.attempts.get(p.question_id, 0) for p in preds), default=0)
 
     def _parse(self, text: str, local_ids: Sequence[str]) -> dict[str, tuple[float, str] | str]:
         if self.official:
@@ -237,16 +248,19 @@ class _Judge:
             label=self.label,
             input_hash=input_hash(p),
             prediction_hash=prediction_hash(p),
+            attempt=self.attempts.get(p.question_id, 0),
             **fields,
         )
         self.records[p.question_id] = rec
         if self.on_record is not None:
             self.on_record(rec)
 
-    async def _ask(self, messages: list[Message], n_items: int) -> tuple[str | None, bool, str | None]:
+    async def _ask(
+        self, messages: list[Message], n_items: int, attempt: int = 0
+    ) -> tuple[str | None, bool, str | None]:
         """(reply text, cached, error) of one judge call."""
         try:
-            res = await self.model.chat(messages, self._config(n_items), stage="judge")
+            res = await self.model.chat(messages, self._config(n_items, attempt), stage="judge")
         except ModelError as e:
             return None, False, f"judge call failed: {e}"
         return res.text, res.cached, None
@@ -259,7 +273,8 @@ class _Judge:
     async def _single(self, p: Prediction, *, calls: int, cached: bool, reasked: bool) -> None:
         [lid] = self._local_ids([p])
         messages = self._messages([(lid, p)])
-        text, hit, err = await self._ask(messages, 1)
+        attempt = self._attempt([p])
+        text, hit, err = await self._ask(messages, 1, attempt)
         calls, cached = calls + 1, cached and hit
         result = self._parse(text, [lid])[lid] if text is not None else err
         if isinstance(result, str) and not reasked and text is not None:
@@ -269,7 +284,7 @@ class _Judge:
                 Message(role="assistant", content=text),
                 Message(role="user", content=self._followup(lid, result)),
             ]
-            text, hit, err = await self._ask(follow, 1)
+            text, hit, err = await self._ask(follow, 1, attempt)
             calls, cached, reasked = calls + 1, cached and hit, True
             result = self._parse(text, [lid])[lid] if text is not None else err
         if result is None:  # _ask returns a text or an error message
@@ -290,7 +305,7 @@ class _Judge:
             dialogue=f"{preds[0].split}/{preds[0].dialogue}",
             session=preds[0].session,
         ):
-            text, hit, err = await self._ask(self._messages(items), len(items))
+            text, hit, err = await self._ask(self._messages(items), len(items), self._attempt(preds))
         results = self._parse(text, [lid for lid, _ in items]) if text is not None else {}
         retry = []
         for lid, p in items:
@@ -311,6 +326,7 @@ async def judge_predictions(
     mode: JudgeMode | None = None,
     on_record: Callable[[JudgeRecord], None] | None = None,
     options: JudgeOptions | None = None,
+    attempts: Mapping[str, int] | None = None,
 ) -> list[JudgeRecord]:
     """Judge every prediction; one :class:`JudgeRecord` per prediction, in input order.
 
@@ -323,6 +339,9 @@ async def judge_predictions(
             (dialogue, session), local ids mapped back) or ``"question"`` (one call per question).
         on_record: called with each record as soon as it exists (to persist it).
         options: the protocol (default: the ``paper`` preset, :class:`JudgeOptions`).
+        attempts: question id → judging round (:attr:`JudgeRecord.attempt`; default 0): a question an
+            earlier evaluation left unjudged is asked with ``GenerationConfig.attempt`` set to it, so
+            the request cache does not serve the unusable reply again (a batch takes its items' largest).
 
     A batch reply that leaves items unjudged (missing, unparseable, off-level under ``strict``)
     gets those items re-asked one by one; a one-question reply that is still unusable gets one
@@ -339,7 +358,7 @@ async def judge_predictions(
         if mode not in ("session", "question"):
             raise ValueError(f"judge mode must be 'session' or 'question', got {mode!r}")
         options = options.model_copy(update={"batching": mode})
-    judge = _Judge(model, options, on_record)
+    judge = _Judge(model, options, on_record, attempts)
     for p in predictions:
         if p.failed:
             judge._emit(p, score=0.0, failed=True, reasoning="no system answer (the method failed)")

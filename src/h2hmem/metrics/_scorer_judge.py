@@ -81,6 +81,23 @@ def already_judged(
     }
 
 
+def judging_rounds(preds: list[Prediction], path: Path, spec: str, options: JudgeOptions) -> dict[str, int]:
+    """Question id → the round to judge it in (:attr:`~h2hmem.records.JudgeScore.attempt`): one more than
+    the last record's in ``path`` when that record left the same answer unjudged under the same judge and
+    options (its reply was unusable, or the call failed), else absent (round 0). ``--refresh-judge``
+    does not reset it: a refresh that replayed the cached unusable replies would change nothing."""
+    try:
+        old = _load_judged(path, spec, options, refresh=False)
+    except ValueError:  # judgments by another judge (a refresh replaces them): nothing to go on
+        return {}
+    rounds = {}
+    for p in preds:
+        rec = old.get(p.question_id)
+        if rec is not None and not rec.judged and not rec.failed and _current(rec, p):
+            rounds[p.question_id] = rec.attempt + 1
+    return rounds
+
+
 async def _judge(
     todo: list[Prediction],
     model: Any,
@@ -89,6 +106,7 @@ async def _judge(
     advance: Callable[[], None],
     transcripts: Path | None,
 ) -> list[JudgeRecord]:
+    attempts = judging_rounds(todo, path, model.spec, options)
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a", encoding="utf-8") as f:
 
@@ -101,7 +119,7 @@ async def _judge(
         writer = TranscriptWriter(transcripts).open() if transcripts is not None else None
         try:
             with record_calls(writer.write if writer is not None else None):
-                return await judge_predictions(todo, model, options=options, on_record=persist)
+                return await judge_predictions(todo, model, options=options, on_record=persist, attempts=attempts)
         finally:
             if writer is not None:
                 writer.close()

@@ -120,6 +120,10 @@ class JudgeScore(Versioned, QuestionKey):
     """Judge calls that concerned this item (a batch call counts for each of its items)."""
     cached: bool = False
     """Every reply behind the score came from the request cache."""
+    attempt: int = 0
+    """The judging round of this answer: 0 the first time, ``n`` after ``n`` earlier evaluations left it
+    unjudged. Sent as the calls' ``attempt`` (part of the request-cache key, never sent to the model), so
+    rerunning an evaluation asks the judge again instead of replaying its cached unusable reply."""
     judge_model: str
     mode: str
     preset: str | None = None
