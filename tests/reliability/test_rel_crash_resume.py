@@ -184,3 +184,47 @@ def test_interrupt_finalises_the_manifest_and_says_how_to_resume(tmp_path, sig):
         assert final.returncode == 0, final.stdout + final.stderr
         assert srv.calls == len(synth.question_ids) - len(recorded)  # no cache: only the rest was asked
     assert sorted(jsonl_ids(preds)) == sorted(synth.question_ids)
+
+
+def test_sigterm_stops_evaluate_as_ctrl_c_and_leaves_no_temporary_file(tmp_path):
+    """`evaluate` had no SIGTERM handler: a scheduler's stop killed it at once (exit -15) and left
+    a staged ``scores/.lexical.jsonl.*.tmp`` behind. Now it ends as Ctrl-C does: exit 130, the
+    judgments made so far kept, nothing half-written in scores/."""
+    synth = make_dataset(tmp_path / "data", dialogues=1, sessions=3, questions_per_session=4, multi_party=False)
+    runs = tmp_path / "runs"
+    with MockOpenAIServer() as srv:
+        common = ["--model", "openai:mock", "--base-url", srv.base_url, "--no-cache", "--quiet"]
+        made = subprocess.run(
+            [
+                str(H2HMEM),
+                "run",
+                "--data",
+                str(synth.root),
+                "--method",
+                "full-text",
+                "--out",
+                str(runs),
+                "--run-id",
+                "r",
+                *common,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert made.returncode == 0, made.stdout + made.stderr
+    run_dir = runs / "r"
+    judged = run_dir / "scores" / "judge.jsonl"
+    with MockOpenAIServer(latency_s=0.5) as judge:
+        cmd = [
+            str(H2HMEM), "evaluate", str(run_dir), "--metrics", "lexical,judge", "--judge-model", "openai:mock",
+            "--judge-base-url", judge.base_url, "--judge-mode", "question", "--concurrency", "1", "--no-cache",
+            "--quiet", "--bootstrap", "0",
+        ]  # fmt: skip
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert _wait_for_growth(proc, judged, 0, 1, deadline_s=30)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, out + err
+    assert "Traceback" not in out + err and "rerun the same command to judge the rest" in err, out + err
+    assert not list((run_dir / "scores").glob(".*.tmp")) and 2 <= _lines(judged) < len(synth.question_ids)

@@ -35,6 +35,9 @@ def test_runconfig_refuses_a_misspelt_keyword(tmp_path):
         (["--temperature", "-1"], "--temperature: Input should be greater than or equal to 0 (got -1.0)"),
         (["--temperature", "7"], "--temperature: Input should be less than or equal to 2 (got 7.0)"),
         (["--model", "gpt4"], "--model: invalid model spec 'gpt4'; model specs: 'openai:<model>'"),
+        # a NaN price made every cost NaN: --max-cost never stopped and manifest.json held NaN (not JSON)
+        (["--price", "mock=nan/nan"], "--price 'mock=nan/nan': expected MODEL=IN/OUT"),
+        (["--price", "mock=1/inf"], "--price 'mock=1/inf': expected MODEL=IN/OUT"),
         (["--build-model", "vllm:qwen"], "--build-model: unknown model backend 'vllm' in spec 'vllm:qwen'"),
     ],
 )
@@ -47,14 +50,26 @@ def test_run_option_errors_name_the_option(tmp_path, args, message):
     assert not (tmp_path / "runs").exists()
 
 
-def test_misspelt_method_is_refused_before_the_run_line(tmp_path):
-    result = runner.invoke(
-        app, ["run", "--data", str(tmp_path), "--out", str(tmp_path / "runs"), "--method", "naive-ragg"]
-    )
+def test_runconfig_refuses_prices_and_a_cost_limit_that_are_not_numbers(tmp_path):
+    with pytest.raises(ValidationError, match=r"prices must be finite and not negative .*got m=nan/1.0"):
+        RunConfig(data_root=tmp_path, prices={"m": (float("nan"), 1.0)})
+    with pytest.raises(ValidationError, match="max cost must be >= 0"):
+        RunConfig(data_root=tmp_path, max_cost_usd=float("nan"))
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--method", "naive-ragg"], "unknown method 'naive-ragg'. Did you mean naive-rag?"),
+        (["--param", "top_k=0"], "method 'naive-rag' option top_k: expected int >= 1, got 0"),
+    ],
+)
+def test_misspelt_method_or_option_is_refused_before_the_run_line(tmp_path, args, message):
+    result = runner.invoke(app, ["run", "--data", str(tmp_path), "--out", str(tmp_path / "runs"), *args])
     assert result.exit_code == 2
     out = " ".join(result.output.split())
-    assert "unknown method 'naive-ragg'. Did you mean naive-rag?" in out
-    assert "naive-ragg_" not in out and "→" not in out  # no run line for a run that is not made
+    assert message in out
+    assert "→" not in out  # no run line for a run that is not made
     assert not (tmp_path / "runs").exists()
 
 

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 from h2hmem.cli import app
 from h2hmem.data import load_dataset
 from h2hmem.records import read_predictions
-from h2hmem.run import RunConfig, Selection, SelectionError, run_benchmark, select_questions
+from h2hmem.run import RunConfig, Selection, SelectionError, SelectionWarning, run_benchmark, select_questions
 from h2hmem.run._selection import stratified_sample
 
 
@@ -114,3 +114,24 @@ def test_cli_selection_options_and_id_file(sample_root, tmp_path):
     assert "3 questions selected" in res.output
     bad = CliRunner().invoke(app, ["run", "--data", str(sample_root), "--task-type", "XYZ", "--out", str(tmp_path)])
     assert bad.exit_code == 2 and "--task-type" in bad.output and "unknown task type" in bad.output
+
+
+def test_a_selection_of_nothing_is_refused_and_a_sample_above_the_pool_is_said(sample_root, tmp_path):
+    ds = load_dataset(sample_root, "multi-party")
+    # AR questions of the multi-party split are none of them hard: the run would be an empty "complete" one
+    assert not [q for q in ds.questions if q.task_type.abbr == "AR" and q.difficulty == "hard"]
+    with pytest.raises(
+        SelectionError,
+        match=r"the selection \{'task_types': \['AR'\], 'difficulties': \['hard'\]\} matches no question",
+    ):
+        select_questions(ds, None, Selection(task_types=["AR"], difficulties=["hard"]))
+    res = CliRunner().invoke(
+        app,
+        ["run", "--data", str(sample_root), "--split", "multi-party", "--task-type", "AR", "--difficulty", "hard",
+         "--out", str(tmp_path / "runs"), "--method", "full-text"],
+    )  # fmt: skip
+    assert res.exit_code == 2 and "matches no question" in res.output, res.output
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
+    n_kr = sum(q.task_type.abbr == "KR" for q in ds.questions)
+    with pytest.warns(SelectionWarning, match=f"--sample 50 is more than the {n_kr} questions the filters leave"):
+        assert len(select_questions(ds, None, Selection(task_types=["KR"], sample=50))) == n_kr

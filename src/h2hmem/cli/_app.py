@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import threading
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import typer
 from rich.console import Console
@@ -39,3 +44,19 @@ def fail(message: str, code: int = 2) -> typer.Exit:
     """
     err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, markup=True, soft_wrap=True)
     return typer.Exit(code)
+
+
+@contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """While the block runs, SIGTERM (a scheduler's stop, ``timeout``, ``docker stop``) ends it like
+    Ctrl-C: re-sent as SIGINT, which ``asyncio.run`` turns into a clean cancellation, so the command's
+    own ``KeyboardInterrupt`` handling finalises its files and exits 130. Outside the main thread
+    (where signal handlers cannot be set) it does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, lambda *_: os.kill(os.getpid(), signal.SIGINT))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from .. import defaults
-from ._app import app, console, fail
+from ._app import app, console, err_console, fail, sigterm_as_interrupt
 
 
 @app.command("caption")
@@ -91,20 +91,21 @@ def caption_cmd(
         if v is not None
     }
     try:
-        summary = caption_dataset(
-            root,
-            model,
-            out_dir=captions_dir,
-            max_tokens=max_tokens,
-            concurrency=concurrency,
-            split=split,
-            temperature=temperature,
-            use_cache=not no_cache,
-            base_url=base_url,
-            progress=not (quiet or as_json),
-            preset=preset,
-            options=options,
-        )
+        with sigterm_as_interrupt():
+            summary = caption_dataset(
+                root,
+                model,
+                out_dir=captions_dir,
+                max_tokens=max_tokens,
+                concurrency=concurrency,
+                split=split,
+                temperature=temperature,
+                use_cache=not no_cache,
+                base_url=base_url,
+                progress=not (quiet or as_json),
+                preset=preset,
+                options=options,
+            )
     except ValidationError as e:
         raise fail(
             "bad caption option: "
@@ -112,6 +113,13 @@ def caption_cmd(
         )
     except (FileNotFoundError, ValueError, PermissionError, OCRSetupError, ModelError, ImportError) as e:
         raise fail(str(e))
+    except KeyboardInterrupt:
+        err_console.print(
+            "[yellow]interrupted[/]: the captions made so far are kept; rerun the same command to caption the rest.",
+            highlight=False,
+            soft_wrap=True,
+        )
+        raise typer.Exit(130)
     if as_json:
         print(json.dumps(summary.model_dump(mode="json"), ensure_ascii=False, indent=1))
         raise typer.Exit(0 if summary.ok else 1)

@@ -14,7 +14,7 @@ from .. import defaults
 from .._localio import LOCAL_IO_EXIT_CODE, LocalIOError
 from ..records import ScoresSummary, read_manifest
 from . import _select as sel
-from ._app import app, console, err_console, fail
+from ._app import app, console, err_console, fail, sigterm_as_interrupt
 
 if TYPE_CHECKING:
     from ..metrics import JudgeMode
@@ -166,22 +166,23 @@ def evaluate_cmd(
         except (ValueError, RuntimeError) as e:
             raise fail(f"--judge-model {judge_model}: {e}")
     try:
-        raw_summary = evaluate_run(
-            run_dir,
-            names,
-            data_root=data,
-            judge_model=model,
-            judge_mode=mode,
-            n_boot=bootstrap,
-            seed=seed,
-            refresh=refresh_judge,
-            show_progress=not quiet,
-            selection=selection,
-            transcripts=not no_transcripts,
-            preset=preset,
-            judge_options=options,
-            evidence_labels=evidence_labels,
-        )
+        with sigterm_as_interrupt():
+            raw_summary = evaluate_run(
+                run_dir,
+                names,
+                data_root=data,
+                judge_model=model,
+                judge_mode=mode,
+                n_boot=bootstrap,
+                seed=seed,
+                refresh=refresh_judge,
+                show_progress=not quiet,
+                selection=selection,
+                transcripts=not no_transcripts,
+                preset=preset,
+                judge_options=options,
+                evidence_labels=evidence_labels,
+            )
     except LocalIOError as e:
         raise fail(str(e), LOCAL_IO_EXIT_CODE)
     except (FileNotFoundError, ValueError, DatasetError) as e:

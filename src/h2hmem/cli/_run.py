@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
-import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -15,7 +12,7 @@ from .. import defaults
 from .._localio import LOCAL_IO_EXIT_CODE, LocalIOError, disk_error
 from ..presets import DEFAULT_PRESET, check_preset
 from . import _select as sel
-from ._app import app, console, err_console, fail
+from ._app import app, console, err_console, fail, sigterm_as_interrupt
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
@@ -59,16 +56,6 @@ def config_error_message(error: ValidationError) -> str:
         got = repr(err.get("input"))
         lines.append(f"{option}: {msg}" + ("" if got in msg else f" (got {got})"))
     return "; ".join(lines)
-
-
-def _stop_on_sigterm():
-    """Make SIGTERM (a scheduler's stop, ``timeout``, ``docker stop``) end a run like Ctrl-C: the
-    tasks are cancelled and the manifest is finalised. Returns the function restoring the old handler."""
-    if threading.current_thread() is not threading.main_thread():
-        return lambda: None
-    # re-sent as SIGINT, which asyncio.run turns into a clean cancellation of the run
-    previous = signal.signal(signal.SIGTERM, lambda *_: os.kill(os.getpid(), signal.SIGINT))
-    return lambda: signal.signal(signal.SIGTERM, previous)
 
 
 @app.command("run")
@@ -174,7 +161,7 @@ def run_cmd(
     from pydantic import ValidationError
 
     from ..data import DatasetError, UnknownLabelError
-    from ..memory import UnknownMethodError, resolve_method
+    from ..memory import MethodOptionsError, UnknownMethodError, method_options, resolve_method
     from ..run import RunConfig, RunConflictError, SelectionError, run_benchmark
 
     try:
@@ -218,14 +205,14 @@ def run_cmd(
     if dry_run:
         _dry_run(config, quiet, caption_model)
         return
-    try:  # a misspelt method is refused before the run line names a run that will not exist
-        resolve_method(config.method)
-    except UnknownMethodError as e:
+    try:  # a misspelt method or option is refused before the run line names a run that will not exist
+        method_options(config.method, resolve_method(config.method).Options, config.method_params, config.preset)
+    except (UnknownMethodError, MethodOptionsError) as e:
         raise fail(str(e))
     console.print(f"run [bold]{config.resolved_run_id}[/] → {config.run_dir}")
-    restore = _stop_on_sigterm()
     try:
-        summary = run_benchmark(config, progress=not quiet)
+        with sigterm_as_interrupt():
+            summary = run_benchmark(config, progress=not quiet)
     except LocalIOError as e:  # the run's own files: nothing recorded as failed for it, rerun resumes
         raise fail(str(e), LOCAL_IO_EXIT_CODE)
     except (
@@ -252,8 +239,6 @@ def run_cmd(
             soft_wrap=True,
         )
         raise typer.Exit(130)
-    finally:
-        restore()
     tokens = sum(u.total_tokens for u in summary.usage.values())
     calls = sum(u.calls for u in summary.usage.values())
     console.print(
@@ -301,8 +286,10 @@ def parse_prices(items: list[str]) -> dict[str, tuple[float, float]]:
     """``["my-model=0.5/1.5"]`` → ``{"my-model": (0.5, 1.5)}`` (USD per million input/output tokens).
 
     Raises:
-        ValueError: an item not of the form MODEL=IN/OUT with two non-negative numbers.
+        ValueError: an item not of the form MODEL=IN/OUT with two finite non-negative numbers.
     """
+    from ..llm import valid_price
+
     out: dict[str, tuple[float, float]] = {}
     for item in items:
         name, sep, rest = item.partition("=")
@@ -311,7 +298,7 @@ def parse_prices(items: list[str]) -> dict[str, tuple[float, float]]:
             pair = (float(inp), float(outp))
         except ValueError:
             pair = (-1.0, -1.0)
-        if not sep or not slash or not name.strip() or min(pair) < 0:
+        if not sep or not slash or not name.strip() or not valid_price(pair):
             raise ValueError(
                 f"--price {item!r}: expected MODEL=IN/OUT, USD per million input/output tokens "
                 "(e.g. gpt-4.1-nano=0.10/0.40)"

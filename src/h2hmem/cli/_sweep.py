@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from ._app import app, console, err_console, fail
+from ._app import app, console, err_console, fail, sigterm_as_interrupt
 
 _ACTIONS = ("run", "status", "schema")
 
@@ -75,7 +75,8 @@ def sweep_cmd(
     from ..sweep import run_sweep
 
     try:
-        result = run_sweep(spec, on_event=lambda line: err_console.print(line, highlight=False, soft_wrap=True))
+        with sigterm_as_interrupt():
+            result = run_sweep(spec, on_event=lambda line: err_console.print(line, highlight=False, soft_wrap=True))
     except KeyboardInterrupt:
         err_console.print("[yellow]interrupted[/]: run the same command again to resume")
         raise typer.Exit(130)

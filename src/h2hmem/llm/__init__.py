@@ -23,7 +23,7 @@ from ._images import JPEG_QUALITY, MAX_SIDE_PX, file_sha256, image_data_url, ima
 from ._known import CONTEXT_TOKENS, DEFAULT_CONTEXT_TOKENS
 from ._load import base_urls, check_model_spec, load_chat_model
 from ._local import LOCAL_MODELS, LocalModel, demo_answer_tokens, local_model_path
-from ._prices import DEFAULT_PRICES, Prices, cost_usd, price_for
+from ._prices import DEFAULT_PRICES, Prices, cost_usd, price_for, valid_price
 from ._retry import RetryPolicy, call_with_retries
 from ._tokens import count_tokens, get_encoding, truncate_tokens
 from ._types import ChatModel, ChatResult, ContentPart, GenerationConfig, ImagePart, Message, Stage, TextPart, Usage
@@ -73,6 +73,7 @@ __all__ = [
     "check_model_spec",
     "load_chat_model",
     "price_for",
+    "valid_price",
     "record_calls",
     "tag_calls",
     "truncate_tokens",

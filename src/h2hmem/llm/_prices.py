@@ -10,6 +10,7 @@ prices: ``prices={...}`` here, ``--price MODEL=IN/OUT`` on the command line. Mod
 from __future__ import annotations
 
 import logging
+import math
 
 log = logging.getLogger(__name__)
 
@@ -25,6 +26,12 @@ DEFAULT_PRICES: Prices = {
 """USD per 1M (input, output) tokens; source: OpenAI API pricing page, as listed 2025-04-14."""
 
 _warned: set[str] = set()
+
+
+def valid_price(pair: tuple[float, float]) -> bool:
+    """Both numbers finite and not negative (a NaN price would make every cost NaN: a ``--max-cost``
+    that never stops, and ``NaN`` in manifest.json, which is not JSON)."""
+    return len(pair) == 2 and all(math.isfinite(x) and x >= 0 for x in pair)
 
 
 def price_for(model: str, prices: Prices | None = None) -> tuple[float, float] | None:

@@ -8,7 +8,7 @@ from ._dryrun import CostEstimate, StageCost, aestimate_run, collect, counting_m
 from ._export import export_official
 from ._fingerprint import dataset_fingerprint
 from ._runner import MethodSetupError, RunConflictError, RunSummary, arun_benchmark, run_benchmark, select_questions
-from ._selection import Selection, SelectionError, expand_id_args, stratified_sample
+from ._selection import Selection, SelectionError, SelectionWarning, expand_id_args, stratified_sample
 from ._spend import BudgetExhausted, UnpricedModelError, guard_models
 
 __all__ = [
@@ -23,6 +23,7 @@ __all__ = [
     "RunSummary",
     "Selection",
     "SelectionError",
+    "SelectionWarning",
     "StageCost",
     "UnpricedModelError",
     "aestimate_run",

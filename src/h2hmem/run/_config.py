@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from pathlib import Path
 from typing import Any, Literal
@@ -22,7 +23,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from .. import defaults
-from ..llm import check_model_spec
+from ..llm import check_model_spec, valid_price
 from ..presets import DEFAULT_PRESET, Preset
 from ._selection import Selection
 
@@ -96,10 +97,18 @@ class Execution(BaseModel):
     transcripts: bool = True
     """Keep every model call in ``transcripts.jsonl.gz`` (prompt, reply, usage; not part of the run's identity)."""
 
+    @field_validator("prices")
+    @classmethod
+    def _finite_prices(cls, v: dict[str, tuple[float, float]]) -> dict[str, tuple[float, float]]:
+        bad = [f"{k}={a}/{b}" for k, (a, b) in v.items() if not valid_price((a, b))]
+        if bad:
+            raise ValueError(f"prices must be finite and not negative (USD per million tokens), got {', '.join(bad)}")
+        return v
+
     @field_validator("max_cost_usd")
     @classmethod
     def _non_negative(cls, v: float | None) -> float | None:
-        if v is not None and v < 0:
+        if v is not None and (math.isnan(v) or v < 0):  # NaN compares false: a limit that never stops
             raise ValueError("max cost must be >= 0 (USD)")
         return v
 

@@ -7,7 +7,10 @@ up in the request cache without writing, counts its prompt tokens with the model
 (tiktoken's encoding for OpenAI models, cl100k otherwise — :func:`h2hmem.llm._known.encoding_for`)
 and answers with the cached reply, or with an empty text when the request is not cached. So the
 memory-build and answer prompts are the real ones; prompts that depend on an earlier reply (A-Mem's
-note links, a judge's re-ask) see an empty reply and are an estimate. Questions already recorded in
+note links, a judge's re-ask) see an empty reply and are an estimate. A request asked again because
+a reply was unusable (``GenerationConfig.attempt`` ≥ 1: A-Mem's note writer under ``paper``) is not
+counted: the empty stand-in reply is what made it, and the estimate assumes usable replies (counting
+them doubled A-Mem's build calls). Questions already recorded in
 the real run directory are not counted (a resume does not ask them again).
 
 Completion tokens cannot be counted before the reply exists: the estimate uses
@@ -149,6 +152,10 @@ class CountingChat:
         items: int = 1,
     ) -> ChatResult:
         config = config or GenerationConfig()
+        if config.attempt:  # a re-ask of an unusable reply: only the empty stand-in reply made it happen
+            return ChatResult(
+                text="", model=self.spec, usage=Usage(), latency_s=0.0, cached=False, finish_reason="stop"
+            )
         n = count_request(self.client, messages)
         s = self.stages.setdefault(stage, StageCost(model=model_name(self.client)))
         hit = cached_reply(self.client, messages, config)

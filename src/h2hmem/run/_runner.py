@@ -27,6 +27,7 @@ import asyncio
 import copy
 import logging
 import time
+import warnings
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -71,7 +72,7 @@ from ._facts import CountedCaptions, run_components, run_environment, summed_sta
 from ._fingerprint import command_line, dataset_fingerprint
 from ._gc import quiet_gc
 from ._progress import DialogueBars
-from ._selection import Selection
+from ._selection import Selection, SelectionError, SelectionWarning
 from ._slots import slotted
 from ._spend import BudgetExhausted, guard_models
 from ._tally import Tally, tallied, tally_question
@@ -153,11 +154,24 @@ def select_questions(ds: Dataset, limit: int | None, selection: Selection | None
     (filters, then the stratified sample), then the first ``limit`` when set.
 
     Raises:
-        SelectionError: the selection names question ids or dialogues the dataset lacks.
+        SelectionError: the selection names question ids or dialogues the dataset lacks, or it
+            matches no question (a run of nothing would be recorded as complete).
+
+    Warns:
+        SelectionWarning: a ``sample`` larger than the questions the filters leave (all are taken).
     """
     qs = [q for d in ds.dialogues for q in sorted(d.questions, key=lambda q: (_session_number(q.session), q.index))]
-    if selection is not None:
+    if selection is not None and not selection.is_empty:
         qs = selection.apply(qs)
+        if not qs:
+            raise SelectionError(f"the selection {selection.recorded()} matches no question of {ds.root}")
+        if selection.sample is not None and selection.sample > len(qs):
+            warnings.warn(
+                f"--sample {selection.sample} is more than the {len(qs)} questions the filters leave: all {len(qs)} "
+                "are taken",
+                SelectionWarning,
+                stacklevel=2,
+            )
     return qs[:limit] if limit else qs
 
 

@@ -35,7 +35,12 @@ T = TypeVar("T")
 
 
 class SelectionError(ValueError):
-    """A selection that names questions or dialogues absent from the data, or asks for an impossible sample."""
+    """A selection that names questions or dialogues absent from the data, asks for an impossible
+    sample, or matches no question."""
+
+
+class SelectionWarning(UserWarning):
+    """A selection that does less than it says: a ``sample`` larger than the questions its filters leave."""
 
 
 _DIALOGUE = re.compile(r"^(?:(?P<split>dyadic|multi-party)/)?(?:dialogue)?(?P<n>\d+)$")
