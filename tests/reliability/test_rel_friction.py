@@ -94,7 +94,7 @@ def test_a_typo_in_a_sweep_is_one_clean_line_at_top_level_and_in_run(tmp_path, w
     assert len(lines) == 1, res.output  # before: pydantic's text ("1 validation error for RunConfig …")
     assert "pydantic" not in res.output and "validation error for" not in res.output
     if where == "run":
-        assert lines[0].startswith("error: [run] limt: unknown setting (a typo?)")
+        assert lines[0].startswith(f"error: {spec}: [run] limt: unknown setting (a typo?)")
     else:
         assert "retires" in lines[0]
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -55,8 +56,7 @@ def exclusive_lock(path: Path, what: str = "") -> Iterator[str | None]:
             try:
                 fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
-                fh.seek(0)
-                yield fh.read().strip() or "another process"
+                yield _holder_text(fh)
                 return
         fh.seek(0)
         fh.truncate()
@@ -65,6 +65,18 @@ def exclusive_lock(path: Path, what: str = "") -> Iterator[str | None]:
         yield None
     finally:
         fh.close()
+
+
+def _holder_text(fh: IO[str]) -> str:
+    """What the lock's holder wrote (``pid …``). The holder truncates the file and writes after it has
+    the lock, so a reader can come in between and find it empty: read again for up to ~0.1 s."""
+    for _ in range(20):
+        fh.seek(0)
+        text = fh.read().strip()
+        if text:
+            return text
+        time.sleep(0.005)
+    return "another process"
 
 
 def lock_holder(path: Path) -> str | None:
@@ -82,7 +94,7 @@ def lock_holder(path: Path) -> str | None:
         try:
             fcntl.flock(fh.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
         except BlockingIOError:
-            return fh.read().strip() or "another process"
+            return _holder_text(fh)
         fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
         return None
 
