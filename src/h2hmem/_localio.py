@@ -26,7 +26,8 @@ class LocalIOError(OSError):
     SQLite ``disk I/O error``, ….
 
     ``path`` is the file; ``reason`` the underlying error (``"[Errno 27] File too large"``). The
-    message reads ``local I/O error: <file>: <reason>; free space and rerun to resume``. A subclass
+    message reads ``local I/O error: <file>: <reason>; free space and rerun to resume`` (for a
+    read-only file system: ``make the folder writable …``; an I/O error: ``check the disk …``). A subclass
     of :class:`OSError` (``errno`` is copied from the cause when it has one), so code that handles
     OS errors still sees it.
     """
@@ -38,7 +39,18 @@ class LocalIOError(OSError):
         super().__init__(errno, self.reason, str(self.path))
 
     def __str__(self) -> str:
-        return f"local I/O error: {self.path}: {self.reason}; free space and rerun to resume"
+        return f"local I/O error: {self.path}: {self.reason}; {self.remedy} and rerun to resume"
+
+    @property
+    def remedy(self) -> str:
+        """What to do before rerunning: depends on the cause (a read-only file system is not full)."""
+        if self.errno == errno.EROFS:
+            return "make the folder writable (the file system is read-only)"
+        if self.errno in (errno.EACCES, errno.EPERM):
+            return "make the folder writable"
+        if self.errno == errno.EIO or "disk I/O error" in self.reason:
+            return "check the disk"
+        return "free space"
 
     def __reduce__(self):  # picklable across processes (sweeps) with the same arguments
         return (type(self), (self.path, self.reason))

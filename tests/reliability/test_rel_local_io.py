@@ -423,3 +423,22 @@ def test_evaluate_under_a_file_size_limit_exits_4_and_keeps_the_previous_score_s
     lexical = [json.loads(x) for x in (scores / "lexical.jsonl").read_text().splitlines()]
     assert len(lexical) == len(preds) and all(r["exact_match"] == 0.0 for r in lexical)
     assert not any(p.name.endswith(".tmp") for p in scores.iterdir())
+
+
+def test_the_advice_fits_the_cause():
+    # "free space" was the advice for a read-only file system too
+    import errno
+
+    from h2hmem._localio import LocalIOError
+
+    def advice(e: BaseException) -> str:
+        return str(LocalIOError("/r/manifest.json", e)).split("; ", 1)[1]
+
+    assert advice(OSError(errno.ENOSPC, "No space left on device")) == "free space and rerun to resume"
+    assert advice(OSError(errno.EFBIG, "File too large")) == "free space and rerun to resume"
+    assert (
+        advice(OSError(errno.EROFS, "Read-only file system"))
+        == "make the folder writable (the file system is read-only) and rerun to resume"
+    )
+    assert advice(OSError(errno.EACCES, "Permission denied")) == "make the folder writable and rerun to resume"
+    assert advice(OSError(errno.EIO, "Input/output error")) == "check the disk and rerun to resume"

@@ -467,6 +467,15 @@ CASES = [
         "50000 characters",
     ),
     Case(
+        "huge-question-text",
+        _edit(QUESTIONS, _q(0, _qset("question.text", "why " * 6_000))),
+        "warning",
+        "huge-text",
+        QUESTIONS,
+        "questions[0].question.text",
+        "question 0 text has 24000 characters",
+    ),
+    Case(
         "empty-question-text",
         _edit(QUESTIONS, _q(0, _qset("question.text", ""))),
         "warning",
@@ -501,7 +510,16 @@ CASES = [
         "bad-date",
         SESSION,
         "timeline_date",
-        "spring 2024",
+        "'spring 2024' does not start with YYYY-MM-DD",
+    ),
+    Case(
+        "impossible-date",
+        _edit(SESSION, _set("timeline_date", "2024-02-30")),
+        "warning",
+        "bad-date",
+        SESSION,
+        "timeline_date",
+        "'2024-02-30' is not a calendar date",
     ),
     Case(
         "unknown-difficulty",

@@ -226,3 +226,20 @@ def test_runner_tallies_each_questions_calls_itself(sample_root, tmp_path):
         assert p.cached is False
     m = json.loads((summary.run_dir / "manifest.json").read_text())
     assert m["usage"]["answer"]["calls"] == 6 and m["usage"]["memory_build"]["calls"] >= 1
+
+
+def test_a_recorded_question_the_dataset_lacks_is_refused_on_resume(sample_root, tmp_path):
+    # kept before: the resume exited 0, and every evaluate then failed on that line
+    cfg = _config(sample_root, tmp_path, limit=3)
+    run_benchmark(cfg, chat_model=fake_chat(), progress=False)
+    path = cfg.run_dir / "predictions.jsonl"
+    lines = path.read_text().splitlines()
+    stray = json.loads(lines[0])
+    stray["question_id"] = "multi-party/dialogue9/session1/q0"
+    path.write_text("\n".join([*lines, json.dumps(stray)]) + "\n")
+    chat = fake_chat()
+    with pytest.raises(
+        ValueError, match=r"1 record\(s\) name a question that is not in the dataset .*dialogue9/session1/q0"
+    ):
+        run_benchmark(cfg, chat_model=chat, progress=False)
+    assert chat.calls == 0

@@ -318,12 +318,8 @@ def _load_session(root: Path, sdir: Path, k: int, log: IssueLog) -> Session:
     if raw.timeline_date is None:
         log.warning("missing-date", fname, "no timeline_date", field="timeline_date")
     elif date is None:
-        log.warning(
-            "bad-date",
-            fname,
-            f"timeline_date {raw.timeline_date!r} does not start with YYYY-MM-DD",
-            field="timeline_date",
-        )
+        why = "is not a calendar date" if _DATE.match(raw.timeline_date) else "does not start with YYYY-MM-DD"
+        log.warning("bad-date", fname, f"timeline_date {raw.timeline_date!r} {why}", field="timeline_date")
     elif (m := _DATE.match(raw.timeline_date)) is not None and raw.timeline_date != m.group(0):  # m: date parsed
         log.warning(
             "odd-date",
@@ -503,6 +499,13 @@ def _load_questions(
             difficulty = "unknown"
         if not rq.question.text.strip():
             log.warning("empty-text", fname, f"question {idx} has empty text", field=f"{field}.question.text")
+        elif len(rq.question.text) > MAX_TEXT_CHARS:
+            log.warning(
+                "huge-text",
+                fname,
+                f"question {idx} text has {len(rq.question.text)} characters",
+                field=f"{field}.question.text",
+            )
         if not rq.original_answer.strip():
             log.warning(
                 "empty-gold", fname, f"question {idx} has an empty original_answer", field=f"{field}.original_answer"

@@ -268,6 +268,13 @@ async def _run_locked(
     if torn:
         manifest.repairs.append(Repair(at=now_iso(), torn_bytes_removed=torn))
     recorded = {p.question_id: p for p in store.predictions()}
+    known = {q.id for q in ds.questions}
+    stray = [qid for qid in recorded if qid not in known]
+    if stray:  # a line edited by hand, or copied from another run: no evaluation could score the run
+        raise ValueError(
+            f"{store.predictions_path}: {len(stray)} record(s) name a question that is not in the dataset at "
+            f"{ds.root} (e.g. {stray[0]!r}); remove those lines, or start the run in another folder"
+        )
     pending = [
         q for q in questions if q.id not in recorded or (config.execution.retry_failed and recorded[q.id].failed)
     ]
