@@ -253,3 +253,25 @@ def test_native_paper_requests_send_a_list_of_parts_without_any_image():
         (user,) = messages
         assert user.as_parts and isinstance(user.content, list) and len(user.content) == 1
         assert isinstance(user.content[0], TextPart)
+
+
+@pytest.mark.parametrize("name", ["full-mm", "murag", "ngm"])
+def test_describe_follows_the_request_the_preset_chooses(name):
+    # the manifest's method_description said "keep most recent turns", "'[speaker] date: text'" and
+    # h2hmem's image order for paper runs, which send the official request
+    cls = resolve_method(name)
+    described = {}
+    for preset in ("paper", "harmonized"):
+        ctx = MemoryContext(dialogue_id="d", chat=recording_chat(), embedder_factory=HashEmbedder, preset=preset)
+        described[preset] = cls(ctx, method_options(name, cls.Options, {}, preset)).describe()
+    paper, harmonized = described["paper"], described["harmonized"]
+    assert paper["images"] != harmonized["images"]
+    if name == "full-mm":
+        assert paper["truncation"].startswith("the dialogue's first 4096 cl100k tokens (head)")
+        assert harmonized["truncation"] == "keep most recent turns; keep most recent images"
+        assert "the question images, then the dialogue's images" in paper["images"]
+    else:
+        assert paper["images"].startswith("native (official request): after the text, the retrieved turns' images")
+        assert paper["unit"] != harmonized["unit"]
+    if name == "ngm":
+        assert paper["unit"].startswith("1 turn: 'date:text'") and "no speaker" in paper["unit"]

@@ -213,6 +213,11 @@ async def encode_query(encoder: Any, question: QuestionView, captions: CaptionLo
     return row
 
 
+OFFICIAL_IMAGES_NOTE = (
+    "native (official request): after the text, the retrieved turns' images in rank order, then the "
+    "question image; a text-only answer model or a missing image file gets '[Image <file> in <session>: "
+    "caption]' instead (count in each answer's details.images_substituted)"
+)
 IMAGES_NOTE = (
     "native: image parts attached (retrieval order) after the question image; a text-only answer model "
     "or a missing image file gets '[Image <file> in <session>: caption]' instead "

@@ -110,6 +110,20 @@ class FullMMMemory(MemoryMethod[FullMMOptions]):
         self._sessions: list[Session] = []
 
     def describe(self) -> dict[str, Any]:
+        """What the answer request holds, as the ``request`` option chooses (``official`` under ``paper``)."""
+        if self.options.request == "official":
+            return {
+                "method": self.name,
+                "modality": self.modality,
+                "token_counter": self._counter_kind,
+                "truncation": f"the dialogue's first {self.options.max_context_tokens} cl100k tokens (head), with "
+                "the script's truncation note",
+                "images": (
+                    f"native: after the text, the question images, then the dialogue's images in order, "
+                    f"{self.max_images} in all; a text-only answer model or a missing file gets "
+                    "'[Image <file> in <session>: caption]' (details.images_substituted)"
+                ),
+            }
         return {
             "method": self.name,
             "modality": self.modality,

@@ -33,6 +33,7 @@ from .._mm_units import (
     IMAGES_NOTE,
     MAX_IMAGES,
     MAX_TEXT_TOKENS,
+    OFFICIAL_IMAGES_NOTE,
     SessionVectorCache,
     Unit,
     answer_from_hits,
@@ -109,8 +110,12 @@ class MuRAGMemory(MemoryMethod[MuRAGOptions]):
             "method": self.name,
             "modality": self.modality,
             "token_counter": self._counter_kind,
-            "unit": "1 turn: '[speaker] date: text' + its image",
-            "images": IMAGES_NOTE,
+            "unit": (
+                "1 turn: '[speaker] date:text' + its image (date as written)"
+                if self.options.unit_text == "official"
+                else "1 turn: '[speaker] date: text' + its image"
+            ),
+            "images": OFFICIAL_IMAGES_NOTE if self.options.request == "official" else IMAGES_NOTE,
             **encoder_describe(self.encoder),
         }
 

@@ -32,6 +32,7 @@ from .._mm_units import (
     IMAGES_NOTE,
     MAX_IMAGES,
     MAX_TEXT_TOKENS,
+    OFFICIAL_IMAGES_NOTE,
     SessionVectorCache,
     Unit,
     answer_from_hits,
@@ -173,8 +174,12 @@ class NGMMemory(MemoryMethod[NGMOptions]):
             "turn_time": f"session date at 00:00 UTC + turn index × {self.turn_gap_s:g} s; an undated session "
             "starts right after the previous one",
             "token_counter": self._counter_kind,
-            "unit": "1 turn: 'date: [speaker] text' + its image",
-            "images": IMAGES_NOTE,
+            "unit": (
+                "1 turn: 'date:text' + its image (no speaker; date as written)"
+                if self.options.node_text == "official"
+                else "1 turn: 'date: [speaker] text' + its image"
+            ),
+            "images": OFFICIAL_IMAGES_NOTE if self.options.request == "official" else IMAGES_NOTE,
             **encoder_describe(self.encoder),
         }
 
