@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 from h2hmem.caption import CaptionRecord, CaptionStore, ImageId
@@ -109,14 +110,21 @@ def test_same_stem_images_do_not_collide(tmp_path):
     assert store.get(jpg) == "jpg v2" and store.get(png) == "png caption"
 
 
-def test_malformed_caption_file_is_reported_not_raised(tmp_path):
+def test_malformed_caption_file_is_reported_not_raised(tmp_path, caplog):
     cdir = _layout(tmp_path)
     cdir.mkdir()
     (cdir / "1.json").write_text("{not json")
     (cdir / "2.json").write_text(json.dumps({"description": {"text": "no final_text"}}))
     store = CaptionStore(tmp_path)
-    assert store.get(ImageId("dyadic", "dialogue5", "session2", "1.png")) is None
-    assert store.get(ImageId("dyadic", "dialogue5", "session2", "2.png")) is None
+    with caplog.at_level(logging.WARNING, logger="h2hmem.caption._store"):
+        for _ in range(3):  # looked up by every question that shows the image: said once a file
+            assert store.get(ImageId("dyadic", "dialogue5", "session2", "1.png")) is None
+            assert store.get(ImageId("dyadic", "dialogue5", "session2", "2.png")) is None
+    said = [r.getMessage() for r in caplog.records]
+    assert len(said) == 2 and said[0].startswith(
+        "caption file dyadic/dialogue5/scenes/session2/caption/1.json: not valid"
+    )
+    assert said[1].endswith("no string description.final_text; its image is used without a caption")
     issues = store.issues.issues
     assert [(i.code, i.file) for i in issues] == [
         ("bad-caption-file", "dyadic/dialogue5/scenes/session2/caption/1.json"),

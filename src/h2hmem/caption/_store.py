@@ -20,6 +20,7 @@ names no file (official) or this file.
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,8 @@ from pydantic import BaseModel, ConfigDict
 
 from .._atomic import atomic_write_text
 from ..data import ImageRef, IssueLog, find_root
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, order=True)
@@ -171,24 +174,30 @@ class CaptionStore:
             return self._load(stem, base, image)
         return None
 
+    def _bad_file(self, name: str, message: str, field: str | None = None) -> None:
+        """Record a caption file that cannot be used (``self.issues``, once a file), and say it (a logged
+        warning naming the file: its image then counts as uncaptioned, which would otherwise be silent)."""
+        if any(i.file == name for i in self.issues.issues):
+            return  # looked up again (every question showing the image): already said
+        log.warning("caption file %s: %s; its image is used without a caption", name, message)
+        self.issues.warning("bad-caption-file", name, message, field=field)
+
     def _load(self, path: Path, base: Path, image: ImageId) -> CaptionRecord | None:
         name = _rel(path, base)
         try:
             data = json.loads(path.read_text(encoding="utf-8-sig"))
         except OSError as e:
-            self.issues.warning("bad-caption-file", name, f"cannot read caption file: {e.strerror or e}")
+            self._bad_file(name, f"cannot read caption file: {e.strerror or e}")
             return None
         except (UnicodeDecodeError, json.JSONDecodeError) as e:
-            self.issues.warning("bad-caption-file", name, f"not valid UTF-8 JSON: {e}")
+            self._bad_file(name, f"not valid UTF-8 JSON: {e}")
             return None
         if (
             not isinstance(data, dict)
             or not isinstance(data.get("description"), dict)
             or not isinstance(data["description"].get("final_text"), str)
         ):
-            self.issues.warning(
-                "bad-caption-file", name, "no string description.final_text", field="description.final_text"
-            )
+            self._bad_file(name, "no string description.final_text", field="description.final_text")
             return None
         info = data.get("image_info")
         recorded = info.get("filename") if isinstance(info, dict) else None
