@@ -193,3 +193,15 @@ def test_budget_amounts_keep_their_digits_below_four_decimals():
         "$0.0000234568",
         "$12.5000",
     ]
+
+
+def test_a_budget_stop_during_the_build_keeps_the_method_stats(synth, tmp_path):
+    # the manifest's method_stats were all 0 when --max-cost stopped A-Mem while it wrote notes
+    with MockOpenAIServer() as server:
+        cfg = _cfg(
+            synth, tmp_path, server, method="a-mem", selection=Selection(dialogues=["dyadic/1"]), max_cost_usd=0.002
+        )
+        stopped = run_benchmark(cfg, embedder=HashEmbedder(), progress=False)
+    manifest = json.loads((cfg.run_dir / "manifest.json").read_text())
+    assert stopped.stopped and manifest["usage"]["memory_build"]["calls"] > 0
+    assert manifest["method_stats"]["construction_calls"] == manifest["usage"]["memory_build"]["calls"]

@@ -501,12 +501,17 @@ async def _drive(
             state.record(_failed(q, state.method, err))
         state.describe(d.id, memory)
         return
+    except BaseException:  # a budget stop (or a cancellation) mid-build: keep the stats gathered so far
+        state.describe(d.id, memory)
+        raise
     finally:
         state.bars.built(d.id)
         turns.pass_on(turn)
     state.describe(d.id, memory)  # after the memory is built
-    await ask([q for batch in by_session.values() for q in batch])
-    state.describe(d.id, memory)  # and at the end (stats gathered while answering)
+    try:
+        await ask([q for batch in by_session.values() for q in batch])
+    finally:
+        state.describe(d.id, memory)  # and at the end (stats gathered while answering), however it ends
 
 
 async def _answer(memory: MemoryMethod[Any], q: Question, state: _RunState) -> Prediction:

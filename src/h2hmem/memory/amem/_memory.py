@@ -240,8 +240,8 @@ class AMemMemory(MemoryMethod[AMemOptions]):
         return self._vectors if self._vectors is not None else np.zeros((0, 0), np.float32)
 
     async def _write(self, messages: list[Message], config: GenerationConfig | None = None) -> str:
-        self.store.stats.construction_calls += 1
         result = await self.writer.chat(messages, config or self.build_config, stage="memory_build")
+        self.store.stats.construction_calls += 1  # a reply came (a call refused by --max-cost is not one)
         return result.text
 
     async def _analyse(self, content: str) -> tuple[list[str], list[str], str] | None:
