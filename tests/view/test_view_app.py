@@ -40,6 +40,16 @@ def test_run_list_shows_each_run_with_its_headline_judge_score(client, sample_ru
         assert ">289<" in row and ">complete<" in row and "openai:gpt-4o-mini" in row
 
 
+def test_head_is_answered_like_get_without_a_body(client, sample_runs):
+    # `curl -I` got 405: the viewer answered GET only
+    run_page = re.search(r'href="(/runs/[^"/]+)"', client.get("/").text).group(1)
+    for path in ("/", run_page):
+        got, head = client.get(path), client.head(path)
+        assert head.status_code == got.status_code == 200 and head.content == b""
+        assert head.headers["content-type"] == got.headers["content-type"]
+    assert client.head("/no-such-page").status_code == client.get("/no-such-page").status_code == 404
+
+
 def test_filter_by_task_type_and_judge_level(client, sample_runs):
     d = sample_runs.runs[0]
     preds = read_predictions(d)

@@ -22,12 +22,13 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.sessions import SessionMiddleware
 from starlette.types import Scope
 
+from .._asgi import HeadAsGet
 from ..data import load_dataset
 from ..llm import default_cache_path, load_chat_model
 from . import _accounts, _admin, _public, _submit
 from ._db import make_engine, make_sessionmaker
 from ._judge import JudgeWorker, MetricsJudge
-from ._middleware import BodyLimit, BodyTooLarge, HeadAsGet, SecurityHeaders, too_large_message
+from ._middleware import BodyLimit, BodyTooLarge, SecurityHeaders, too_large_message
 from ._scorer import ScoreWorker
 from ._security import session_secret
 from ._settings import LeaderboardSettings

@@ -1,4 +1,5 @@
-"""Pure ASGI middleware of the service: the request-body limit, HEAD as GET, security headers.
+"""Pure ASGI middleware of the service: the request-body limit and security headers (HEAD as GET is
+:class:`h2hmem._asgi.HeadAsGet`, shared with the viewer).
 
 Pure ASGI (no ``BaseHTTPMiddleware``) so that an exception raised while the body streams in is
 never wrapped in a task group's exception group, and the body is counted as it arrives, whatever
@@ -81,29 +82,6 @@ class BodyLimit:
 
 async def _disconnected() -> Message:
     return {"type": "http.disconnect"}
-
-
-class HeadAsGet:
-    """Serve ``HEAD`` like ``GET`` without the body (same status and headers, RFC 9110 §9.3.2)."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] != "HEAD":
-            return await self.app(scope, receive, send)
-        done = False
-
-        async def bodiless_send(msg: Message) -> None:
-            nonlocal done
-            if msg["type"] == "http.response.body":
-                if done:
-                    return
-                done = True
-                msg = {"type": "http.response.body", "body": b"", "more_body": False}
-            await send(msg)
-
-        await self.app({**scope, "method": "GET"}, receive, bodiless_send)
 
 
 class SecurityHeaders:

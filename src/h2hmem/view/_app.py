@@ -32,6 +32,7 @@ from fastapi.responses import FileResponse, HTMLResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException
 
+from .._asgi import HeadAsGet
 from ..records import JUDGE_TRANSCRIPTS, TRANSCRIPTS
 from ._calls import CallIndex
 from ._runs import ViewRun, load_view_run, unique_keys
@@ -130,6 +131,7 @@ def create_viewer_app(run_dirs: Sequence[str | Path], *, data_root: str | Path |
     env.filters["pretty"] = _pretty
     app = FastAPI(title="h2hmem viewer", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.viewer = viewer
+    app.add_middleware(HeadAsGet)  # `curl -I` and link checkers: every page answers HEAD as GET, bodiless
     app.mount("/static", StaticFiles(directory=_PKG / "static"), name="static")
 
     def page(template: str, status_code: int = 200, **ctx: Any) -> HTMLResponse:
