@@ -97,6 +97,10 @@ def _no_scenes(s: Synth) -> None:
     _rename("dyadic/dialogue1/scenes", "dyadic/dialogue1/scenez")(s)
 
 
+def _session_file_not_folder(s: Synth) -> None:
+    (s.root / "dyadic/dialogue1/scenes/session7").write_text("{}")
+
+
 def _drop_session_json(s: Synth) -> None:
     (s.root / SESSION).unlink()
 
@@ -438,6 +442,15 @@ CASES = [
         "dyadic/dialogue1/scenes/session_extra",
         None,
         "session<number>",
+    ),
+    Case(
+        "session-file-not-folder",
+        _session_file_not_folder,
+        "warning",
+        "unexpected-session-folder",
+        "dyadic/dialogue1/scenes/session7",
+        None,
+        "a file where a session folder belongs",
     ),
     Case(
         "empty-dialogue-list",

@@ -167,6 +167,10 @@ def _numbered_dirs(
     real_root = _real(root)
     for child in sorted(parent.iterdir()):
         if not child.is_dir():
+            if pattern.match(child.name):  # `session2` as a file: the session would vanish without a word
+                log.warning(
+                    f"unexpected-{kind}-folder", rel(child, root), f"a file where a {kind} folder belongs; ignored"
+                )
             continue
         m = pattern.match(child.name)
         if not m:
