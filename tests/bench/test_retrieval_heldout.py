@@ -137,3 +137,17 @@ def test_switch_check_separates_transfer_from_in_sample_gain():
     # a gain on two dialogues transfers to each: every fold sees the other's gain
     both = {"q1": ("d1", "T", 1.0), "q2": ("d2", "T", 1.0), "q3": ("d3", "T", 1.0)}
     assert switch_check(without, both)["heldout"] == 1.0
+
+
+def test_run_method_runs_with_its_scripted_models(sample_root, tmp_path):
+    # `python -m bench.retrieval` crashed before its first run when RunConfig started checking model
+    # specs ('fake:none', the label of the scripted model it passes in); one method on the sample
+    from bench._embedders import HashedEmbedder
+    from bench.retrieval import run_method
+
+    labels = sample_root.parent / "h2hmem-sample-labels"
+    summary = run_method(
+        sample_root, tmp_path, labels, "naive-rag", {}, "nrag", embedder=HashedEmbedder(), split="multi-party"
+    )
+    turns = summary["metrics"]["turn_evidence"]
+    assert turns["aggregate"] is not None and turns["labelled"] > 0

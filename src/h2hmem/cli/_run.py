@@ -161,6 +161,7 @@ def run_cmd(
     from pydantic import ValidationError
 
     from ..data import DatasetError, UnknownLabelError
+    from ..llm import check_model_spec
     from ..memory import MethodOptionsError, UnknownMethodError, method_options, resolve_method
     from ..run import RunConfig, RunConflictError, SelectionError, run_benchmark
 
@@ -209,6 +210,12 @@ def run_cmd(
         method_options(config.method, resolve_method(config.method).Options, config.method_params, config.preset)
     except (UnknownMethodError, MethodOptionsError) as e:
         raise fail(str(e))
+    for option, spec in (("--model", config.models.model), ("--build-model", config.models.build_model)):
+        try:
+            if spec is not None:
+                check_model_spec(spec)
+        except ValueError as e:
+            raise fail(f"{option}: {e}")
     console.print(f"run [bold]{config.resolved_run_id}[/] → {config.run_dir}")
     try:
         with sigterm_as_interrupt():

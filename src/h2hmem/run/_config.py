@@ -23,7 +23,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from .. import defaults
-from ..llm import check_model_spec, valid_price
+from ..llm import valid_price
 from ..presets import DEFAULT_PRESET, Preset
 from ._selection import Selection
 
@@ -47,7 +47,9 @@ class RunModels(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     model: str = defaults.ANSWER_MODEL
-    """Answer model spec: ``openai:<model>`` or ``local:smollm2``."""
+    """Answer model spec: ``openai:<model>`` or ``local:smollm2`` (:func:`h2hmem.llm.check_model_spec`;
+    checked when the runner loads the model: a chat model passed to ``run_benchmark`` is recorded
+    under this name, whatever it is)."""
     base_url: list[str] | None = None
     """OpenAI-compatible server(s); several are served round-robin."""
     build_model: str | None = None
@@ -60,14 +62,6 @@ class RunModels(BaseModel):
     def _one_url_is_a_list(cls, v: object) -> object:
         """``base_url="http://…"`` is the one-server list ``["http://…"]`` (as ``--base-url`` given once)."""
         return [v] if isinstance(v, str) else v
-
-    @field_validator("model", "build_model")
-    @classmethod
-    def _model_spec(cls, v: str | None) -> str | None:
-        """``<backend>:<model>`` with a known backend, refused before any run folder or call."""
-        if v is not None:
-            check_model_spec(v)
-        return v
 
 
 class Execution(BaseModel):
