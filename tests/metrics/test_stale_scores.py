@@ -233,3 +233,19 @@ def test_a_replaced_answer_still_warns(tmp_path):
     p.write_text(line % ("first", "null") + line % ("second", "null"))
     with pytest.warns(DuplicatePredictionsWarning, match="1 question"):
         assert read_predictions(p)[0].answer == "second"
+
+
+def test_the_judge_may_be_given_as_a_model_spec(failed_run, monkeypatch, tmp_path):
+    # the README's async example passed a name; a str reached the judge and failed ('str' has no .spec)
+    cfg, n, _ = failed_run
+    monkeypatch.setenv("H2HMEM_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with MockOpenAIServer(responder=ScriptedJudge()) as srv:
+        monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
+        out = evaluate_run(cfg.run_dir, ["judge"], judge_model="openai:gpt-4o-mini", n_boot=0)
+        assert srv.calls > 0
+    assert (
+        out["metrics"]["judge"]["coverage"]["judged"] == n and out["metrics"]["judge"]["model"] == "openai:gpt-4o-mini"
+    )
+    with pytest.raises(ValueError, match="invalid model spec 'gpt4'"):
+        evaluate_run(cfg.run_dir, ["judge"], judge_model="gpt4", n_boot=0, refresh=True)

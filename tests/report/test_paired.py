@@ -105,3 +105,18 @@ def test_different_question_sets_are_noted_and_group_pools(runs, tmp_path):
     )
     assert res.exit_code == 0, res.output
     assert " ± " in res.output and "(sd over 2 runs); pooled" in res.output and "over 304 questions" in res.output
+
+
+def test_runs_with_no_question_in_common_say_so_and_markdown_keeps_ampersands(runs, tmp_path):
+    a, _, c = runs
+    lines = (a / "predictions.jsonl").read_text().splitlines()
+    (a / "predictions.jsonl").write_text("\n".join(lines[:50]) + "\n")
+    (c / "predictions.jsonl").write_text("\n".join(lines[100:150]) + "\n")
+    for d in (a, c):
+        shutil.rmtree(d / "scores", ignore_errors=True)
+    paths = build_report([a, c], tmp_path / "rep", n_boot=50)
+    notes = paths.tables["paired"].notes
+    assert len(notes) == 1 and "scored no question in common (50 and 50 questions): no paired comparison" in notes[0]
+    md = paths.markdown.read_text()
+    assert "&amp;" not in md  # "Reference & Evolution Tracking" reads as written in the raw Markdown
+    assert "Reference & Evolution Tracking" in md or "Evolution" not in md

@@ -108,6 +108,13 @@ class MemoryMethod(ABC, Generic[OptionsT]):
         """Release what the memory holds (files, connections) once its dialogue is done."""
 
     @classmethod
+    def third_party(cls) -> tuple[str, ...]:
+        """Distributions (PyPI names) the method runs on beside h2hmem and its plugin's own package:
+        the run records their versions in ``manifest.environment.distributions``. Default: none; a
+        memory product: its package (``mem0ai``, ``graphiti-core``…)."""
+        return ()
+
+    @classmethod
     def run_identity(cls) -> dict[str, Any]:
         """What the method adds to the run's identity beside its name and options (a memory product:
         its distribution and installed version, so a run never resumes under another version).

@@ -172,7 +172,9 @@ async def aevaluate_run(
             id; preferred). Default: the manifest's ``data_root`` when it exists on disk, else the
             copies in the prediction records.
         judge_model: a :class:`~h2hmem.llm.ChatModel` (needed for ``"judge"``; the CLI builds
-            ``openai:gpt-4o-mini``, the official judge).
+            ``openai:gpt-4o-mini``, the official judge), or a model spec such as
+            ``"openai:gpt-4o-mini"``: loaded with :func:`~h2hmem.llm.load_chat_model` and the request
+            cache, its server from ``$OPENAI_BASE_URL`` (build the model yourself for other settings).
         judge_mode: the ``batching`` option: ``"session"`` (official batching, both presets) or
             ``"question"``; overrides ``judge_options``.
         n_boot: bootstrap resamples for the 95% CIs (default 1,000, spec §3).
@@ -224,6 +226,10 @@ async def aevaluate_run(
         raise ValueError(
             f"the {', '.join(needing)} metric needs a judge model (CLI: --judge-model, default openai:gpt-4o-mini)"
         )
+    if needing and isinstance(judge_model, str):  # a spec: loaded as the CLI loads it (ValueError if malformed)
+        from ..llm import default_cache_path, load_chat_model
+
+        judge_model = load_chat_model(judge_model, cache=default_cache_path())
     preds = sorted(read_predictions(run_dir), key=lambda p: question_order(p.question_id))
     if not preds:
         raise ValueError(f"{run_dir / 'predictions.jsonl'} holds no predictions")

@@ -49,7 +49,12 @@ def paired_table(
             sa, sb = question_scores(a, metric), question_scores(b, metric)
             res = paired_by_group(sa, sb, cats, n_boot=n_boot, seed=seed)
             common = res["overall"].n
-            if common < len(sa) or common < len(sb):
+            if common == 0:
+                notes.append(
+                    f"{b.label} − {a.label}: the runs scored no question in common ({len(sa)} and {len(sb)} "
+                    "questions): no paired comparison is possible."
+                )
+            elif common < len(sa) or common < len(sb):
                 notes.append(
                     f"{b.label} − {a.label}: the runs scored different question sets ({len(sa)} and "
                     f"{len(sb)} questions); the comparison uses the {common} both scored."

@@ -12,6 +12,7 @@ that a renderer shows an answer such as ``<script>`` as text.
 from __future__ import annotations
 
 import base64
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,9 +50,14 @@ def _cell_text(main: str, sub: str | None) -> str:
     return main if not sub else f"{main} ({sub})" if not sub.startswith("[") else f"{main} {sub}"
 
 
+_ENTITY = re.compile(r"&(?=#?\w+;)")
+"""An ``&`` that would start an HTML entity (``&lt;``, ``&#60;``): escaped; any other ``&`` stays as it
+reads ("Reference & Evolution Tracking" in the raw Markdown, not "Reference &amp; …")."""
+
+
 def _md_escape(text: str) -> str:
     return (
-        text.replace("&", "&amp;")
+        _ENTITY.sub("&amp;", text)
         .replace("<", "&lt;")
         .replace(">", "&gt;")
         .replace("|", "\\|")

@@ -74,9 +74,13 @@ def run_components(
 
 
 def run_environment(method_cls: type) -> Environment:
-    """:func:`~h2hmem.records.capture_environment` plus the distribution of a plugin method."""
+    """:func:`~h2hmem.records.capture_environment` plus the distribution of a plugin method and the
+    third-party distributions the method runs on (:meth:`~h2hmem.memory.MemoryMethod.third_party`:
+    a memory product's package)."""
     dist, _ = distribution_of(method_cls.__module__)
     extra = (dist,) if dist and dist != "h2hmem" else ()
+    third = getattr(method_cls, "third_party", None)
+    extra += tuple(d for d in (third() if third is not None else ()) if d not in extra)
     return capture_environment(extra_distributions=extra)
 
 

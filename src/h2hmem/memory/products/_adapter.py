@@ -135,6 +135,11 @@ class ProductMemory(MemoryMethod[ProductOptions]):
         }
 
     @classmethod
+    def third_party(cls) -> tuple[str, ...]:
+        """The product's distribution, whose version the manifest's environment records."""
+        return (cls.distribution,)
+
+    @classmethod
     def run_identity(cls) -> dict[str, Any]:
         """Part of the run's identity (the runner adds it): the product's distribution and installed
         version, so a run never resumes under another version of the product."""
