@@ -25,6 +25,7 @@ bench: setup
 	.venv/bin/python -m bench all --quick
 
 # mypy with the [tool.mypy] config in pyproject.toml: strict on the lower layers (data, records, llm, embed,
-# caption, memory, presets, defaults), default level + check_untyped_defs above; both must report no errors.
+# gateway, caption, memory, presets, defaults and the bottom modules: the list is there), default level +
+# check_untyped_defs above; both must report no errors.
 typecheck: setup
 	.venv/bin/mypy

@@ -180,3 +180,12 @@ def test_answer_generation_range_and_a_single_base_url():
     assert RunConfig(data_root="d", method="full-text", models={"base_url": "http://h:1/v1"}).models.base_url == [
         "http://h:1/v1"
     ]
+
+
+def test_the_run_timeout_bounds_embedding_requests_too(tmp_path):
+    # an openai: embedder was built with its own 60 s, whatever --timeout said
+    from h2hmem.run._runner import _load_embedder
+
+    cfg = RunConfig(data_root=tmp_path, embedder="openai:e", base_url="http://127.0.0.1:9/v1", timeout_s=7.0)
+    assert _load_embedder(cfg).timeout_s == 7.0
+    assert _load_embedder(cfg.replace(timeout_s=120.0, use_cache=False)).timeout_s == 120.0

@@ -62,6 +62,7 @@ def test_runconfig_refuses_prices_and_a_cost_limit_that_are_not_numbers(tmp_path
     [
         (["--method", "naive-ragg"], "unknown method 'naive-ragg'. Did you mean naive-rag?"),
         (["--param", "top_k=0"], "method 'naive-rag' option top_k: expected int >= 1, got 0"),
+        (["--data", "no-such-folder-xyz"], "--data: dataset root no-such-folder-xyz does not exist"),
     ],
 )
 def test_misspelt_method_or_option_is_refused_before_the_run_line(tmp_path, args, message):

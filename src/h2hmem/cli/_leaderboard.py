@@ -28,7 +28,8 @@ def export_cmd(
     run_dir: Path = typer.Argument(..., help="A run directory holding predictions.jsonl."),
     out: Path | None = typer.Option(None, "--out", help="Output folder (default RUN_DIR/submission)."),
 ) -> None:
-    """Write prediction_dyadic.json and prediction_multiparty.json (official fields + question_id)."""
+    """Write prediction_dyadic.json and/or prediction_multiparty.json, one per split the run answered
+    (official fields + question_id)."""
     from ..leaderboard import export_submission
 
     if not (run_dir / "predictions.jsonl").is_file():

@@ -129,7 +129,9 @@ def run_cmd(
     captions_dir: Path | None = typer.Option(
         None, help="Folder of captions written by `h2hmem caption --captions-dir`."
     ),
-    no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the request cache."),
+    no_cache: bool = typer.Option(
+        False, "--no-cache", help="Do not read or write the request cache nor the embedding cache."
+    ),
     refresh_cache: bool = typer.Option(False, "--refresh-cache", help="Ignore cached replies (still store new ones)."),
     retry_failed: bool = typer.Option(False, "--retry-failed", help="Redo only the questions recorded with an error."),
     cache_path: Path | None = typer.Option(
@@ -210,6 +212,8 @@ def run_cmd(
         method_options(config.method, resolve_method(config.method).Options, config.method_params, config.preset)
     except (UnknownMethodError, MethodOptionsError) as e:
         raise fail(str(e))
+    if not config.data_root.is_dir():
+        raise fail(f"--data: dataset root {config.data_root} does not exist (it holds dyadic/ and multi-party/)")
     for option, spec in (("--model", config.models.model), ("--build-model", config.models.build_model)):
         try:
             if spec is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from .. import defaults
 from ..llm import base_urls
 from ._cache import EmbeddingCache
 from ._protocol import Embedder
@@ -20,6 +21,7 @@ def load_embedder(
     cache: EmbeddingCache | str | Path | None = None,
     refresh: bool = False,
     dim: int | None = None,
+    timeout_s: float | None = None,
 ) -> Embedder:
     """Build an embedder.
 
@@ -31,6 +33,8 @@ def load_embedder(
     :class:`EmbeddingCache` or its SQLite path, e.g. :func:`default_embedding_cache_path`)
     adds the persistent cache keyed by (model, SHA-256 of the text), None = memory only;
     ``refresh`` recomputes and overwrites stored vectors. Counts: the embedder's ``stats``.
+    ``timeout_s``: seconds one embedding request may take (``openai:``; default
+    :data:`h2hmem.defaults.TIMEOUT_S`, a run passes its ``--timeout``).
 
     Raises ``ValueError`` for an unknown spec.
     """
@@ -42,7 +46,15 @@ def load_embedder(
     from ._openai import OpenAIEmbedder
 
     key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
-    return OpenAIEmbedder(model, base_urls(base_url)[0], key or None, dim=dim, cache=cache, refresh=refresh)
+    return OpenAIEmbedder(
+        model,
+        base_urls(base_url)[0],
+        key or None,
+        dim=dim,
+        cache=cache,
+        refresh=refresh,
+        timeout_s=defaults.TIMEOUT_S if timeout_s is None else timeout_s,
+    )
 
 
 def parse_embedder_spec(spec: str) -> tuple[str, str]:

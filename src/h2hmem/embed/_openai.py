@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import defaults
 from ..llm import (
     BadResponseError,
     RequestInfo,
@@ -41,7 +42,7 @@ class OpenAIEmbedder(CachingEmbedder):
         dim: int | None = None,
         cache: EmbeddingCache | str | Path | None = None,
         refresh: bool = False,
-        timeout_s: float = 60.0,
+        timeout_s: float = defaults.TIMEOUT_S,
         retry: RetryPolicy | None = None,
     ):
         super().__init__(cache, refresh=refresh)

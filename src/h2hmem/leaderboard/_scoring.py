@@ -13,6 +13,7 @@ import functools
 
 from pydantic import BaseModel
 
+from .. import defaults
 from ..data import SPLITS, Dataset, TaskType
 from ..metrics import LexicalScores, aggregate, lexical_scores
 from ..records import Aggregate, Cell
@@ -157,7 +158,7 @@ def _stats(
     return st
 
 
-def summarise(results: list[QuestionResult], *, n_boot: int = 1000, seed: int = 0) -> dict[str, dict]:
+def summarise(results: list[QuestionResult], *, n_boot: int = defaults.N_BOOT, seed: int = 0) -> dict[str, dict]:
     """Scores per group (keys of :data:`GROUP_ORDER` that have questions), via :func:`h2hmem.metrics.aggregate`.
 
     Each group: ``n`` (questions), ``answered`` and ``coverage`` (= share with a non-empty answer;

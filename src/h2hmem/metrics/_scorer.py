@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+from .. import defaults
 from .._atomic import atomic_write_text
 from .._localio import local_io
 from ..records import Aggregate, Manifest, MetricSection, Prediction, Record, ScoreSet, prediction_hash
@@ -75,7 +76,7 @@ class ScoringContext:
     """Question id → gold answer sessions from the dataset (None: use the copies in the predictions)."""
     absent_sessions: dict[str, set[str]] | None = None
     """``"<split>/<dialogue>"`` → names of the dialogue's sessions absent from the dataset."""
-    n_boot: int = 1000
+    n_boot: int = defaults.N_BOOT
     seed: int = 0
     selected: frozenset[str] = frozenset()
     """Names of the scorers asked for in this call."""

@@ -848,6 +848,7 @@ def _load_embedder(config: RunConfig) -> Any:
         base_url=models.base_url[0] if models.base_url else None,
         cache=cache,
         refresh=ex.refresh_cache,
+        timeout_s=ex.timeout_s,  # --timeout bounds an embedding request as it bounds a chat call
     )
 
 
