@@ -161,6 +161,11 @@ def test_rerun_after_unusable_judge_replies_asks_the_judge_again(failed_run, mon
     assert res.exit_code == 1 and f"judge: {unjudged} of {n} questions unjudged" in res.output, res.output
     rounds = [json.loads(x)["attempt"] for x in (cfg.run_dir / "scores" / "judge.jsonl").read_text().splitlines()]
     assert sorted(set(rounds)) == [0]
+    # the dry run of that rerun counts what it will pay: the next round misses the cache
+    from h2hmem.metrics import estimate_judge
+
+    est = estimate_judge(cfg.run_dir, "openai:gpt-4o-mini", mode=mode, base_url="http://127.0.0.1:9/v1")
+    assert est.stages["judge"].calls > 0 and est.stages["judge"].cached_calls == 0
     with MockOpenAIServer(responder=ScriptedJudge()) as srv:  # the judge is fixed
         res = CliRunner().invoke(app, [*args, "--judge-base-url", srv.base_url])
         calls = len(srv.requests)

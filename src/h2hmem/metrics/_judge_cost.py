@@ -18,7 +18,7 @@ from ..run import CostEstimate, collect, counting_model
 from ._evaluate import _gold_from_dataset, question_order
 from ._judge import _Judge, judge_batches
 from ._judge_options import JudgeMode, JudgeOptions
-from ._scorer_judge import already_judged
+from ._scorer_judge import already_judged, judging_rounds
 
 
 async def aestimate_judge(
@@ -57,13 +57,16 @@ async def aestimate_judge(
     options = options or JudgeOptions()
     if mode is not None:
         options = options.model_copy(update={"batching": mode})
-    keep = already_judged(preds, run_dir / "scores" / "judge.jsonl", chat.spec, options, refresh)
+    path = run_dir / "scores" / "judge.jsonl"
+    keep = already_judged(preds, path, chat.spec, options, refresh)
     todo = [p for p in preds if p.question_id not in keep]
-    judge = _Judge(chat, options, None)  # its request builders: the very messages a scoring pass sends
+    # its request builders and judging rounds: the very requests (and cache keys) a scoring pass sends
+    judge = _Judge(chat, options, None, judging_rounds(todo, path, chat.spec, options))
 
     for batch in judge_batches(todo, options.batching):
         items = list(zip(judge._local_ids(batch), batch))
-        await chat.chat(judge._messages(items), judge._config(len(items)), stage="judge", items=len(items))
+        config = judge._config(len(items), judge._attempt(batch))
+        await chat.chat(judge._messages(items), config, stage="judge", items=len(items))
     estimate = CostEstimate(questions=len(preds), already_recorded=len(keep))
     collect(estimate, chat)
     failed = sum(p.failed for p in todo)

@@ -8,9 +8,10 @@ up in the request cache without writing, counts its prompt tokens with the model
 and answers with the cached reply, or with an empty text when the request is not cached. So the
 memory-build and answer prompts are the real ones; prompts that depend on an earlier reply (A-Mem's
 note links, a judge's re-ask) see an empty reply and are an estimate. A request asked again because
-a reply was unusable (``GenerationConfig.attempt`` ≥ 1: A-Mem's note writer under ``paper``) is not
-counted: the empty stand-in reply is what made it, and the estimate assumes usable replies (counting
-them doubled A-Mem's build calls). Questions already recorded in
+the empty stand-in reply of its previous try was unusable (``GenerationConfig.attempt`` one more:
+A-Mem's note writer under ``paper``) is not counted: the estimate assumes usable replies (counting
+them doubled A-Mem's build calls). A judging round of an earlier evaluation (``attempt`` ≥ 1 from its
+first ask) is counted. Questions already recorded in
 the real run directory are not counted (a resume does not ask them again).
 
 Completion tokens cannot be counted before the reply exists: the estimate uses
@@ -132,6 +133,7 @@ class CountingChat:
         self.supports_images = client.supports_images
         self.prices = prices
         self.stages: dict[str, StageCost] = {}
+        self._stand_ins: set[str] = set()  # keys of structured requests answered by the empty stand-in
 
     @property
     def context_tokens(self) -> int:
@@ -152,10 +154,8 @@ class CountingChat:
         items: int = 1,
     ) -> ChatResult:
         config = config or GenerationConfig()
-        if config.attempt:  # a re-ask of an unusable reply: only the empty stand-in reply made it happen
-            return ChatResult(
-                text="", model=self.spec, usage=Usage(), latency_s=0.0, cached=False, finish_reason="stop"
-            )
+        if config.attempt and self._asked_of_stand_in(messages, config):
+            return self._stand_in(messages, config)  # not counted: only the stand-in made the caller ask again
         n = count_request(self.client, messages)
         s = self.stages.setdefault(stage, StageCost(model=model_name(self.client)))
         hit = cached_reply(self.client, messages, config)
@@ -188,7 +188,20 @@ class CountingChat:
         s.completion_tokens_max += bound
         s.cost_usd = _plus(s.cost_usd, call_cost(self.client, prompt, est, self.prices))
         s.cost_usd_max = _plus(s.cost_usd_max, call_cost(self.client, prompt, bound, self.prices))
+        return self._stand_in(messages, config)
+
+    def _stand_in(self, messages: list[Message], config: GenerationConfig) -> ChatResult:
+        """The empty reply of a request the cache cannot answer. A structured request's (JSON mode or
+        schema) is remembered: a caller that finds it unusable asks again with ``attempt + 1``."""
+        if config.json_mode or config.json_schema is not None:
+            self._stand_ins.add(self.client.cache_key(messages, config))
         return ChatResult(text="", model=self.spec, usage=Usage(), latency_s=0.0, cached=False, finish_reason="stop")
+
+    def _asked_of_stand_in(self, messages: list[Message], config: GenerationConfig) -> bool:
+        """Whether this try's previous one was answered by the stand-in in this dry run (a judging round
+        of an earlier evaluation, ``attempt`` ≥ 1 from its first ask, was not: it is counted)."""
+        previous = config.model_copy(update={"attempt": config.attempt - 1})
+        return self.client.cache_key(messages, previous) in self._stand_ins
 
     async def aclose(self) -> None:
         return None
