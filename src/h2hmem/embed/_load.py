@@ -21,7 +21,7 @@ def load_embedder(
     cache: EmbeddingCache | str | Path | None = None,
     refresh: bool = False,
     dim: int | None = None,
-    timeout_s: float | None = None,
+    timeout_s: float = defaults.TIMEOUT_S,
 ) -> Embedder:
     """Build an embedder.
 
@@ -33,8 +33,7 @@ def load_embedder(
     :class:`EmbeddingCache` or its SQLite path, e.g. :func:`default_embedding_cache_path`)
     adds the persistent cache keyed by (model, SHA-256 of the text), None = memory only;
     ``refresh`` recomputes and overwrites stored vectors. Counts: the embedder's ``stats``.
-    ``timeout_s``: seconds one embedding request may take (``openai:``; default
-    :data:`h2hmem.defaults.TIMEOUT_S`, a run passes its ``--timeout``).
+    ``timeout_s``: seconds one embedding request may take (``openai:``; a run passes its ``--timeout``).
 
     Raises ``ValueError`` for an unknown spec.
     """
@@ -53,7 +52,7 @@ def load_embedder(
         dim=dim,
         cache=cache,
         refresh=refresh,
-        timeout_s=defaults.TIMEOUT_S if timeout_s is None else timeout_s,
+        timeout_s=timeout_s,
     )
 
 
