@@ -376,8 +376,15 @@ def export_cmd(
     run_dir: Path = typer.Argument(..., help="A run directory (runs/<run-id>)."),
     format: str = typer.Option("official", "--format", help="official: per-session results_<method>.json files."),
     out: Path | None = typer.Option(None, "--out", help="Output folder (default RUN_DIR/official)."),
+    results_folder: str = typer.Option(
+        "evaluation_results",
+        "--results-folder",
+        help="Folder name inside each session folder: evaluation_results (the baselines', read by the "
+        "official judge) or evaluation_results_qwen_3B (the only one the official lexical scorer reads).",
+    ),
 ) -> None:
-    """Export predictions in the official per-session layout for the original scripts."""
+    """Export predictions as the official baselines' per-session results files, for the official
+    judge and lexical scorers (give them OUT/<split> as base path); docs/records.md."""
     from ..run import export_official
 
     if format != "official":
@@ -387,7 +394,13 @@ def export_cmd(
     if not (run_dir / "predictions.jsonl").is_file():
         raise fail(f"{run_dir}: no predictions.jsonl (is this a run directory?)")
     try:
-        paths = export_official(run_dir, out)
+        paths = export_official(run_dir, out, results_folder=results_folder)
     except (FileNotFoundError, ValueError) as e:
         raise fail(str(e))
-    console.print(f"wrote {len(paths)} per-session files under {paths[0].parents[4] if paths else out}")
+    except OSError as e:
+        raise fail(f"cannot write the export: {e}")
+    where = paths[0].parents[5] if paths else (out or run_dir / "official")
+    console.print(
+        f"wrote {len(paths)} per-session results files under {where} (official evaluators: base path {where}/<split>)",
+        highlight=False,
+    )
