@@ -104,6 +104,14 @@ class CaptionRecord(BaseModel):
     def was_truncated(self) -> bool:
         return bool(self.description.get("token_stats", {}).get("was_truncated", False))
 
+    @property
+    def source(self) -> str:
+        """Who wrote the caption: ``model_info.model`` (the captioning model's spec, e.g.
+        ``openai:gpt-4o`` or ``ocr``), or ``"official"`` when the file names no model (the official
+        captioner's files)."""
+        model = self.model_info.get("model")
+        return model if isinstance(model, str) and model else "official"
+
 
 class CaptionStore:
     """Reads and writes caption files for one dataset.
@@ -251,13 +259,18 @@ class DialogueCaptions:
 
     def __init__(self, store: CaptionStore, split: str, dialogue: str):
         self.store, self.split, self.dialogue = store, split, dialogue
-        self._memo: dict[tuple[str, str], str | None] = {}
+        self._memo: dict[tuple[str, str], CaptionRecord | None] = {}
 
-    def __call__(self, ref: ImageRef) -> str | None:
+    def record(self, ref: ImageRef) -> CaptionRecord | None:
+        """The caption record of ``ref`` (:meth:`CaptionStore.record`), or None; memoised."""
         key = (ref.session, ref.file)
         if key not in self._memo:
-            self._memo[key] = self.store.get(ImageId(self.split, self.dialogue, ref.session, ref.file))
+            self._memo[key] = self.store.record(ImageId(self.split, self.dialogue, ref.session, ref.file))
         return self._memo[key]
+
+    def __call__(self, ref: ImageRef) -> str | None:
+        rec = self.record(ref)
+        return None if rec is None else rec.final_text
 
     def __repr__(self) -> str:
         return f"DialogueCaptions({self.split}/{self.dialogue}, dirs={[str(d) for d in self.store.dirs]})"

@@ -267,6 +267,7 @@ def run_cmd(
             soft_wrap=True,
         )
     _warn_uncaptioned(summary.images_without_caption)
+    _warn_caption_mix(summary.caption_sources, summary.captions_changed)
     if summary.stopped:
         err_console.print(
             f"[yellow]stopped before the budget:[/] {summary.stopped}. The answers recorded so far are "
@@ -357,6 +358,28 @@ def _warn_uncaptioned(missing: int) -> None:
         err_console.print(
             f"[yellow]note:[/] {missing} images had no caption (shown by file name only); caption them "
             "with `h2hmem caption <dataset>` (add --captions-dir DIR and pass the same DIR to run)",
+            highlight=False,
+            soft_wrap=True,
+        )
+
+
+def _warn_caption_mix(sources: dict[str, int], changed: dict[str, list[str]]) -> None:
+    """Say so when the captions a run's memories were given came from more than one captioner, or
+    changed since an earlier invocation (manifest ``caption_sources``, ``invocations[].captions_changed``)."""
+    if len(sources) > 1:
+        listed = ", ".join(f"{s} ({n} images)" for s, n in sorted(sources.items(), key=lambda kv: -kv[1]))
+        err_console.print(
+            f"[yellow]note:[/] the captions came from more than one captioner: {listed} "
+            "(manifest.json: caption_sources)",
+            highlight=False,
+            soft_wrap=True,
+        )
+    if changed:
+        err_console.print(
+            f"[yellow]note:[/] {sum(len(v) for v in changed.values())} captions of {len(changed)} dialogue(s) "
+            "changed since an earlier invocation of this run, so its answers were made with two caption "
+            "states (manifest.json: invocations[].captions_changed); for one state, start a new run "
+            "(another --run-id)",
             highlight=False,
             soft_wrap=True,
         )

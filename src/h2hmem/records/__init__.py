@@ -25,6 +25,7 @@ from ._jsonfile import read_record, write_record
 from ._manifest import (
     MANIFEST,
     BudgetEntry,
+    CaptionUse,
     Counts,
     EmbeddingCounts,
     EmbeddingRecord,
@@ -128,6 +129,7 @@ __all__ = [
     "Evidence",
     "EvidenceScore",
     "EvidenceSection",
+    "CaptionUse",
     "Invocation",
     "JudgeCoverage",
     "JudgeScore",

@@ -34,6 +34,22 @@ class Invocation(Record):
     """Setting (a ``config`` name) → its value in this invocation, for each one that differs from the
     run's ``config`` (which the first invocation wrote): e.g. another ``base_url`` or ``concurrency``
     on a resume. Empty for the first invocation and for a resume with the same settings."""
+    captions_changed: dict[str, list[str]] = {}
+    """Dialogue → the images (``"sessionK/<file>"``) whose caption differs from the one an earlier
+    invocation gave the same dialogue's memory (another caption text or source, or a caption where
+    there was none, or none where there was one): the caption files changed between invocations, so
+    this dialogue's answers before and after were made with different captions. Empty when none did."""
+
+
+class CaptionUse(Record):
+    """The caption a memory was given for one image."""
+
+    source: str
+    """Who wrote it: the captioning model's spec as its caption file records it (``model_info.model``,
+    e.g. ``openai:gpt-4o`` or ``ocr``), or ``official`` for a caption file that names no model (the
+    official captioner's files)."""
+    sha256: str
+    """SHA-256 (hex, first 16 characters) of the caption text."""
 
 
 class Repair(Record):
@@ -182,6 +198,13 @@ class Manifest(Versioned):
     images_without_caption: int = 0
     """Distinct images a method asked a caption for and got none (all invocations)."""
     captions_missing_by_dialogue: dict[str, list[str]] = {}
+    caption_sources: dict[str, int] = {}
+    """Caption source (:attr:`CaptionUse.source`) → distinct images whose caption it gave a memory, over
+    the latest captions of every dialogue (``captions_by_dialogue``). More than one source means the
+    run mixes captioners."""
+    captions_by_dialogue: dict[str, dict[str, CaptionUse]] = {}
+    """``"<split>/<dialogue>"`` → image (``"sessionK/<file>"``) → the caption its memory was given, as
+    of the latest invocation that rebuilt the dialogue (a change is in ``invocations[].captions_changed``)."""
     usage: dict[str, Usage] = {}
     """Stage (``answer``, ``memory_build``…) → tokens, calls and cost, summed over invocations."""
     counts: Counts | None = None

@@ -11,13 +11,14 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from ..data import ImageRef, Question
 from ..memory import MemoryMethod, MethodOptions, QuestionImage, QuestionView, question_view
-from ..records import ComponentSpec, Environment, capture_environment, component_spec, distribution_of
+from ..records import CaptionUse, ComponentSpec, Environment, capture_environment, component_spec, distribution_of
 from ._config import RunConfig
 
 
@@ -26,14 +27,19 @@ class CountedCaptions:
 
     Accepts an :class:`ImageRef` (memory images) or a :class:`QuestionImage` (by content hash:
     the image it was made from). ``asked`` / ``missing`` hold the ``"session/file"`` keys of the
-    distinct images looked up, and of those that had no caption.
+    distinct images looked up, and of those that had no caption; ``used`` the caption each of the
+    others was given (:class:`~h2hmem.records.CaptionUse`: its source and text hash — manifest
+    ``captions_by_dialogue``). The source is the lookup's ``record(ref).source`` when it has one
+    (:class:`~h2hmem.caption.DialogueCaptions`), else ``"unknown"``.
     """
 
     def __init__(self, lookup: Callable[[ImageRef], str | None]):
         self._lookup = lookup
+        self._record = getattr(lookup, "record", None)
         self._by_hash: dict[str, ImageRef] = {}
         self.asked: set[str] = set()
         self.missing: set[str] = set()
+        self.used: dict[str, CaptionUse] = {}
 
     def __call__(self, image: ImageRef | QuestionImage) -> str | None:
         if isinstance(image, QuestionImage):
@@ -42,9 +48,16 @@ class CountedCaptions:
                 return image.caption
             image = ref
         caption = self._lookup(image)
-        self.asked.add(image.key)
-        if not caption:
-            self.missing.add(image.key)
+        key = image.key
+        if key not in self.asked:
+            self.asked.add(key)
+            if not caption:
+                self.missing.add(key)
+            else:
+                rec = self._record(image) if self._record is not None else None
+                source = getattr(rec, "source", None) or "unknown"
+                digest = hashlib.sha256(caption.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+                self.used[key] = CaptionUse(source=source, sha256=digest)
         return caption
 
     def view(self, q: Question, image_dir: Path, fields: tuple[str, ...] = ()) -> QuestionView:

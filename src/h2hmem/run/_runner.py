@@ -104,6 +104,12 @@ class RunSummary(BaseModel):
     usage: dict[str, Usage]
     images_without_caption: int = 0
     """Distinct images a method asked a caption for and got none (all invocations)."""
+    caption_sources: dict[str, int] = {}
+    """Caption source → distinct images it captioned (manifest ``caption_sources``): more than one
+    means the run mixes captioners."""
+    captions_changed: dict[str, list[str]] = {}
+    """Dialogue → images whose caption changed since an earlier invocation (this invocation's
+    ``captions_changed``): its answers were made with two caption states."""
     method_stats: dict[str, int | float] = {}
     """The method's ``describe()["stats"]`` summed over dialogues (A-Mem: ``analysis_failures``…)."""
     stopped: str | None = None
@@ -443,6 +449,8 @@ async def _run_locked(
         failed_questions=failed_questions,
         usage=usage,
         images_without_caption=manifest.images_without_caption,
+        caption_sources=manifest.caption_sources,
+        captions_changed=manifest.invocations[-1].captions_changed if manifest.invocations else {},
         method_stats=manifest.method_stats,
         stopped=budget.refused if budget is not None else None,
     )
@@ -720,13 +728,42 @@ class _RunState:
         """Set the manifest fields the runner owns, merged with those of earlier invocations (dialogues
         not rebuilt this time keep their recorded facts): ``method_description`` (the first dialogue's
         ``describe()``), ``method_stats`` (its ``stats`` summed over dialogues) and
-        ``method_stats_by_dialogue``, ``images_without_caption`` and ``captions_missing_by_dialogue``."""
+        ``method_stats_by_dialogue``, ``images_without_caption``, ``captions_missing_by_dialogue``,
+        ``captions_by_dialogue`` and ``caption_sources``; a dialogue rebuilt with other captions than an
+        earlier invocation gave it is named in this invocation's ``captions_changed``, with a warning."""
         stats_by = dict(manifest.method_stats_by_dialogue)
         for d, desc in self.descriptions.items():
             stats_by[d] = desc.stats or {}
         missing_by = {d: set(v) for d, v in manifest.captions_missing_by_dialogue.items()}
+        used_by = dict(manifest.captions_by_dialogue)
+        changed: dict[str, list[str]] = {}
         for d, counted in self.captions.items():
-            missing_by[d] = missing_by.get(d, set()) | counted.missing
+            before, was_missing = used_by.get(d, {}), missing_by.get(d, set())
+            moved = {
+                k
+                for k, use in counted.used.items()
+                if before.get(k, use) != use or (k not in before and k in was_missing)
+            }
+            moved |= counted.missing & set(before)
+            if moved:
+                changed[d] = sorted(moved)
+            missing_by[d] = was_missing | counted.missing  # all invocations: an answer was made without it
+            used_by[d] = {k: v for k, v in {**before, **counted.used}.items() if k not in counted.missing}
+        if changed and manifest.invocations:
+            manifest.invocations[-1].captions_changed = changed
+            log.warning(
+                "captions changed since an earlier invocation of this run for %d image(s) of %s: answers "
+                "recorded before and after this resume were made with different captions (manifest "
+                "invocations[].captions_changed); for one caption state, start a new run (another --run-id)",
+                sum(len(v) for v in changed.values()),
+                ", ".join(sorted(changed)),
+            )
+        sources: dict[str, int] = {}
+        for uses in used_by.values():
+            for use in uses.values():
+                sources[use.source] = sources.get(use.source, 0) + 1
+        manifest.captions_by_dialogue = {d: dict(sorted(v.items())) for d, v in sorted(used_by.items()) if v}
+        manifest.caption_sources = dict(sorted(sources.items()))
         first = next((self.descriptions[d] for d in order if d in self.descriptions), None)
         if first is not None:
             manifest.method_description = first
