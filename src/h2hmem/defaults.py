@@ -69,3 +69,9 @@ CAPTION_TEMPERATURE: Final = 0.7
 """Caption sampling temperature (official: 0.7)."""
 CAPTION_MAX_NEW_TOKENS: Final = 1200
 """Generation limit sent to the caption model before the cut (official: 1,200)."""
+
+# --- leaderboard service (docs/leaderboard.md) ---
+LEADERBOARD_SESSION_IDLE_MINUTES: Final = 30.0
+"""An administrator's session ends after this many minutes without a request."""
+LEADERBOARD_SESSION_HOURS: Final = 8.0
+"""An administrator's session ends this many hours after login, however active."""

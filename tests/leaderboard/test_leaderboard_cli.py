@@ -122,3 +122,38 @@ def test_serve_refuses_an_unknown_judge_preset(tmp_path, sample_root):
         app, ["leaderboard", "serve", "--data", str(sample_root), "--judge-preset", "official", "--db", "sqlite://"]
     )
     assert res.exit_code == 2 and "--judge-preset must be one of paper, harmonized" in res.output
+
+
+def test_serve_sets_the_admin_session_lifetimes_and_names_a_bad_value(tmp_path, sample_root, monkeypatch):
+    """`--session-idle-minutes` / `--session-hours` reach the service's settings (before, only Python
+    could set them); a value the settings refuse is an error naming the option, not a traceback."""
+    import uvicorn
+    from typer.testing import CliRunner
+
+    import h2hmem.leaderboard as lb
+    from h2hmem import defaults
+    from h2hmem.cli import app
+
+    seen = {}
+    monkeypatch.setattr(lb, "create_app", lambda settings: seen.setdefault("settings", settings))
+    monkeypatch.setattr(uvicorn, "run", lambda *a, **k: None)
+    base = ["leaderboard", "serve", "--data", str(sample_root), "--db", f"sqlite:///{tmp_path / 'lb.db'}"]
+    r = CliRunner().invoke(app, base)
+    assert r.exit_code == 0, r.output
+    assert (
+        (seen["settings"].session_idle_minutes, seen["settings"].session_hours)
+        == (
+            defaults.LEADERBOARD_SESSION_IDLE_MINUTES,
+            defaults.LEADERBOARD_SESSION_HOURS,
+        )
+        == (30.0, 8.0)
+    )
+    seen.clear()
+    r = CliRunner().invoke(app, [*base, "--session-idle-minutes", "5", "--session-hours", "1.5"])
+    assert r.exit_code == 0, r.output
+    assert (seen["settings"].session_idle_minutes, seen["settings"].session_hours) == (5.0, 1.5)
+    seen.clear()
+    r = CliRunner().invoke(app, [*base, "--session-hours", "0"])
+    assert r.exit_code == 2 and not seen
+    assert "--session-hours: Input should be greater than 0" in " ".join(r.output.split())
+    assert "Traceback" not in r.output

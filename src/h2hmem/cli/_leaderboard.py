@@ -9,8 +9,10 @@ from pathlib import Path
 from typing import cast
 
 import typer
+from pydantic import ValidationError
 from rich.table import Table
 
+from .. import defaults
 from ._app import app, console, fail
 
 submission_app = typer.Typer(help="Export and validate leaderboard submission files.", no_args_is_help=True)
@@ -21,6 +23,15 @@ app.add_typer(submission_app, name="submission")
 app.add_typer(leaderboard_app, name="leaderboard")
 
 DEFAULT_DB = "sqlite:///h2hmem-leaderboard.db"
+_OPTION = {
+    "max_file_bytes": "--max-file-mb",
+    "uploads_per_hour": "--uploads-per-hour",
+    "session_idle_minutes": "--session-idle-minutes",
+    "session_hours": "--session-hours",
+    "db_url": "--db",
+    "data_root": "--data",
+}
+"""LeaderboardSettings field → the serve option that sets it (for error messages)."""
 
 
 @submission_app.command("export")
@@ -160,6 +171,16 @@ def serve_cmd(
     https_only: bool = typer.Option(
         False, "--https-only-cookies", help="Mark the session cookie Secure (behind HTTPS)."
     ),
+    session_idle_minutes: float = typer.Option(
+        defaults.LEADERBOARD_SESSION_IDLE_MINUTES,
+        "--session-idle-minutes",
+        help="An administrator's session ends after this many minutes without a request (> 0).",
+    ),
+    session_hours: float = typer.Option(
+        defaults.LEADERBOARD_SESSION_HOURS,
+        "--session-hours",
+        help="An administrator's session ends this many hours after login, however active (> 0).",
+    ),
 ) -> None:
     """Serve the leaderboard (upload page, admin review, public ranking, JSON API)."""
     import uvicorn
@@ -171,16 +192,21 @@ def serve_cmd(
 
     if judge_preset not in PRESETS:
         raise fail(f"--judge-preset must be one of {', '.join(PRESETS)}, not {judge_preset!r}")
-    settings = LeaderboardSettings(
-        data_root=data,
-        db_url=db,
-        judge_model=judge_model,
-        judge_base_url=judge_base_url,
-        judge_preset=cast(Preset, judge_preset),  # checked above
-        max_file_bytes=int(max_file_mb * 1e6),
-        uploads_per_hour=uploads_per_hour,
-        https_only_cookies=https_only,
-    )
+    try:
+        settings = LeaderboardSettings(
+            data_root=data,
+            db_url=db,
+            judge_model=judge_model,
+            judge_base_url=judge_base_url,
+            judge_preset=cast(Preset, judge_preset),  # checked above
+            max_file_bytes=int(max_file_mb * 1e6),
+            uploads_per_hour=uploads_per_hour,
+            https_only_cookies=https_only,
+            session_idle_minutes=session_idle_minutes,
+            session_hours=session_hours,
+        )
+    except ValidationError as e:  # names the setting and what it accepts
+        raise fail("; ".join(f"{_OPTION.get(str(err['loc'][0]), err['loc'][0])}: {err['msg']}" for err in e.errors()))
     try:
         application = create_app(settings)
     except (FileNotFoundError, ValueError, RuntimeError, DatasetError, SQLAlchemyError, ImportError) as e:
@@ -243,9 +269,13 @@ def sessions_cmd(
     db: str = typer.Option(DEFAULT_DB, "--db", help="The leaderboard's database URL."),
     username: str | None = typer.Option(None, "--username", help="Only this administrator's sessions."),
     idle_minutes: float = typer.Option(
-        30.0, "--idle-minutes", help="The server's idle timeout (for the state column)."
+        defaults.LEADERBOARD_SESSION_IDLE_MINUTES,
+        "--idle-minutes",
+        help="The server's --session-idle-minutes (for the state column).",
     ),
-    hours: float = typer.Option(8.0, "--hours", help="The server's absolute session lifetime (for the state column)."),
+    hours: float = typer.Option(
+        defaults.LEADERBOARD_SESSION_HOURS, "--hours", help="The server's --session-hours (for the state column)."
+    ),
 ) -> None:
     """List administrator sessions (newest first) with their state."""
     import datetime as dt
