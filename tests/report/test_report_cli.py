@@ -52,3 +52,16 @@ def test_report_command_errors(tmp_path, sample_root):
     (a / "scores" / "summary.json").write_text("{not json")
     res = runner.invoke(app, ["report", str(a)])
     assert res.exit_code == 2 and "summary.json: not valid JSON" in res.output.replace("\n", "")
+
+
+def test_a_report_that_cannot_be_written_exits_4_naming_the_path(tmp_path, sample_root):
+    """Writing the report is h2hmem's own files, as for `run` and `evaluate`: exit 4 with one line
+    naming the path (before: exit 2). Here --out lies under a regular file, so its folder cannot be made."""
+    a, _, _ = make_runs(tmp_path, sample_root)
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    res = runner.invoke(app, ["report", str(a), "--out", str(blocker / "rep"), "--bootstrap", "0", "--quiet"])
+    assert res.exit_code == 4, res.output
+    text = " ".join(res.output.split())
+    assert f"cannot write the report: local I/O error: {blocker / 'rep'}" in text and "Not a directory" in text
+    assert "Traceback" not in res.output
