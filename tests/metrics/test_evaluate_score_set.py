@@ -25,6 +25,7 @@ import pytest
 
 from h2hmem import LocalIOError, _atomic
 from h2hmem.data import load_dataset
+from h2hmem.llm import load_chat_model
 from h2hmem.memory import Evidence
 from h2hmem.metrics import EvaluationConflictError, evaluate_run
 from h2hmem.records import Prediction
@@ -246,3 +247,33 @@ def test_two_evaluate_commands_at_once_pay_the_judge_once(run):
     assert "h2hmem evaluate (judge, lexical) since " in outs[refused]
     assert "Traceback" not in outs[refused]
     assert calls == _sessions(preds)  # one evaluation's calls
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_a_full_disk_at_the_judge_transcripts_names_that_file_and_keeps_the_scores(run, monkeypatch):
+    """The judge's transcript file (RUN/transcripts-judge.jsonl.gz) on a full disk: the error is a
+    LocalIOError naming it (before: a bare OSError, which the CLI blamed on RUN/scores), and the
+    previous score set is untouched."""
+    from h2hmem.records import _transcripts
+
+    d, preds = run
+    evaluate_run(d, ["lexical", "judge"], judge_model=ScriptedJudge().model, n_boot=0)
+    before = _files(d / "scores")
+    real_open = _transcripts.TranscriptWriter.open
+
+    def open_on_dev_full(self):
+        real_open(self)
+        full = os.open("/dev/full", os.O_WRONLY)
+        os.dup2(full, self._fh.fileno())
+        os.close(full)
+        return self
+
+    monkeypatch.setattr(_transcripts.TranscriptWriter, "open", open_on_dev_full)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with MockOpenAIServer(responder=ScriptedJudge()) as srv, pytest.raises(LocalIOError) as info:
+        # a real client (the scripted in-process model records no transcripts)
+        model = load_chat_model("openai:gpt-4o-mini", base_url=srv.base_url, cache=None)
+        evaluate_run(d, ["lexical", "judge"], judge_model=model, n_boot=0, refresh=True)
+    assert str(info.value).startswith(f"local I/O error: {d / 'transcripts-judge.jsonl.gz'}: [Errno 28] No space left")
+    after = _files(d / "scores")
+    assert after["summary.json"] == before["summary.json"] and after["lexical.jsonl"] == before["lexical.jsonl"]

@@ -11,6 +11,7 @@ reports never use a stale judge as the headline).
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -119,10 +120,16 @@ async def _judge(
         writer = TranscriptWriter(transcripts).open() if transcripts is not None else None
         try:
             with record_calls(writer.write if writer is not None else None):
-                return await judge_predictions(todo, model, options=options, on_record=persist, attempts=attempts)
-        finally:
+                records = await judge_predictions(todo, model, options=options, on_record=persist, attempts=attempts)
             if writer is not None:
                 writer.close()
+            return records
+        except BaseException:
+            if writer is not None:  # closed quietly: the error being raised says what failed
+                with contextlib.suppress(OSError):
+                    writer.close()
+            raise
+        finally:
             aclose = getattr(model, "aclose", None)
             if aclose is not None:
                 await aclose()

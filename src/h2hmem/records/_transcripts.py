@@ -33,6 +33,7 @@ from typing import IO, Any
 
 from .._atomic import close_durably
 from .._json import dumps_bytes
+from .._localio import local_io
 
 TRANSCRIPTS = "transcripts.jsonl.gz"
 """The run's model calls (answer, memory construction)."""
@@ -157,28 +158,46 @@ class TranscriptWriter:
         self._fh: IO[bytes] | None = None
 
     def open(self) -> TranscriptWriter:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        if self.path.is_file():
-            size = self.path.stat().st_size
-            keep = complete_length(self.path)
-            if keep < size:
-                with open(self.path, "r+b") as f:
-                    f.truncate(keep)
-                self.torn_bytes_removed = size - keep
-        self._fh = open(self.path, "ab")
+        """Open the file for appending, cutting a torn last member off first.
+
+        Raises:
+            LocalIOError: the file or its folder cannot be made, read or written (names the file).
+        """
+        with local_io(self.path):
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if self.path.is_file():
+                size = self.path.stat().st_size
+                keep = complete_length(self.path)
+                if keep < size:
+                    with open(self.path, "r+b") as f:
+                        f.truncate(keep)
+                    self.torn_bytes_removed = size - keep
+            self._fh = open(self.path, "ab")
         return self
 
     def write(self, record: dict[str, Any]) -> None:
+        """Append ``record`` as one gzip member, flushed to the OS.
+
+        Raises:
+            LocalIOError: the write failed (a full disk, a file-size limit: names the file).
+        """
         if self._fh is None:
             raise RuntimeError(f"{self.path}: TranscriptWriter.open() first")
-        self._fh.write(encode_record(record, self.level))
-        self._fh.flush()
+        data = encode_record(record, self.level)
+        with local_io(self.path):
+            self._fh.write(data)
+            self._fh.flush()
         self.written += 1
 
     def close(self) -> None:
+        """Flush to disk and close (idempotent). Raises :class:`LocalIOError` naming the file."""
         if self._fh is not None:
-            close_durably(self._fh)
-            self._fh = None
+            fh, self._fh = self._fh, None
+            try:
+                with local_io(self.path):
+                    close_durably(fh)
+            finally:
+                fh.close()  # no-op when close_durably closed it; else its descriptor is not leaked
 
     def __enter__(self) -> TranscriptWriter:
         return self.open()
