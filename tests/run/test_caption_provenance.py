@@ -28,14 +28,16 @@ def _turn_images(sample_root) -> list[str]:
     return sorted({t.image.key for s in d.sessions for t in s.turns if t.image is not None})
 
 
-def _caption(store: CaptionStore, key: str, text: str, model: str | None) -> None:
+def _caption(store: CaptionStore, key: str, text: str, model: str, *, official: bool = False) -> None:
+    """A caption file as h2hmem writes it (a cache key), or as the official captioner does (none)."""
     session, file = key.split("/")
     store.put(
         ImageId("dyadic", DIALOGUE, session, file),
         CaptionRecord(
             description={"final_text": text},
-            model_info={"model": model} if model else {},
+            model_info={"model": model},
             image_info={"filename": file},
+            cache_key=None if official else f"key-{text}",
         ),
     )
 
@@ -50,10 +52,10 @@ def test_the_manifest_names_each_images_caption_and_a_resume_that_changed_them(s
     caps = tmp_path / "caps"
     caps.mkdir()
     store = CaptionStore(sample_root, captions_dir=caps)
-    # three by one model, two by another, one official file (no model), the rest uncaptioned
-    models = ["openai:gpt-4o"] * 3 + ["ocr"] * 2 + [None]
+    # three by one model, two by another, one official captioner's file, the rest uncaptioned
+    models = ["openai:gpt-4o"] * 3 + ["ocr"] * 2 + ["gpt-4o"]
     for i, key in enumerate(images[:6]):
-        _caption(store, key, f"caption {i}", models[i])
+        _caption(store, key, f"caption {i}", models[i], official=i == 5)
     cfg = RunConfig(
         data_root=sample_root,
         split="dyadic",
@@ -66,7 +68,7 @@ def test_the_manifest_names_each_images_caption_and_a_resume_that_changed_them(s
     first = run_benchmark(cfg, chat_model=fake_chat(fail_on="coffee brand"), progress=False)
     assert first.failed == 1
     m = read_manifest(first.run_dir)
-    assert m.caption_sources == {"official": 1, "ocr": 2, "openai:gpt-4o": 3}
+    assert m.caption_sources == {"ocr": 2, "official:gpt-4o": 1, "openai:gpt-4o": 3}
     assert first.caption_sources == m.caption_sources and first.captions_changed == {}
     uses = m.captions_by_dialogue[f"dyadic/{DIALOGUE}"]
     assert sorted(uses) == images[:6]
@@ -83,7 +85,7 @@ def test_the_manifest_names_each_images_caption_and_a_resume_that_changed_them(s
     m = read_manifest(second.run_dir)
     assert m.invocations[-1].captions_changed == {f"dyadic/{DIALOGUE}": sorted([images[0], images[6]])}
     assert second.captions_changed == m.invocations[-1].captions_changed
-    assert m.caption_sources == {"official": 1, "ocr": 4, "openai:gpt-4o": 2}
+    assert m.caption_sources == {"ocr": 4, "official:gpt-4o": 1, "openai:gpt-4o": 2}
     assert m.captions_by_dialogue[f"dyadic/{DIALOGUE}"][images[0]].sha256 == _sha16("caption 0, again")
 
     # the same captions again: no change is reported (the earlier change stays in its invocation)

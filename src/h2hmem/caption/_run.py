@@ -60,6 +60,9 @@ class CaptionSummary(BaseModel):
     """Captions made in this run."""
     cached: int = 0
     """Skipped: a caption with the same cache key was already on disk."""
+    kept_official: int = 0
+    """Skipped: the caption file runs read for the image was not written by h2hmem (no cache key: the
+    official captioner's), and is kept as it is (``replace_official`` recaptions them)."""
     failed: int = 0
     missing: int = 0
     """Image files named by the dataset but absent from disk (reported, not an error)."""
@@ -153,6 +156,7 @@ def caption_dataset(
     progress: bool = True,
     preset: str = DEFAULT_PRESET,
     options: Mapping[str, Any] | None = None,
+    replace_official: bool = False,
 ) -> CaptionSummary:
     """Caption every image of the dataset at ``root``: the sync entry point of :func:`acaption_dataset`
     (same arguments). It runs its own event loop, so a model passed in has the connections it
@@ -175,6 +179,7 @@ def caption_dataset(
                 progress=progress,
                 preset=preset,
                 options=options,
+                replace_official=replace_official,
             )
         finally:
             if not isinstance(model, str) and hasattr(model, "aclose"):
@@ -199,6 +204,7 @@ async def acaption_dataset(
     progress: bool = True,
     preset: str = DEFAULT_PRESET,
     options: Mapping[str, Any] | None = None,
+    replace_official: bool = False,
 ) -> CaptionSummary:
     """Caption every image named by the turns and questions of ``split``.
 
@@ -229,6 +235,12 @@ async def acaption_dataset(
             ``image_detail``, ``truncation_marker``, ``partial_chars``; see :class:`CaptionSettings`).
             The resolved values are recorded in every caption file (``model_info.options``), the
             summary and ``caption_failures.json``; they are part of the cache key.
+        replace_official: recaption images whose caption file (the one runs read) h2hmem did not
+            write — the official captioner's, with no cache key. Default False: such files are kept
+            and counted in ``kept_official`` (they are what the official baselines read). When True,
+            each is replaced in place and kept beside the new one as ``<name>.official.json``; this
+            needs the captions written into the dataset root (no ``out_dir``), because the root's files
+            are read before a captions folder's.
 
     Returns:
         A :class:`CaptionSummary`; failures and missing files are listed there and in
@@ -236,8 +248,8 @@ async def acaption_dataset(
 
     Raises:
         FileNotFoundError: ``root`` holds no split folder.
-        ValueError: bad ``split``, ``max_tokens``, ``concurrency``, preset or option, or a model that
-            cannot see images.
+        ValueError: bad ``split``, ``max_tokens``, ``concurrency``, preset or option, a model that
+            cannot see images, or ``replace_official`` with an ``out_dir`` other than the dataset root.
         PermissionError: the captions folder cannot be written (a read-only dataset root needs ``out_dir``).
         OCRSetupError: ``"ocr"`` without Tesseract installed.
     """
@@ -259,6 +271,12 @@ async def acaption_dataset(
     base, images = dataset_images(root, split, log)
     jobs = [_Job(image, ref) for image, ref in images.items()]
     store = CaptionStore(base, out_dir)
+    if replace_official and store.write_dir.resolve() != store.root.resolve():
+        raise ValueError(
+            "replace_official (--replace-official) replaces the official caption files where they are, in the "
+            f"dataset root {store.root}; captions written into {store.write_dir} would be hidden by them "
+            "(runs read the dataset root first): leave out the captions folder (--captions-dir)"
+        )
     _check_writable(store.write_dir, out_dir is None)
     captioner, owned = make_captioner(model, concurrency=concurrency, base_url=base_url, use_cache=use_cache)
     summary = CaptionSummary(
@@ -271,7 +289,7 @@ async def acaption_dataset(
         dataset_errors=len(log.errors),
     )
     try:
-        await _run_jobs(jobs, store, captioner, settings, summary, use_cache, concurrency, progress)
+        await _run_jobs(jobs, store, captioner, settings, summary, use_cache, concurrency, progress, replace_official)
     finally:
         if owned:
             await captioner.aclose()
@@ -291,6 +309,7 @@ async def _run_jobs(
     use_cache: bool,
     concurrency: int,
     show: bool,
+    replace_official: bool,
 ) -> None:
     sem = asyncio.Semaphore(concurrency)
     with Progress(
@@ -307,12 +326,12 @@ async def _run_jobs(
 
         async def one(job: _Job) -> None:
             async with sem:
-                outcome = await _caption_one(job, store, captioner, settings, use_cache)
+                outcome = await _caption_one(job, store, captioner, settings, use_cache, replace_official)
             _tally(summary, job.image, outcome)
             bar.update(
                 task,
                 advance=1,
-                description=f"new {summary.captioned} · cached {summary.cached} · "
+                description=f"new {summary.captioned} · cached {summary.cached} · official kept {summary.kept_official} · "
                 f"failed {summary.failed} · missing {summary.missing}",
             )
 
@@ -322,17 +341,26 @@ async def _run_jobs(
 @dataclass
 class _Outcome:
     status: str
-    """``captioned``, ``cached``, ``failed`` or ``missing``."""
+    """``captioned``, ``cached``, ``kept`` (an official file), ``failed`` or ``missing``."""
     reason: str = ""
     record: CaptionRecord | None = None
 
 
 async def _caption_one(
-    job: _Job, store: CaptionStore, captioner: Captioner, settings: CaptionSettings, use_cache: bool
+    job: _Job,
+    store: CaptionStore,
+    captioner: Captioner,
+    settings: CaptionSettings,
+    use_cache: bool,
+    replace_official: bool = False,
 ) -> _Outcome:
     # Decide from the file itself, not from ref.path: the loader also leaves path unset for
     # empty or undecodable files, and those must be reported as failures with their reason.
     path = store.image_path(job.image)
+    if not replace_official:
+        read = store.record(job.image)  # the caption runs read: the dataset root's before a captions folder's
+        if read is not None and read.external:
+            return _Outcome("kept", record=read)
     if not path.exists():
         return _Outcome("missing")
     if not path.resolve().is_relative_to(store.root.resolve()):
@@ -411,8 +439,11 @@ def _tally(summary: CaptionSummary, image: ImageId, outcome: _Outcome) -> None:
     rec = outcome.record
     assert rec is not None
     summary.truncated += rec.was_truncated
-    if outcome.status == "cached":
-        summary.cached += 1
+    if outcome.status in ("cached", "kept"):
+        if outcome.status == "cached":
+            summary.cached += 1
+        else:
+            summary.kept_official += 1
         return
     summary.captioned += 1
     summary.caption_tokens += int(rec.description["token_stats"]["final_tokens"])

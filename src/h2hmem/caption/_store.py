@@ -8,13 +8,15 @@ Layout (``docs/dataset-format.md``; the official captioner and baselines use it)
 
 ``<dir>`` is the dataset root (which may be read-only, like the real sample) or a captions
 folder given with ``--captions-dir`` that mirrors the same relative layout. Official caption
-files are read as they are: only ``description.final_text`` is required.
+files are read as they are: only ``description.final_text`` is required; they carry no
+``cache_key`` (:attr:`CaptionRecord.external`), and a write over one keeps it as
+``<name>.official.json``.
 
 File names are keyed by stem (official), so ``1.png`` and ``1.jpg`` of one session would share
-``1.json``. We record the image file name in each caption (``image_info.filename``); when the stem
-file already holds another image's caption, the second one is written as ``<file>.json``
-(``1.jpg.json``), and lookups check ``<file>.json`` first and accept ``<stem>.json`` only when it
-names no file (official) or this file.
+``1.json``. Each caption records its image's file name (``image_info.filename``, as the official
+captioner's files do too); when the stem file already holds another image's caption, the second one
+is written as ``<file>.json`` (``1.jpg.json``, which the official baselines do not read), and lookups
+check ``<file>.json`` first and accept ``<stem>.json`` only when it names no file or this file.
 """
 
 from __future__ import annotations
@@ -105,12 +107,21 @@ class CaptionRecord(BaseModel):
         return bool(self.description.get("token_stats", {}).get("was_truncated", False))
 
     @property
+    def external(self) -> bool:
+        """Not written by h2hmem (no ``cache_key``): the official captioner's file, or another tool's."""
+        return self.cache_key is None
+
+    @property
     def source(self) -> str:
-        """Who wrote the caption: ``model_info.model`` (the captioning model's spec, e.g.
-        ``openai:gpt-4o`` or ``ocr``), or ``"official"`` when the file names no model (the official
-        captioner's files)."""
+        """Who wrote the caption. h2hmem's files: ``model_info.model`` (the captioning model's spec,
+        e.g. ``openai:gpt-4o`` or ``ocr``). A file h2hmem did not write (:attr:`external`):
+        ``official:<model_info.model>`` (the official captioner writes ``gpt-4o``), or ``official``
+        when it names no model."""
         model = self.model_info.get("model")
-        return model if isinstance(model, str) and model else "official"
+        named = model if isinstance(model, str) and model else None
+        if self.external:
+            return f"official:{named}" if named else "official"
+        return named or "unknown"
 
 
 class CaptionStore:
@@ -239,16 +250,35 @@ class CaptionStore:
     def put(self, image: ImageId, record: CaptionRecord) -> Path:
         """Write ``record`` as ``.json`` plus the caption text as ``.txt``; returns the JSON path.
 
-        Writes are atomic (temporary file + rename), so an interrupted run leaves no half file.
+        Writes are atomic (temporary file + rename), so an interrupted run leaves no half file. A
+        caption file h2hmem did not write (no ``cache_key``: the official captioner's) at that path
+        is kept beside it as ``<name>.official.json`` (and ``.official.txt``) before it is replaced;
+        an existing backup is never overwritten.
 
         Raises:
             OSError: the folder cannot be written (e.g. a read-only dataset root: pass ``captions_dir``).
         """
         path = self.caption_path(image)
         path.parent.mkdir(parents=True, exist_ok=True)
+        if path.is_file():
+            self._keep_external(path)
         atomic_write_text(path, record.model_dump_json(indent=2))
         atomic_write_text(path.with_suffix(".txt"), record.final_text)
         return path
+
+    @staticmethod
+    def _keep_external(path: Path) -> None:
+        """Move a caption file h2hmem did not write (and its ``.txt``) aside as ``*.official.*``."""
+        try:
+            data = json.loads(path.read_text(encoding="utf-8-sig"))
+        except (OSError, ValueError):
+            return  # unreadable: nothing of value to keep (it is reported when read)
+        if not isinstance(data, dict) or data.get("cache_key") is not None:
+            return
+        for src in (path, path.with_suffix(".txt")):
+            backup = src.with_name(f"{src.stem}.official{src.suffix}")
+            if src.is_file() and not backup.exists():
+                src.rename(backup)
 
 
 class DialogueCaptions:

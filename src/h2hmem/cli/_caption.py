@@ -37,7 +37,10 @@ def caption_cmd(
     ),
     split: str = typer.Option(defaults.SPLIT, "--split", help="dyadic, multi-party or all."),
     no_cache: bool = typer.Option(
-        False, "--no-cache", help="Recaption every image, ignoring existing captions and the request cache."
+        False,
+        "--no-cache",
+        help="Recaption every image, ignoring existing captions and the request cache (the official "
+        "caption files are still kept: see --replace-official).",
     ),
     temperature: float = typer.Option(
         defaults.CAPTION_TEMPERATURE, "--temperature", help="Caption temperature (official: 0.7)."
@@ -66,6 +69,13 @@ def caption_cmd(
         None,
         "--partial-chars",
         help="Override the preset: replace (keep U+FFFD of a character split by the cut, official) or drop.",
+    ),
+    replace_official: bool = typer.Option(
+        False,
+        "--replace-official",
+        help="Recaption images whose caption file h2hmem did not write (the official captioner's; kept by "
+        "default, as the official baselines read them); each is kept beside the new one as <name>.official.json. "
+        "Writes into the dataset root (no --captions-dir).",
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as one JSON object."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
@@ -105,6 +115,7 @@ def caption_cmd(
                 progress=not (quiet or as_json),
                 preset=preset,
                 options=options,
+                replace_official=replace_official,
             )
     except ValidationError as e:
         raise fail(
@@ -131,6 +142,7 @@ def caption_cmd(
         ("images", summary.images),
         ("captioned now", summary.captioned),
         ("cached (skipped)", summary.cached),
+        ("official files kept", summary.kept_official),
         ("failed", summary.failed),
         ("missing files", summary.missing),
         ("truncated", summary.truncated),

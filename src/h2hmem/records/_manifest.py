@@ -45,9 +45,10 @@ class CaptionUse(Record):
     """The caption a memory was given for one image."""
 
     source: str
-    """Who wrote it: the captioning model's spec as its caption file records it (``model_info.model``,
-    e.g. ``openai:gpt-4o`` or ``ocr``), or ``official`` for a caption file that names no model (the
-    official captioner's files)."""
+    """Who wrote it: for h2hmem's caption files the captioning model's spec (``model_info.model``, e.g.
+    ``openai:gpt-4o`` or ``ocr``); for a file h2hmem did not write (no ``cache_key``: the official
+    captioner's) ``official:<model_info.model>`` (``official:gpt-4o``), or ``official`` when it names no
+    model."""
     sha256: str
     """SHA-256 (hex, first 16 characters) of the caption text."""
 

@@ -1,0 +1,62 @@
+"""`h2hmem caption` keeps the official caption files it finds, unless asked to replace them.
+
+The official captioner writes `<session>/caption/<stem>.json` with `model_info.model = "gpt-4o"` and
+no cache key; the official baselines read exactly that file. Before: `h2hmem caption` did not
+recognise such a file as a caption of the image (no cache key), paid to caption the image again and
+wrote its own file over the official one in the dataset root.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from test_vlm_mock import _model, responder
+
+from h2hmem.caption import CaptionStore, ImageId, caption_dataset
+from h2hmem.testing import MockOpenAIServer
+
+IMAGE = ImageId("dyadic", "dialogue1", "session1", "1.png")
+OFFICIAL = {  # the fields the official captioner writes (caption/gpt_4o_caption.py)
+    "id": "dyadic/dialogue1/session1/1.png",
+    "image_info": {"path": "x/1.png", "filename": "1.png", "size": 1},
+    "model_info": {"model": "gpt-4o", "detail_level": "auto"},
+    "description": {"full_text": "An official caption.", "final_text": "An official caption."},
+    "raw_response": {"choices": []},
+}
+
+
+def test_official_caption_files_are_kept_and_replaced_only_on_request(text_dataset, tmp_path):
+    root, truth = text_dataset
+    cdir = root / "dyadic/dialogue1/scenes/session1/caption"
+    cdir.mkdir(parents=True)
+    official = json.dumps(OFFICIAL, indent=2)
+    (cdir / "1.json").write_text(official)
+    (cdir / "1.txt").write_text("An official caption.")
+    store = CaptionStore(root)
+    assert store.record(IMAGE).source == "official:gpt-4o" and store.record(IMAGE).external
+
+    with MockOpenAIServer(responder=responder) as srv:
+        s = caption_dataset(root, _model(srv), progress=False)
+        assert (s.images, s.captioned, s.cached, s.kept_official) == (len(truth), len(truth) - 1, 0, 1)
+        assert srv.calls == len(truth) - 1  # the official file's image is not paid for again
+        assert (cdir / "1.json").read_text() == official  # untouched
+        assert store.get(IMAGE) == "An official caption."
+        others = [k for k in truth if k != str(IMAGE)]
+        assert all(CaptionStore(root).record(ImageId(*k.split("/"))).source == "openai:gpt-4o" for k in others)
+
+        with pytest.raises(ValueError, match="replaces the official caption files where they are"):
+            caption_dataset(root, _model(srv), out_dir=tmp_path / "caps", progress=False, replace_official=True)
+        assert srv.calls == len(truth) - 1
+
+        r = caption_dataset(root, _model(srv), progress=False, replace_official=True)
+        assert (r.captioned, r.cached, r.kept_official) == (1, len(truth) - 1, 0)
+        assert srv.calls == len(truth)
+        assert (cdir / "1.official.json").read_text() == official  # kept beside the new caption
+        assert (cdir / "1.official.txt").read_text() == "An official caption."
+        new = CaptionStore(root).record(IMAGE)
+        assert new is not None and not new.external and new.source == "openai:gpt-4o"
+
+        again = caption_dataset(root, _model(srv), progress=False, replace_official=True)
+        assert (again.captioned, again.cached) == (0, len(truth)) and srv.calls == len(truth)
+        assert (cdir / "1.official.json").read_text() == official
