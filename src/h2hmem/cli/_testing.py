@@ -65,8 +65,10 @@ def mock_server_cmd(
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     faults = f", {len(script)} fault rule{'s' if len(script) != 1 else ''}" if script else ""
-    console.print(f"mock OpenAI server at {server.base_url}{faults}; Ctrl-C stops it", highlight=False, soft_wrap=True)
-    try:
+    try:  # from the first line on: a Ctrl-C right after it (a script that waits for it) stops cleanly
+        console.print(
+            f"mock OpenAI server at {server.base_url}{faults}; Ctrl-C stops it", highlight=False, soft_wrap=True
+        )
         while not stop.wait(0.5):
             pass
     except KeyboardInterrupt:
