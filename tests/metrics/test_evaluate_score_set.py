@@ -277,3 +277,37 @@ def test_a_full_disk_at_the_judge_transcripts_names_that_file_and_keeps_the_scor
     assert str(info.value).startswith(f"local I/O error: {d / 'transcripts-judge.jsonl.gz'}: [Errno 28] No space left")
     after = _files(d / "scores")
     assert after["summary.json"] == before["summary.json"] and after["lexical.jsonl"] == before["lexical.jsonl"]
+
+
+def test_an_evaluation_of_a_subset_keeps_the_other_questions_judgments(run):
+    """`evaluate --task-type X` (lexical only, or with the judge) writes back the current judgments of
+    the questions outside the selection: the next full evaluation finds every judgment and pays nothing
+    (before: judge.jsonl kept only the selection's lines; 54 of 60 judgments were lost in a trial)."""
+    from h2hmem.run import Selection
+
+    d, preds = run
+    scores = d / "scores"
+    first = ScriptedJudge()
+    evaluate_run(d, ["lexical", "judge"], judge_model=first.model, n_boot=0)
+    before = [json.loads(x) for x in (scores / "judge.jsonl").read_text().splitlines()]
+    assert len(before) == len(preds)
+    types = sorted({p.task_type for p in preds})
+    subset = Selection(task_types=[types[0]])
+    n_subset = sum(p.task_type == types[0] for p in preds)
+    assert 0 < n_subset < len(preds)
+
+    summary = evaluate_run(d, ["lexical"], n_boot=0, selection=subset)  # the judge not asked for
+    assert summary["run"]["n_predictions"] == n_subset
+    assert summary["metrics"]["judge"]["coverage"]["total"] == n_subset
+    assert [json.loads(x) for x in (scores / "judge.jsonl").read_text().splitlines()] == before
+    assert len((scores / "lexical.jsonl").read_text().splitlines()) == n_subset  # offline: the selection only
+
+    second = ScriptedJudge()
+    evaluate_run(d, ["lexical", "judge"], judge_model=second.model, n_boot=0, selection=subset)
+    assert second.model.requests == []  # the subset was judged already
+    assert [json.loads(x) for x in (scores / "judge.jsonl").read_text().splitlines()] == before
+
+    third = ScriptedJudge()
+    full = evaluate_run(d, ["lexical", "judge"], judge_model=third.model, n_boot=0)
+    assert third.model.requests == [] and full["metrics"]["judge"]["stale"] is None
+    assert full["metrics"]["judge"]["coverage"]["judged"] == len(preds)

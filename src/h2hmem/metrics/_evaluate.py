@@ -182,7 +182,8 @@ async def aevaluate_run(
         refresh: re-judge questions already judged in ``scores/judge.jsonl``.
         show_progress: show a rich progress bar while judging.
         selection: a :class:`~h2hmem.run.Selection` (or any object with ``is_empty``, ``apply`` and ``recorded``): score only those predictions (recorded as
-            the summary's ``selection``; the ``scores/`` files then cover only them).
+            the summary's ``selection``; the free scores' files then cover only them, while
+            ``judge.jsonl`` keeps the other questions' current judgments beside theirs, paid for once).
         transcripts: append every judge call to ``RUN_DIR/transcripts-judge.jsonl.gz``
             (format: :mod:`h2hmem.records._transcripts`).
         preset: ``"paper"`` (default: the official judge's prompt, JSON array reply, snapped
@@ -233,10 +234,13 @@ async def aevaluate_run(
     preds = sorted(read_predictions(run_dir), key=lambda p: question_order(p.question_id))
     if not preds:
         raise ValueError(f"{run_dir / 'predictions.jsonl'} holds no predictions")
+    unselected: list[Prediction] = []
     if selection is not None and not selection.is_empty:
-        preds = selection.apply(preds, strict=False)
+        everything, preds = preds, selection.apply(preds, strict=False)
         if not preds:
             raise ValueError(f"{run_dir}: no prediction matches the selection {selection.recorded()}")
+        chosen_ids = {p.question_id for p in preds}
+        unselected = [p for p in everything if p.question_id not in chosen_ids]
     manifest = read_manifest(run_dir) or Manifest()
     if manifest.retrieval_only:  # no answers were produced: only retrieval can be scored
         chosen = [s for s in chosen if not s.needs_answers]
@@ -246,6 +250,8 @@ async def aevaluate_run(
     gold, mismatches, absent = None, 0, None
     if root is not None:
         preds, gold, mismatches, absent = _gold_from_dataset(preds, root, manifest.split or "all")
+        if unselected:  # the same gold as their judgments were made against
+            unselected = _gold_from_dataset(unselected, root, manifest.split or "all")[0]
 
     scores = run_dir / "scores"
     selected = {s.name for s in chosen}
@@ -278,6 +284,7 @@ async def aevaluate_run(
                     transcripts=run_dir / JUDGE_TRANSCRIPTS if transcripts else None,
                     evidence_labels=evidence_labels,
                     score_set=out,
+                    unselected=unselected,
                 ),
                 chosen,
                 known,
@@ -312,7 +319,13 @@ async def _score_and_summarize(
         else:
             continue
         if records is not None:
-            out.stage_lines(scorer.file_name, records)
+            outside = scorer.kept_outside(ctx.unselected, ctx) if ctx.unselected else []
+            lines = (
+                sorted([*records, *outside], key=lambda r: question_order(getattr(r, "question_id", "")))
+                if outside
+                else records
+            )
+            out.stage_lines(scorer.file_name, lines)
             fresh[scorer.name] = records
 
     summary = ScoresSummary(

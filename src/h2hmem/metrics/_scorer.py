@@ -95,6 +95,9 @@ class ScoringContext:
     """Free room for plugin scorers' settings (the Python API only)."""
     score_set: ScoreSet | None = None
     """The evaluation's staged files (:class:`~h2hmem.records.ScoreSet`); None outside ``evaluate_run``."""
+    unselected: list[Prediction] = field(default_factory=list)
+    """The run's predictions outside the evaluation's selection (empty without one): a scorer that is
+    not :attr:`~Scorer.offline` keeps their current lines in its file (:meth:`Scorer.kept_outside`)."""
 
     def write_side_file(self, name: str, text: str) -> None:
         """Write ``scores/<name>`` (a scorer's side file) as part of the evaluation's set of files:
@@ -174,6 +177,13 @@ class Scorer(ABC):
         answers), written with the evaluation's other files; None: the file is kept as it is.
         Default: None."""
         return None
+
+    def kept_outside(self, others: list[Prediction], context: ScoringContext) -> Sequence[Record]:
+        """When the evaluation scores a selection: the lines of this scorer's file for the run's other
+        predictions (``others``) that still describe them, written back beside the selection's lines, so
+        an evaluation of a subset does not throw away what was paid for (the judge's judgments).
+        Default: none (an :attr:`offline` scorer's lines are recomputed for free)."""
+        return []
 
     def summarize(self, records: list[dict[str, Any]], context: ScoringContext) -> MetricSection:
         """The summary section of this scorer's records (those of the scored predictions, as file

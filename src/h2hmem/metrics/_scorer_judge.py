@@ -188,12 +188,13 @@ class JudgeScorer(Scorer):
         records = _judge_records(path)
         kept = {r.question_id: r for r in records if r.question_id in by_id and _current(r, by_id[r.question_id])}
         missing = len(predictions) - len(kept)
+        judged = {r.question_id for r in records if r.question_id in by_id}
         self._stale = (
             None
             if not missing
             else {
                 "missing": missing,
-                "dropped": len(records) - len(kept),
+                "dropped": len(judged) - len(kept),
                 "reason": f"{missing} of {len(predictions)} predictions have no current judgment (they changed "
                 "since the judge ran, e.g. `run --retry-failed`, or were never judged); judge them with "
                 "`h2hmem evaluate RUN --metrics judge`",
@@ -202,6 +203,17 @@ class JudgeScorer(Scorer):
         if len(kept) == len(records):
             return None
         return [kept[p.question_id] for p in predictions if p.question_id in kept]
+
+    def kept_outside(self, others: list[Prediction], context: ScoringContext) -> list[JudgeRecord]:
+        """The current judgments of the predictions outside the selection (the last line of each
+        question that still describes its prediction): a judgment is paid for, so an evaluation of a
+        subset keeps them."""
+        path = context.scores_dir / self.file_name
+        if not others or not path.is_file():
+            return []
+        by_id = {p.question_id: p for p in others}
+        last = {r.question_id: r for r in _judge_records(path) if r.question_id in by_id}
+        return [r for q, r in last.items() if _current(r, by_id[q])]
 
     def summarize(self, records: list[dict[str, Any]], context: ScoringContext) -> MetricSection:
         return JudgeSection.model_validate(
