@@ -76,6 +76,23 @@ def test_score_evidence_sources_exclusions_and_failures():
     assert by["session5"]["excluded"] == "gold_unknown"
 
 
+def test_session0_questions_are_scored_when_their_gold_names_real_sessions():
+    """The public session0 pool says only ["session0"]: excluded. The synthetic data lists the real
+    evidence sessions there, so that evidence can be scored (docs/data-synth-download.md); before,
+    every session0 question was excluded as no_gold_session, gold sessions or not."""
+    preds = [
+        _pred("dyadic/dialogue1/session0/q0", "session0", _ev("session3", "session1"), details={"answer_sessions": ["session0"]}),
+        _pred("dyadic/dialogue1/session0/q1", "session0", _ev("session3", "session1", "session4"), details={"answer_sessions": ["session2", "session3"]}),
+    ]  # fmt: skip
+    recs, info = score_evidence(preds)
+    assert info["excluded"] == {"no_gold_session": 1}
+    pooled, synthetic = recs
+    assert pooled["excluded"] == "no_gold_session" and pooled["recall@5"] is None
+    assert synthetic["excluded"] is None and synthetic["gold_sessions"] == ["session2", "session3"]
+    # retrieved sessions in rank order: session3, session1, session4 → one of the two gold sessions
+    assert (synthetic["hit@1"], synthetic["recall@1"], synthetic["recall@5"]) == (1.0, 0.5, 0.5)
+
+
 def test_method_without_evidence_is_na_not_zero():
     preds = [_pred("dyadic/dialogue1/session2/q0", "session2", details={"answer_sessions": ["session2"]})]
     recs, info = score_evidence(preds)

@@ -134,10 +134,14 @@ def score_evidence(
         else:
             gold_sessions = p.answer_sessions  # copied by the runner; None when the record lacks it
         reason = None
-        if p.session == "session0" or gold_sessions == []:
+        if gold_sessions is not None:
+            # "session0" holds no dialogue: the public session0 pool names itself, not where the answer
+            # is; a session0 question whose gold names real sessions (the synthetic data) is scored
+            gold_sessions = [s for s in gold_sessions if s != "session0"]
+        if gold_sessions is None:
+            reason = EXCLUDED_NO_GOLD if p.session == "session0" else EXCLUDED_GOLD_UNKNOWN
+        elif not gold_sessions:
             reason = EXCLUDED_NO_GOLD
-        elif gold_sessions is None:
-            reason = EXCLUDED_GOLD_UNKNOWN
         elif absent is not None:
             gone = absent.get(f"{p.split}/{p.dialogue}", set())
             gold_sessions = [s for s in gold_sessions if s not in gone]
