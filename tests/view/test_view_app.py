@@ -200,3 +200,33 @@ def test_runs_list_json_and_table(sample_runs, tmp_path):
     assert (row["recorded"], row["answered"], row["failed"]) == (289, 287, 2)
     res = CliRunner().invoke(app, ["runs", "list", "--out", str(copy.parent)], env={"COLUMNS": "250"})
     assert "287/289" in res.output
+
+
+def test_runs_list_shows_a_retrieval_only_run_as_retrieved_with_its_evidence_headline(sample_runs, tmp_path):
+    """A --retrieval-only run records evidence and no answers: `runs list` shows it as retrieved (not
+    "289/289 answered") with its evidence recall@5 as the headline (before: "not scored")."""
+    from typer.testing import CliRunner
+
+    from h2hmem.cli import app
+    from h2hmem.metrics import evaluate_run
+
+    copy = tmp_path / "retrieval" / "run"
+    shutil.copytree(sample_runs.runs[0], copy)
+    shutil.rmtree(copy / "scores")
+    manifest = json.loads((copy / "manifest.json").read_text())
+    manifest["retrieval_only"] = True
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    lines = [json.loads(x) for x in (copy / "predictions.jsonl").read_text().splitlines()]
+    for rec in lines:
+        rec["answer"] = None
+    (copy / "predictions.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    evaluate_run(copy, ["evidence"], n_boot=0)
+    scored = [json.loads(x) for x in (copy / "scores" / "evidence.jsonl").read_text().splitlines()]
+    expected = fmean(r["recall@5"] for r in scored if not r["excluded"])  # micro mean over the scored questions
+
+    res = CliRunner().invoke(app, ["runs", "list", "--out", str(copy.parent), "--json"])
+    (row,) = json.loads(res.output)
+    assert (row["recorded"], row["answered"], row["failed"], row["retrieval_only"]) == (289, 0, 0, True)
+    assert row["headline_metric"] == "evidence recall@5" and row["headline_score"] == pytest.approx(expected)
+    res = CliRunner().invoke(app, ["runs", "list", "--out", str(copy.parent)], env={"COLUMNS": "250"})
+    assert "289/289 retrieved" in res.output and f"evidence recall@5 {expected:.3f}" in res.output

@@ -64,9 +64,8 @@ def runs_list_cmd(
     for i in infos:
         total = f"/{i.questions}" if i.questions is not None else ""
         score = "not scored" if i.score is None else f"{i.metric} {i.score:.3f}" + (" (stale)" if i.stale else "")
-        rows.append(
-            (i.run_id, i.method, i.model, i.preset or "–", i.status, f"{i.answered}{total}", str(i.failed), score)
-        )
+        answered = f"{i.recorded}{total} retrieved" if i.retrieval_only else f"{i.answered}{total}"
+        rows.append((i.run_id, i.method, i.model, i.preset or "–", i.status, answered, str(i.failed), score))
     table = Table(title=f"Runs in {out}", title_justify="left")
     for name, justify in (
         ("id", "left"),
@@ -87,7 +86,8 @@ def runs_list_cmd(
         console.print(Text(f"Runs in {out}", style="italic"))
         for run_id, method, model, preset, status, answered, failed, score in rows:
             console.print(Text(run_id, style="bold"), no_wrap=True, crop=False, soft_wrap=True)
-            facts = f"  {method} · {model} · {preset} · {status} · {answered} answered · {failed} failed · {score}"
+            done = answered if answered.endswith("retrieved") else f"{answered} answered"
+            facts = f"  {method} · {model} · {preset} · {status} · {done} · {failed} failed · {score}"
             console.print(Text(facts), highlight=False)
     if not infos:
         console.print(f"no runs in {out}", style="dim", highlight=False)

@@ -35,11 +35,16 @@ _KEY_SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 def headline(summary: ScoresSummary | None) -> tuple[str, float | None]:
     """``(metric name, micro average over all questions)`` of a scores summary: the LLM judge
     score when the run was judged (and the judge is not marked ``stale``: some answers changed
-    since), else the official F1; ``("", None)`` when unscored (``summary`` None)."""
+    since), else the official F1, else (a retrieval-only run: no answers) the session recall@5 of
+    the evidence; ``("", None)`` when unscored (``summary`` None)."""
     if summary is None:
         return "", None
-    judge, lexical = summary.metrics.judge, summary.metrics.lexical
-    for section, fld, name in ((judge, "score", "judge"), (lexical, "f1", "F1")):
+    judge, lexical, evidence = summary.metrics.judge, summary.metrics.lexical, summary.metrics.evidence
+    for section, fld, name in (
+        (judge, "score", "judge"),
+        (lexical, "f1", "F1"),
+        (evidence, "recall@5", "evidence recall@5"),
+    ):
         if section is None or section.aggregate is None or (section is judge and judge.stale is not None):
             continue
         m = section.aggregate.overall(fld)
@@ -79,11 +84,13 @@ class RunInfo:
     score: float | None
     stale: bool = False
     """The manifest or predictions are newer than the scores, or a ``stale`` flag is set."""
+    retrieval_only: bool = False
+    """A ``--retrieval-only`` run: its records hold evidence, no answers."""
 
     @property
     def answered(self) -> int:
-        """Recorded questions with an answer (not failed)."""
-        return self.recorded - self.failed
+        """Recorded questions with an answer (not failed); 0 for a retrieval-only run."""
+        return 0 if self.retrieval_only else self.recorded - self.failed
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -102,6 +109,7 @@ class RunInfo:
             "headline_metric": self.metric or None,
             "headline_score": self.score,
             "stale": self.stale,
+            "retrieval_only": self.retrieval_only,
         }
 
 
@@ -155,6 +163,7 @@ def run_info(run_dir: Path) -> RunInfo:
         metric=metric,
         score=score,
         stale=stale,
+        retrieval_only=manifest.retrieval_only,
     )
 
 
