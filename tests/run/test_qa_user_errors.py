@@ -129,6 +129,15 @@ def test_bad_param_value_fails_before_any_question(tmp_path):
     assert not list((tmp_path / "runs").rglob("predictions.jsonl"))
 
 
+def test_top_k_given_twice_with_two_values_is_refused(tmp_path):
+    """`--param top_k=3 --top-k 4` silently ran with 4; the same value twice is accepted."""
+    result = runner.invoke(app, ["run", "--data", str(tmp_path), "--param", "top_k=3", "--top-k", "4", "--dry-run"])
+    assert result.exit_code == 2
+    assert "--top-k 4 and --param top_k=3 disagree; give one" in " ".join(result.output.split())
+    same = runner.invoke(app, ["run", "--data", str(tmp_path), "--param", "top_k=4", "--top-k", "4", "--dry-run"])
+    assert "disagree" not in same.output
+
+
 def test_top_k_below_one_is_refused_by_the_cli(tmp_path):
     result = runner.invoke(app, ["run", "--data", str(tmp_path), "--top-k", "0"])
     assert result.exit_code == 2

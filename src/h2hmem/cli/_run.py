@@ -172,6 +172,8 @@ def run_cmd(
         prices = parse_prices(price or [])
         params = parse_params(param or [])
         if top_k is not None:
+            if "top_k" in params and params["top_k"] != top_k:
+                raise ValueError(f"--top-k {top_k} and --param top_k={params['top_k']} disagree; give one")
             params["top_k"] = top_k
         config = RunConfig(
             data_root=data,
