@@ -280,34 +280,76 @@ def test_a_full_disk_at_the_judge_transcripts_names_that_file_and_keeps_the_scor
 
 
 def test_an_evaluation_of_a_subset_keeps_the_other_questions_judgments(run):
-    """`evaluate --task-type X` (lexical only, or with the judge) writes back the current judgments of
-    the questions outside the selection: the next full evaluation finds every judgment and pays nothing
-    (before: judge.jsonl kept only the selection's lines; 54 of 60 judgments were lost in a trial)."""
+    """`evaluate --task-type X` (lexical only, or with the judge): every scores file and the summary
+    cover the selection, and the current judgments of the other questions are kept in
+    judge.kept.jsonl, so the next full evaluation pays nothing (before: judge.jsonl kept only the
+    selection's lines; 54 of 60 judgments were lost in a trial, paid again after)."""
     from h2hmem.run import Selection
 
     d, preds = run
     scores = d / "scores"
-    first = ScriptedJudge()
-    evaluate_run(d, ["lexical", "judge"], judge_model=first.model, n_boot=0)
-    before = [json.loads(x) for x in (scores / "judge.jsonl").read_text().splitlines()]
+    evaluate_run(d, ["lexical", "judge"], judge_model=ScriptedJudge().model, n_boot=0)
+    before = {r["question_id"]: r for r in map(json.loads, (scores / "judge.jsonl").read_text().splitlines())}
     assert len(before) == len(preds)
     types = sorted({p.task_type for p in preds})
     subset = Selection(task_types=[types[0]])
-    n_subset = sum(p.task_type == types[0] for p in preds)
-    assert 0 < n_subset < len(preds)
+    inside = [p.question_id for p in preds if p.task_type == types[0]]
+    outside = [p.question_id for p in preds if p.task_type != types[0]]
+    assert inside and outside
+
+    def lines(name):
+        return [json.loads(x) for x in (scores / name).read_text().splitlines()]
 
     summary = evaluate_run(d, ["lexical"], n_boot=0, selection=subset)  # the judge not asked for
-    assert summary["run"]["n_predictions"] == n_subset
-    assert summary["metrics"]["judge"]["coverage"]["total"] == n_subset
-    assert [json.loads(x) for x in (scores / "judge.jsonl").read_text().splitlines()] == before
-    assert len((scores / "lexical.jsonl").read_text().splitlines()) == n_subset  # offline: the selection only
+    assert summary["run"]["n_predictions"] == len(inside)
+    assert [r["question_id"] for r in lines("judge.jsonl")] == inside  # as the summary and lexical.jsonl
+    assert [r["question_id"] for r in lines("lexical.jsonl")] == inside
+    assert lines("judge.kept.jsonl") == [before[q] for q in outside]
 
     second = ScriptedJudge()
     evaluate_run(d, ["lexical", "judge"], judge_model=second.model, n_boot=0, selection=subset)
     assert second.model.requests == []  # the subset was judged already
-    assert [json.loads(x) for x in (scores / "judge.jsonl").read_text().splitlines()] == before
 
     third = ScriptedJudge()
     full = evaluate_run(d, ["lexical", "judge"], judge_model=third.model, n_boot=0)
     assert third.model.requests == [] and full["metrics"]["judge"]["stale"] is None
     assert full["metrics"]["judge"]["coverage"]["judged"] == len(preds)
+    assert lines("judge.jsonl") == [before[p.question_id] for p in preds]
+
+
+def test_a_subset_rejudged_by_another_judge_leaves_no_mixed_file(run):
+    """`--refresh-judge` with another judge on a subset: judge.jsonl holds that judge's lines alone; the
+    first judge's judgments of the others stay aside and are not taken for the second judge's, whose
+    full pass then judges exactly the others (no refusal of a file mixing two judges)."""
+    from h2hmem.run import Selection
+
+    d, preds = run
+    evaluate_run(d, ["judge"], judge_model=ScriptedJudge(spec="fake:judge-a").model, n_boot=0)
+    types = sorted({p.task_type for p in preds})
+    subset = Selection(task_types=[types[0]])
+    b = ScriptedJudge(spec="fake:judge-b")
+    evaluate_run(d, ["judge"], judge_model=b.model, n_boot=0, selection=subset, refresh=True)
+    judged = [json.loads(x) for x in (d / "scores" / "judge.jsonl").read_text().splitlines()]
+    assert {r["judge_model"] for r in judged} == {"fake:judge-b"}
+    full_b = ScriptedJudge(spec="fake:judge-b")
+    summary = evaluate_run(d, ["judge"], judge_model=full_b.model, n_boot=0)
+    # one call per session holding an answered question outside the subset (session batching), worked out by hand
+    others = {(p.dialogue, p.session) for p in preds if p.task_type != types[0] and not p.failed}
+    assert others and len(full_b.model.requests) == len(others)
+    assert summary["metrics"]["judge"]["model"] == "fake:judge-b"
+    assert summary["metrics"]["judge"]["coverage"]["judged"] == len(preds)
+
+
+def test_a_subset_evaluation_does_not_need_the_other_questions_in_the_dataset(run):
+    """The other questions' gold is read from the dataset only to keep their judgments current; a
+    prediction the dataset lacks outside the selection does not stop the evaluation of the selection."""
+    from h2hmem.run import Selection
+
+    d, preds = run
+    other = next(p for p in preds if p.task_type != preds[0].task_type)  # outside the selection below
+    stray = other.model_copy(update={"question_id": other.question_id.rsplit("/", 2)[0] + "/session77/q4"})
+    with (d / "predictions.jsonl").open("a") as f:
+        f.write(stray.model_dump_json() + "\n")
+    subset = Selection(task_types=[preds[0].task_type])
+    summary = evaluate_run(d, ["lexical"], n_boot=0, selection=subset)
+    assert summary["run"]["n_predictions"] == sum(p.task_type == preds[0].task_type for p in preds)

@@ -29,6 +29,7 @@ present is summarised again over the scored predictions.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import re
 from collections.abc import Mapping, Sequence
@@ -182,8 +183,9 @@ async def aevaluate_run(
         refresh: re-judge questions already judged in ``scores/judge.jsonl``.
         show_progress: show a rich progress bar while judging.
         selection: a :class:`~h2hmem.run.Selection` (or any object with ``is_empty``, ``apply`` and ``recorded``): score only those predictions (recorded as
-            the summary's ``selection``; the free scores' files then cover only them, while
-            ``judge.jsonl`` keeps the other questions' current judgments beside theirs, paid for once).
+            the summary's ``selection``; the ``scores/`` files then cover only them, and the current
+            judgments of the other questions are kept in ``scores/judge.kept.jsonl``, where a later
+            evaluation finds them: a judgment is paid for once).
         transcripts: append every judge call to ``RUN_DIR/transcripts-judge.jsonl.gz``
             (format: :mod:`h2hmem.records._transcripts`).
         preset: ``"paper"`` (default: the official judge's prompt, JSON array reply, snapped
@@ -250,8 +252,9 @@ async def aevaluate_run(
     gold, mismatches, absent = None, 0, None
     if root is not None:
         preds, gold, mismatches, absent = _gold_from_dataset(preds, root, manifest.split or "all")
-        if unselected:  # the same gold as their judgments were made against
-            unselected = _gold_from_dataset(unselected, root, manifest.split or "all")[0]
+        if unselected:  # the gold their judgments were made against (their own copies if one is not in the data)
+            with contextlib.suppress(ValueError):
+                unselected = _gold_from_dataset(unselected, root, manifest.split or "all")[0]
 
     scores = run_dir / "scores"
     selected = {s.name for s in chosen}
@@ -319,14 +322,15 @@ async def _score_and_summarize(
         else:
             continue
         if records is not None:
-            outside = scorer.kept_outside(ctx.unselected, ctx) if ctx.unselected else []
-            lines = (
-                sorted([*records, *outside], key=lambda r: question_order(getattr(r, "question_id", "")))
-                if outside
-                else records
-            )
-            out.stage_lines(scorer.file_name, lines)
+            out.stage_lines(scorer.file_name, records)
             fresh[scorer.name] = records
+            kept_name = scorer.kept_file_name
+            if ctx.unselected and kept_name is not None:  # a selection: what was paid for the others is kept
+                outside = scorer.kept_outside(ctx.unselected, ctx)
+                if outside or (scores / kept_name).is_file():
+                    out.stage_lines(
+                        kept_name, sorted(outside, key=lambda r: question_order(getattr(r, "question_id", "")))
+                    )
 
     summary = ScoresSummary(
         created_at=now_iso(),

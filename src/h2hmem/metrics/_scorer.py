@@ -96,8 +96,8 @@ class ScoringContext:
     score_set: ScoreSet | None = None
     """The evaluation's staged files (:class:`~h2hmem.records.ScoreSet`); None outside ``evaluate_run``."""
     unselected: list[Prediction] = field(default_factory=list)
-    """The run's predictions outside the evaluation's selection (empty without one): a scorer that is
-    not :attr:`~Scorer.offline` keeps their current lines in its file (:meth:`Scorer.kept_outside`)."""
+    """The run's predictions outside the evaluation's selection (empty without one): a scorer with a
+    :attr:`~Scorer.kept_file_name` keeps their current lines there (:meth:`Scorer.kept_outside`)."""
 
     def write_side_file(self, name: str, text: str) -> None:
         """Write ``scores/<name>`` (a scorer's side file) as part of the evaluation's set of files:
@@ -178,11 +178,16 @@ class Scorer(ABC):
         Default: None."""
         return None
 
+    kept_file_name: str | None = None
+    """``scores/<name>`` where :meth:`kept_outside`'s lines are written when the evaluation scores a
+    selection (the judge: ``judge.kept.jsonl``); None: nothing is kept (an :attr:`offline` scorer's
+    lines are recomputed for free)."""
+
     def kept_outside(self, others: list[Prediction], context: ScoringContext) -> Sequence[Record]:
-        """When the evaluation scores a selection: the lines of this scorer's file for the run's other
-        predictions (``others``) that still describe them, written back beside the selection's lines, so
-        an evaluation of a subset does not throw away what was paid for (the judge's judgments).
-        Default: none (an :attr:`offline` scorer's lines are recomputed for free)."""
+        """When the evaluation scores a selection: this scorer's lines for the run's other predictions
+        (``others``) that still describe them, written to :attr:`kept_file_name` (the scorer's own file
+        covers the selection, as the summary does), so that an evaluation of a subset does not throw
+        away what was paid for. Default: none."""
         return []
 
     def summarize(self, records: list[dict[str, Any]], context: ScoringContext) -> MetricSection:

@@ -34,6 +34,11 @@ from ._judge import JudgeRecord, comparability_label, input_hash, judge_predicti
 from ._judge_options import JudgeOptions
 from ._scorer import Scorer, ScoringContext
 
+KEPT_JUDGMENTS = "judge.kept.jsonl"
+"""``scores/judge.kept.jsonl``: the current judgments of the questions outside the last evaluation's
+selection (``judge.jsonl`` covers the selection, as the summary does); a later evaluation reuses
+them (:func:`already_judged`), so an evaluation of a subset never throws away a paid judgment."""
+
 
 def _current(rec: JudgeRecord, p: Prediction) -> bool:
     """Whether a judgment still describes prediction ``p`` (same question/gold/answer, same failure
@@ -56,16 +61,26 @@ def _judge_records(path: Path) -> list[JudgeRecord]:
 
 
 def _load_judged(path: Path, spec: str, options: JudgeOptions, refresh: bool) -> dict[str, JudgeRecord]:
-    if refresh or not path.is_file():
+    """The last judgment of each question in ``path`` (``scores/judge.jsonl``) under ``options``, and
+    for questions it lacks, the judgments by the same judge under the same options kept beside it
+    (:data:`KEPT_JUDGMENTS`, written by an evaluation of a selection; lines by another judge there are
+    passed over, not refused)."""
+    if refresh:
         return {}
-    old = {}
-    for rec in _judge_records(path):
-        if rec.judge_model != spec:
-            raise ValueError(
-                f"{path} holds judgments by {rec.judge_model!r}, not {spec!r}; "
-                "re-judge everything with refresh (CLI: --refresh-judge) or use another run copy"
-            )
-        old[rec.question_id] = rec
+    old: dict[str, JudgeRecord] = {}
+    if path.is_file():
+        for rec in _judge_records(path):
+            if rec.judge_model != spec:
+                raise ValueError(
+                    f"{path} holds judgments by {rec.judge_model!r}, not {spec!r}; "
+                    "re-judge everything with refresh (CLI: --refresh-judge) or use another run copy"
+                )
+            old[rec.question_id] = rec
+    kept = path.with_name(KEPT_JUDGMENTS)
+    if kept.is_file():
+        for rec in _judge_records(kept):
+            if rec.judge_model == spec and rec.question_id not in old:
+                old[rec.question_id] = rec
     wanted = options.options()
     return {k: r for k, r in old.items() if r.options == wanted}
 
@@ -145,6 +160,7 @@ class JudgeScorer(Scorer):
     section_type = JudgeSection
     needs_model = True
     offline = False
+    kept_file_name = KEPT_JUDGMENTS
 
     def __init__(self) -> None:
         self._stale: dict[str, Any] | None = None
@@ -205,14 +221,17 @@ class JudgeScorer(Scorer):
         return [kept[p.question_id] for p in predictions if p.question_id in kept]
 
     def kept_outside(self, others: list[Prediction], context: ScoringContext) -> list[JudgeRecord]:
-        """The current judgments of the predictions outside the selection (the last line of each
-        question that still describes its prediction): a judgment is paid for, so an evaluation of a
-        subset keeps them."""
-        path = context.scores_dir / self.file_name
-        if not others or not path.is_file():
+        """The current judgments of the predictions outside the selection: the last line of each such
+        question in ``judge.jsonl``, else in ``judge.kept.jsonl``, when it still describes its prediction
+        (judged or not: an unjudged line carries its judging round)."""
+        if not others:
             return []
         by_id = {p.question_id: p for p in others}
-        last = {r.question_id: r for r in _judge_records(path) if r.question_id in by_id}
+        last: dict[str, JudgeRecord] = {}
+        for name in (KEPT_JUDGMENTS, self.file_name):  # judge.jsonl's line wins
+            path = context.scores_dir / name
+            if path.is_file():
+                last.update({r.question_id: r for r in _judge_records(path) if r.question_id in by_id})
         return [r for q, r in last.items() if _current(r, by_id[q])]
 
     def summarize(self, records: list[dict[str, Any]], context: ScoringContext) -> MetricSection:
