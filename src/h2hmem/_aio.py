@@ -86,8 +86,8 @@ class _Interrupts:
         now = time.monotonic()
         if self.first is not None and now - self.first < REPEAT_GRACE_S:
             return  # the same stop, delivered to the process and to its group
-        if self.first is None and self.task is not None and not self.task.done():
-            self.first = now
+        first, self.first = self.first, now
+        if first is None and self.task is not None and not self.task.done():
             self.task.cancel()
             self.task.get_loop().call_soon_threadsafe(lambda: None)  # wake the loop, as asyncio.run does
             return

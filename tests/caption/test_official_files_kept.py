@@ -60,3 +60,40 @@ def test_official_caption_files_are_kept_and_replaced_only_on_request(text_datas
         again = caption_dataset(root, _model(srv), progress=False, replace_official=True)
         assert (again.captioned, again.cached) == (0, len(truth)) and srv.calls == len(truth)
         assert (cdir / "1.official.json").read_text() == official
+
+
+def test_same_stem_images_captioned_at_once_each_keep_their_caption(tmp_path, monkeypatch):
+    """`N.png` and `N.jpg` of one session share the official file name `N.json`; captioned
+    concurrently, each must end with its own caption (the second as `N.jpg.json`). Before, choosing
+    and writing the file interleaved across worker threads, and a paid caption could be overwritten
+    by its twin's, with no failure reported."""
+    from caption_helpers import WORDS, render_text_image, write_dialogue
+
+    root = tmp_path / "ds"
+    files = [f"{n}.{ext}" for n in range(1, 6) for ext in ("png", "jpg")]
+    for i, f in enumerate(files):
+        render_text_image(root / "dyadic/dialogue1/scenes/session1/image" / f, WORDS[i % len(WORDS)] + [f])
+    write_dialogue(root, "dyadic", "dialogue1", {"session1": files})
+    cdir = root / "dyadic/dialogue1/scenes/session1/caption"
+    cdir.mkdir(parents=True)
+    for n in range(1, 6):  # official N.json naming N.png: replaced (and moved aside) while N.jpg is written
+        (cdir / f"{n}.json").write_text(json.dumps({**OFFICIAL, "image_info": {"filename": f"{n}.png"}}))
+    # the replies arrive together (latency), so the writes meet in the worker threads; moving an
+    # official file aside is slowed down, which widens the moment its name is free
+    import time
+
+    keep = CaptionStore._keep_external
+
+    def slow_keep(path):
+        keep(path)
+        time.sleep(0.2)
+
+    monkeypatch.setattr(CaptionStore, "_keep_external", staticmethod(slow_keep))
+    with MockOpenAIServer(responder=responder, latency_s=0.3) as srv:
+        s = caption_dataset(root, _model(srv), progress=False, concurrency=len(files), replace_official=True)
+        assert (s.captioned, s.failed) == (len(files), 0)
+    store = CaptionStore(root)
+    texts = {f: store.get(ImageId("dyadic", "dialogue1", "session1", f)) for f in files}
+    assert all(texts.values()) and len(set(texts.values())) == len(
+        files
+    )  # each its own (the mock's reply hashes the pixels)

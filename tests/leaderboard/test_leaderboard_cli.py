@@ -157,3 +157,11 @@ def test_serve_sets_the_admin_session_lifetimes_and_names_a_bad_value(tmp_path, 
     assert r.exit_code == 2 and not seen
     assert "--session-hours: Input should be greater than 0" in " ".join(r.output.split())
     assert "Traceback" not in r.output
+    for option, value, message in (
+        ("--session-hours", "inf", "--session-hours: Input should be a finite number"),
+        ("--session-idle-minutes", "nan", "--session-idle-minutes: Input should be a finite number"),
+        ("--max-file-mb", "inf", "--max-file-mb: must be a number > 0, got inf"),
+        ("--max-file-mb", "nan", "--max-file-mb: must be a number > 0, got nan"),
+    ):  # before: OverflowError / ValueError tracebacks
+        r = CliRunner().invoke(app, [*base, option, value])
+        assert r.exit_code == 2 and not seen and message in " ".join(r.output.split()), (option, value, r.output)

@@ -54,14 +54,28 @@ def test_report_command_errors(tmp_path, sample_root):
     assert res.exit_code == 2 and "summary.json: not valid JSON" in res.output.replace("\n", "")
 
 
-def test_a_report_that_cannot_be_written_exits_4_naming_the_path(tmp_path, sample_root):
-    """Writing the report is h2hmem's own files, as for `run` and `evaluate`: exit 4 with one line
-    naming the path (before: exit 2). Here --out lies under a regular file, so its folder cannot be made."""
+def test_a_report_that_cannot_be_written_names_the_path(tmp_path, sample_root, monkeypatch):
+    """A full disk while writing the report is h2hmem's own files, as for `run` and `evaluate`: exit 4
+    naming the file (before: exit 2). An --out under a regular file is a bad option: exit 2, named."""
+    import errno
+
+    from h2hmem.report import _build
+
     a, _, _ = make_runs(tmp_path, sample_root)
     blocker = tmp_path / "a-file"
     blocker.write_text("x")
     res = runner.invoke(app, ["report", str(a), "--out", str(blocker / "rep"), "--bootstrap", "0", "--quiet"])
+    assert res.exit_code == 2, res.output
+    text = " ".join(res.output.split())
+    assert "cannot write the report: [Errno 20] Not a directory" in text and str(blocker / "rep") in text
+    assert "free space" not in text and "Traceback" not in res.output
+
+    def full(path, text):
+        raise OSError(errno.ENOSPC, "No space left on device", str(path))
+
+    monkeypatch.setattr(_build, "_write", full)
+    out = tmp_path / "rep"
+    res = runner.invoke(app, ["report", str(a), "--out", str(out), "--bootstrap", "0", "--quiet"])
     assert res.exit_code == 4, res.output
     text = " ".join(res.output.split())
-    assert f"cannot write the report: local I/O error: {blocker / 'rep'}" in text and "Not a directory" in text
-    assert "Traceback" not in res.output
+    assert f"cannot write the report: local I/O error: {out / 'report.md'}: [Errno 28] No space left on device" in text

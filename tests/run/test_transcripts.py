@@ -275,3 +275,17 @@ def test_judge_calls_go_to_their_own_file_tagged_with_the_batch(tmp_path):
         [f"dyadic/dialogue1/session{k}/q0", f"dyadic/dialogue1/session{k}/q1"] for k in range(3)
     ]
     assert all("half for q1" in r["reply"] for r in recs)
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_a_transcript_writer_on_a_full_disk_names_its_file_on_write_and_on_close():
+    """Both the failed write and the close after it raise LocalIOError naming the file (before the
+    close re-flushed the buffer outside the guard: a bare OSError, which the gateway printed)."""
+    from h2hmem import LocalIOError
+
+    w = TranscriptWriter(Path("/dev/full")).open()
+    with pytest.raises(LocalIOError, match=r"^local I/O error: /dev/full: \[Errno 28\]"):
+        w.write({"a": 1})
+    with pytest.raises(LocalIOError, match=r"^local I/O error: /dev/full: "):
+        w.close()
+    w.close()  # closed: nothing left to do

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -144,6 +145,9 @@ class CaptionStore:
         self.root = find_root(root)
         self.captions_dir = Path(captions_dir) if captions_dir is not None else None
         self.issues = IssueLog()
+        self._put_lock = threading.Lock()
+        """Serialises :meth:`put` (called from worker threads): choosing the file (``caption_path``)
+        and writing it must not interleave for two images of one stem (``1.png``/``1.jpg``)."""
 
     @property
     def dirs(self) -> list[Path]:
@@ -258,6 +262,10 @@ class CaptionStore:
         Raises:
             OSError: the folder cannot be written (e.g. a read-only dataset root: pass ``captions_dir``).
         """
+        with self._put_lock:
+            return self._put(image, record)
+
+    def _put(self, image: ImageId, record: CaptionRecord) -> Path:
         path = self.caption_path(image)
         path.parent.mkdir(parents=True, exist_ok=True)
         if path.is_file():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import getpass
 import json
+import math
 import sys
 from pathlib import Path
 from typing import cast
@@ -192,6 +193,8 @@ def serve_cmd(
 
     if judge_preset not in PRESETS:
         raise fail(f"--judge-preset must be one of {', '.join(PRESETS)}, not {judge_preset!r}")
+    if not math.isfinite(max_file_mb) or max_file_mb <= 0:
+        raise fail(f"--max-file-mb: must be a number > 0, got {max_file_mb}")
     try:
         settings = LeaderboardSettings(
             data_root=data,

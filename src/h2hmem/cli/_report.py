@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from .. import defaults
-from .._localio import LOCAL_IO_EXIT_CODE, LocalIOError
+from .._localio import LOCAL_IO_EXIT_CODE, disk_error
 from . import _select as sel
 from ._app import app, console, fail
 
@@ -100,9 +100,12 @@ def report_cmd(
                 bar.update(task, completed=len(run_dirs) + 3)
     except (FileNotFoundError, ValueError, DatasetError) as e:
         raise fail(str(e))
-    except OSError as e:  # writing the report (full disk, read-only or unwritable folder): h2hmem's own files
+    except OSError as e:
         where = getattr(e, "filename", None) or out or run_dirs[0]
-        raise fail(f"cannot write the report: {LocalIOError(where, e)}", LOCAL_IO_EXIT_CODE)
+        local = disk_error(e, where)  # a full disk, a read-only file system: exit 4, as run and evaluate
+        if local is not None:
+            raise fail(f"cannot write the report: {local}", LOCAL_IO_EXIT_CODE)
+        raise fail(f"cannot write the report: {e}")  # an --out under a file, no permission…
     if not quiet:
         # the compact view; report.html has CIs, model and protocol
         table = paths.tables["comparison"]

@@ -46,9 +46,9 @@ class LeaderboardSettings(BaseModel):
     """Failed admin logins per client address per 15 minutes before logins are refused."""
     secret: str | None = None
     """Session-signing secret; default: env ``H2HMEM_LEADERBOARD_SECRET``, else stored in the DB."""
-    session_idle_minutes: float = Field(default=defaults.LEADERBOARD_SESSION_IDLE_MINUTES, gt=0)
+    session_idle_minutes: float = Field(default=defaults.LEADERBOARD_SESSION_IDLE_MINUTES, gt=0, allow_inf_nan=False)
     """An admin session ends after this long without a request."""
-    session_hours: float = Field(default=defaults.LEADERBOARD_SESSION_HOURS, gt=0)
+    session_hours: float = Field(default=defaults.LEADERBOARD_SESSION_HOURS, gt=0, allow_inf_nan=False)
     """An admin session ends this long after login, however active."""
     scorer: Any = Field(default=None, exclude=True)
     """A function ``(SubmissionReport, Dataset) -> list[QuestionResult]`` used instead of

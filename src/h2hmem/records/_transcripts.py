@@ -25,6 +25,7 @@ its reply was not cached either, so the resumed run pays for it again and record
 
 from __future__ import annotations
 
+import contextlib
 import json
 import zlib
 from collections.abc import Iterator
@@ -196,8 +197,10 @@ class TranscriptWriter:
             try:
                 with local_io(self.path):
                     close_durably(fh)
-            finally:
-                fh.close()  # no-op when close_durably closed it; else its descriptor is not leaked
+            except BaseException:
+                with contextlib.suppress(OSError):  # the descriptor is not leaked; the error above names the file
+                    fh.close()
+                raise
 
     def __enter__(self) -> TranscriptWriter:
         return self.open()
