@@ -17,6 +17,10 @@ SCRIPT = textwrap.dedent(
     import asyncio, os, signal, sys, threading, time
     from h2hmem._aio import run_sync
 
+    # as `h2hmem` does at start (cli.main): SIGINT may come ignored or blocked from the parent
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
     marker, finalise_s, *delays = sys.argv[1], float(sys.argv[2]), *map(float, sys.argv[3:])
 
     async def work():
