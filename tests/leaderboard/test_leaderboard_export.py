@@ -5,9 +5,9 @@ from pathlib import Path
 
 from lb_helpers import make_prediction
 
-from h2hmem.data import TaskType
+from h2hmem.data import TaskType, image_field
 from h2hmem.leaderboard import export_submission, submission_row
-from h2hmem.leaderboard._format import image_field, split_from_name
+from h2hmem.leaderboard._format import split_from_name
 
 
 def test_export_writes_official_rows(mixed_run: Path, sample_dataset, sample_root: Path):

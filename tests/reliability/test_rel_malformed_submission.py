@@ -29,7 +29,7 @@ def dataset_root(tmp_path_factory) -> Path:
 
 
 def valid_rows(root: Path, split: str) -> list[dict]:
-    from h2hmem.leaderboard._format import image_field
+    from h2hmem.data import image_field
 
     return [
         {

@@ -203,7 +203,7 @@ def dataset(tmp_path_factory):
 
 
 def _valid_rows(dataset, split: str, with_ids: bool) -> list[dict]:
-    from h2hmem.leaderboard._format import image_field
+    from h2hmem.data import image_field
 
     return [
         {

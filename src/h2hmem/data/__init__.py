@@ -3,7 +3,7 @@
 from ._download import DownloadError, download_dataset
 from ._files import loc_to_path, replace_surrogates
 from ._issues import DatasetError, Issue, IssueLog
-from ._loader import find_root, load_dataset, parse_date, resolve_image
+from ._loader import find_root, image_field, load_dataset, parse_date, resolve_image
 from ._schema import SPLITS, Dataset, Dialogue, ImageRef, Question, Session, Split, Turn
 from ._synth import synthesize_dataset
 from ._taxonomy import (
@@ -37,6 +37,7 @@ __all__ = [
     "find_root",
     "load_dataset",
     "loc_to_path",
+    "image_field",
     "parse_date",
     "parse_difficulty",
     "parse_main_category",

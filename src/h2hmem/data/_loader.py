@@ -358,6 +358,24 @@ def _load_session(root: Path, sdir: Path, k: int, log: IssueLog) -> Session:
     )
 
 
+def image_field(question_session: str, keys: list[str] | tuple[str, ...]) -> str:
+    """``question_image`` as the dataset writes it, from ``"sessionK/<file>"`` image keys (the inverse
+    of :func:`resolve_image` for a question's field; used by the leaderboard and the official exports).
+
+    Questions of a normal session name their own session's image by its bare file name;
+    ``session0`` questions (the cross-session pool) keep ``"sessionK/<file>"``. Several images are
+    joined with ``","`` (the loader splits on commas). No image → ``""``.
+
+    >>> image_field("session3", ["session3/2.png"]), image_field("session0", ["session3/2.png"])
+    ('2.png', 'session3/2.png')
+    """
+    out = []
+    for key in keys:
+        session, _, file = key.partition("/")
+        out.append(file if file and session == question_session and question_session != "session0" else key)
+    return ",".join(out)
+
+
 def resolve_image(
     root: Path, scenes: Path, own_session: str, value: str, log: IssueLog, file: str, field: str
 ) -> ImageRef | None:

@@ -7,9 +7,9 @@ import re
 from pathlib import Path
 from typing import cast
 
-from ..data import SPLITS, Split, TaskType
+from ..data import SPLITS, Split, TaskType, image_field
 from ..records import Prediction, read_predictions
-from ._format import FILE_NAMES, image_field
+from ._format import FILE_NAMES
 
 
 def _natural_key(question_id: str) -> tuple:

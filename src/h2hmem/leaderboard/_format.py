@@ -74,20 +74,3 @@ def split_from_name(name: str) -> Split | None:
     letters = re.sub(r"[^a-z]", "", base)
     hits = [s for s in SPLITS if s.replace("-", "") in letters]
     return hits[0] if len(hits) == 1 else None
-
-
-def image_field(question_session: str, keys: list[str] | tuple[str, ...]) -> str:
-    """``question_image`` as the dataset writes it, from ``"sessionK/<file>"`` image keys.
-
-    Questions of a normal session name their own session's image by its bare file name;
-    ``session0`` questions (the cross-session pool) keep ``"sessionK/<file>"``. Several images are
-    joined with ``","`` (the loader splits on commas). No image → ``""``.
-
-    >>> image_field("session3", ["session3/2.png"]), image_field("session0", ["session3/2.png"])
-    ('2.png', 'session3/2.png')
-    """
-    out = []
-    for key in keys:
-        session, _, file = key.partition("/")
-        out.append(file if file and session == question_session and question_session != "session0" else key)
-    return ",".join(out)

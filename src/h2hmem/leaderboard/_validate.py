@@ -18,8 +18,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ValidationError
 
-from ..data import SPLITS, Dataset, Question, Split, TaskType, UnknownLabelError, load_dataset, loc_to_path
-from ._format import MAX_ROWS, SubmissionFile, SubmissionRow, image_field, split_from_name
+from ..data import SPLITS, Dataset, Question, Split, TaskType, UnknownLabelError, image_field, load_dataset, loc_to_path
+from ._format import MAX_ROWS, SubmissionFile, SubmissionRow, split_from_name
 
 Severity = Literal["error", "warning"]
 

@@ -27,19 +27,13 @@ from pathlib import Path
 from typing import Any
 
 from .._atomic import atomic_write_text
-from ..data import TaskType
+from ..data import TaskType, image_field
 from ..records import Manifest, Prediction, RunStore, read_predictions
 
 RESULTS_FOLDER = "evaluation_results"
 """Where the official baselines wrote their results files inside a session folder."""
 LEXICAL_RESULTS_FOLDER = "evaluation_results_qwen_3B"
 """The only folder name the official lexical scorer reads (its judge reads both)."""
-
-
-def _image_field(pred: Prediction) -> str:
-    """The ``question.image`` value as the dataset writes it: bare name for its own session."""
-    names = [k.split("/", 1)[1] if k.startswith(pred.session + "/") else k for k in pred.question_images]
-    return ",".join(names)
 
 
 def _local_id(pred: Prediction) -> str:
@@ -60,7 +54,7 @@ def official_row(pred: Prediction) -> dict[str, Any]:
         "session_id": pred.session,
         "dialogue_name": pred.dialogue,
         "question_text": pred.question,
-        "question_image": _image_field(pred),
+        "question_image": image_field(pred.session, pred.question_images),
         "system_answer": pred.answer if pred.answer is not None else "",
         "original_answer": pred.gold,
         "answer_session": pred.answer_sessions or [],
