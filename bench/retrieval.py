@@ -62,6 +62,7 @@ ABLATION: tuple[tuple[str, dict[str, Any]], ...] = (
     ("h2h +session_cap=4", {"session_cap": 4}),
     ("h2h −ar_session_cap", {"ar_session_cap": 0}),
     ("h2h +ar_session_cap=2", {"ar_session_cap": 2}),
+    *((f"h2h +context_after={n}", {"context_after": n}) for n in (1, 3)),
 )
 FIELDS = ("turn_recall@5", "turn_ndcg@5", "hit@5")
 HELDOUT_GRID: tuple[tuple[str, dict[str, Any]], ...] = (("h2h", {}), *ABLATION)

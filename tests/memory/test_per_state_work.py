@@ -149,7 +149,11 @@ async def test_h2h_looks_up_each_image_caption_once_per_session():
     # (an empty text keeps both separators: "Kiki: " + "" + " " + note, as the format always wrote it)
     blank_line = "Kiki:  [Image blank.png]"
     assert pizza.context == f"{line0} Lin Sen: that crust has a lovely golden char {blank_line}"
-    assert char.context == f"{line0} Lin Sen: that crust has a lovely golden char {blank_line} (about {note})"
+    # any other turn's window: the turn before it and the context_after (2) turns after it (the replies)
+    nice_line = "Lin Sen: nice"
+    assert (
+        char.context == f"{line0} Lin Sen: that crust has a lovely golden char {blank_line} {nice_line} (about {note})"
+    )
     assert blank.text == blank_line
     assert nice.context == f"{blank_line} Lin Sen: nice (about [Image blank.png])"
     assert mem._captions_missing == 1  # counted per image turn without a caption (answer details)

@@ -5,10 +5,11 @@ Each observed turn becomes one :class:`TurnRecord` with two texts:
 - ``text`` (embedded): ``"<speaker> to <addressees>: <text> [Image <file>: <caption>]"``; for BM25 (``words``) the
   same plus canonical tokens of the speaker and addressees (``spk_drwu``), so BM25 matches any
   spelling of a name (kept out of the embedded text, where they would only add noise);
-- ``context``: the turn inside its window (previous turn, the turn, next turn); an image turn's
-  window instead runs over the turns after it that discuss it (up to ``image_followers``, until
-  the next image), and those turns carry the image's file name and caption in their own context —
-  so a question about what a picture shows reaches both the picture and the words said about it.
+- ``context``: the turn inside its window (the previous turn, the turn and the ``context_after`` next
+  turns, its replies); an image turn's window runs over at least ``image_followers`` turns after it,
+  and those turns (up to ``image_followers``, until the next image) carry the image's file name and
+  caption in their own context — so a question about what a picture shows reaches both the picture
+  and the words said about it.
 
 Scores (all arrays of shape ``(n_turns,)``), with ``w`` the weights of :class:`ScoreWeights`:
 

@@ -61,6 +61,10 @@ WINDOW = 1
 """Neighbouring turns shown on each side of a retrieved turn in the answer context."""
 IMAGE_FOLLOWERS = 2
 """Turns after an image turn that are linked to it (its discussion)."""
+CONTEXT_AFTER = 2
+"""Turns after a turn that its window context (the second embedded view) includes besides the turn
+before it: the replies, where a later reference to what the turn says ("that album", "it") is made.
+1 until issue 29's seventh round; 2 was chosen on held-out dialogues (``docs/h2h-memory.md``)."""
 SESSION_CAP = 0
 """Most turns of one session among the ``top_k`` when the question names no time anchor (0 = no cap;
 3 keeps a second session in play but costs turn recall on the sample: off by default)."""
@@ -82,6 +86,12 @@ class H2HOptions(MethodOptions):
     top_k: TopK = defaults.TOP_K
     window: int = Field(WINDOW, ge=0, description="neighbours on each side shown with a retrieved turn (0 = alone)")
     image_followers: int = Field(IMAGE_FOLLOWERS, ge=0, description="turns after an image linked to it")
+    context_after: int = Field(
+        CONTEXT_AFTER,
+        ge=0,
+        description="turns after a turn in its window context, besides the one before it (an image turn's window "
+        "runs over max(this, image_followers) turns)",
+    )
     abstain_threshold: float = Field(
         ABSTAIN_THRESHOLD, description="best question-turn cosine below which memory is taken to hold nothing"
     )
@@ -181,6 +191,7 @@ class H2HMemory(MemoryMethod[H2HOptions]):
         self.session_cap, self.ar_session_cap = session_cap, o.ar_session_cap
         self.chain, self.rerank, self.rewrite = o.chain, o.rerank, o.rewrite
         self.top_k, self.window, self.image_followers = top_k, window, image_followers
+        self.context_after = o.context_after
         self.abstain_threshold = abstain_threshold
         self.switches = {
             "bm25": bm25,
@@ -263,10 +274,8 @@ class H2HMemory(MemoryMethod[H2HOptions]):
             tags = " ".join(self.people.canonical_tag(p) for p in [t.speaker, *to])
             head = t.speaker + (f" to {', '.join(to)}" if to else "")
             text = f"{head}: {t.text.strip()} {notes[i]}".strip()
-            if t.image is not None:
-                span = range(max(0, i - 1), min(len(turns), i + 1 + self.image_followers))
-            else:
-                span = range(max(0, i - 1), min(len(turns), i + 2))
+            after = max(self.image_followers, self.context_after) if t.image is not None else self.context_after
+            span = range(max(0, i - 1), min(len(turns), i + 1 + after))
             ctx_parts = [lines[j] for j in span]
             if i in linked:
                 ctx_parts.append(f"(about {notes[linked[i]]})")
