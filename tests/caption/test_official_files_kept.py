@@ -97,3 +97,25 @@ def test_same_stem_images_captioned_at_once_each_keep_their_caption(tmp_path, mo
     assert all(texts.values()) and len(set(texts.values())) == len(
         files
     )  # each its own (the mock's reply hashes the pixels)
+
+
+def test_each_caption_file_is_read_once_per_image_and_folder(text_dataset, tmp_path, monkeypatch):
+    """The keep check (an official file?) and the cache check (a caption of the same request?) share
+    one read of the image's caption files: with the dataset root and a captions folder, a cached rerun
+    reads 2 files per image (before: 4 — the keep check read the root's and then the folder's, the cache
+    check both again)."""
+    root, truth = text_dataset
+    caps = tmp_path / "caps"
+    with MockOpenAIServer(responder=responder) as srv:
+        caption_dataset(root, _model(srv), out_dir=caps, progress=False)
+        reads: list[str] = []
+        original = CaptionStore._read_in
+
+        def counting(self, base, image):
+            reads.append(f"{base}:{image}")
+            return original(self, base, image)
+
+        monkeypatch.setattr(CaptionStore, "_read_in", counting)
+        again = caption_dataset(root, _model(srv), out_dir=caps, progress=False)
+    assert (again.captioned, again.cached) == (0, len(truth))
+    assert len(reads) == 2 * len(truth) and len(set(reads)) == len(reads)
