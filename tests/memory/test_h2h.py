@@ -79,6 +79,7 @@ def test_window_context_runs_over_the_turn_before_and_context_after_turns_after(
         (1, [0, 1, 2], [0, 1], [1, 2, 3, 4]),  # an image turn's window: max(1, image_followers=2) after it
         (2, [0, 1, 2, 3], [0, 1, 2], [1, 2, 3, 4]),  # the default
         (3, [0, 1, 2, 3, 4], [0, 1, 2, 3], [1, 2, 3, 4]),  # the session ends after turn 4
+        (0, [0, 1], [0], [1, 2, 3, 4]),  # the turn before and the turn; the first turn has none before it
     ):
         mem, _ = _memory(context_after=after)
         turns = mem.index.turns
@@ -87,6 +88,10 @@ def test_window_context_runs_over_the_turn_before_and_context_after_turns_after(
         assert turns[2].context == " ".join(line(i) for i in image_turn), after
         assert turns[3].context.endswith(about)
     assert H2HMemory.Options().context_after == 2
+    # with no followers an image turn's window runs over context_after turns after it (as any turn's)
+    mem, _ = _memory(context_after=1, image_followers=0)
+    assert mem.index.turns[2].context == " ".join(line(i) for i in (1, 2, 3))
+    assert not mem.index.turns[3].context.endswith(about)  # and no turn is linked to the image
 
 
 def test_speakers_dates_and_images_steer_retrieval():

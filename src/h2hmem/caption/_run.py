@@ -357,10 +357,11 @@ async def _caption_one(
     # Decide from the file itself, not from ref.path: the loader also leaves path unset for
     # empty or undecodable files, and those must be reported as failures with their reason.
     path = store.image_path(job.image)
-    found = store.records(job.image)  # read once: the keep check and the cache check below
-    if not replace_official and found and found[0].external:
-        # found[0] is the caption runs read: the dataset root's before a captions folder's
-        return _Outcome("kept", record=found[0])
+    found: list[CaptionRecord] | None = None  # read once for the keep check and the cache check below
+    if not replace_official:
+        found = store.records(job.image)
+        if found and found[0].external:  # found[0] is the caption runs read: the dataset root's first
+            return _Outcome("kept", record=found[0])
     if not path.exists():
         return _Outcome("missing")
     if not path.resolve().is_relative_to(store.root.resolve()):
@@ -373,7 +374,7 @@ async def _caption_one(
         return _Outcome("failed", f"cannot read image file: {e.strerror or e}")
     key = cache_key(sha, captioner.identity, settings, uses_prompt=captioner.uses_prompt)
     if use_cache:
-        for rec in found:
+        for rec in store.records(job.image) if found is None else found:
             if rec.cache_key == key:
                 return _Outcome("cached", record=rec)
     try:

@@ -64,7 +64,9 @@ IMAGE_FOLLOWERS = 2
 CONTEXT_AFTER = 2
 """Turns after a turn that its window context (the second embedded view) includes besides the turn
 before it: the replies, where a later reference to what the turn says ("that album", "it") is made.
-1 until issue 29's seventh round; 2 was chosen on held-out dialogues (``docs/h2h-memory.md``)."""
+1 until issue 29's seventh round; 2 was chosen on held-out dialogues (``docs/h2h-memory.md``). An image
+turn's window runs over ``max(context_after, image_followers)`` turns after it, so 1 gives the earlier
+windows exactly unless ``image_followers`` is 0 (then an image turn's window was the turn before and itself)."""
 SESSION_CAP = 0
 """Most turns of one session among the ``top_k`` when the question names no time anchor (0 = no cap;
 3 keeps a second session in play but costs turn recall on the sample: off by default)."""
@@ -250,7 +252,7 @@ class H2HMemory(MemoryMethod[H2HOptions]):
                     break
                 linked[j] = i
         # each turn's caption, image note and "speaker: text note" line once: a turn appears in its
-        # own record and in up to 2 + image_followers windows of its neighbours
+        # own record and in up to 1 + max(context_after, image_followers) windows of its neighbours
         captions: dict[str, str | None] = {}
         notes: list[str] = []
         for t in turns:
