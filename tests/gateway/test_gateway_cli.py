@@ -88,7 +88,9 @@ def test_max_cost_refuses_calls_with_429(tmp_path):
             client = openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="any", max_retries=0)
             with pytest.raises(openai.RateLimitError) as err:  # worst case 100 tokens at $1000/M > $0.0001
                 client.chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}], max_tokens=100)
-            assert err.value.code == "insufficient_quota" and "budget of $0.0001 reached" in str(err.value)
+            assert err.value.code == "insufficient_quota" and "budget of $0.0001 cannot cover the next" in str(
+                err.value
+            )
             with pytest.raises(openai.RateLimitError):  # and every later call
                 client.chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}], max_tokens=1)
             assert upstream.calls == 0

@@ -25,7 +25,8 @@ async def post():
         rules=[
             (lambda r: "slow" in r.text, RateLimitError("slow down", retry_after=3)),
             (lambda r: "down" in r.text, ServerError("upstream is down")),
-            (lambda r: "budget" in r.text, BudgetStop("budget of $1.0000 reached")),
+            (lambda r: "budget" in r.text, BudgetStop("budget of $1.0000 cannot cover the next answer call")),
+            (lambda r: "unbounded" in r.text, ValueError("--max-cost cannot bound a call without max_tokens")),
         ],
         default="ok",
     )
@@ -143,3 +144,14 @@ async def test_upstream_failures_map_to_retryable_statuses(post, text, status, c
             gw.raise_if_stopped()
     else:
         gw.raise_if_stopped()  # nothing stopped the model
+
+
+async def test_request_and_budget_refusals_say_what_happened_without_a_class_name(post):
+    # a ValueError about the request (the spend guard's "no max_tokens") and the guard's refusal are
+    # messages for the caller: no Python class name in front; upstream failures keep theirs
+    r = await post("/chat/completions", {"model": "m", "messages": [{"role": "user", "content": "unbounded"}]})
+    assert r.status_code == 400 and r.json()["error"]["message"] == "--max-cost cannot bound a call without max_tokens"
+    r = await post("/chat/completions", {"model": "m", "messages": [{"role": "user", "content": "budget"}]})
+    assert r.json()["error"]["message"] == "budget of $1.0000 cannot cover the next answer call"
+    r = await post("/chat/completions", {"model": "m", "messages": [{"role": "user", "content": "down"}]})
+    assert r.json()["error"]["message"].startswith("ServerError: upstream is down")

@@ -166,7 +166,9 @@ def test_only_approved_entries_are_public(client, files):
     login(client)
     tok = csrf_of(client, "/")
     r = client.post("/admin/entries/2/reject", data={"csrf_token": tok, "reason": ""})
-    assert r.status_code == 409 and "a rejection needs a reason" in r.text
+    assert r.status_code == 422 and "a rejection needs a reason" in r.text  # a form error, not a state conflict
+    r = client.post("/admin/entries/2/reject", data={"csrf_token": tok, "reason": "x" * 2001})
+    assert r.status_code == 422 and "longer than 2000 characters" in r.text
     assert (
         client.post(
             "/admin/entries/2/reject", data={"csrf_token": tok, "reason": "duplicate"}, follow_redirects=False

@@ -86,7 +86,7 @@ def test_max_cost_stops_then_resumes_without_losing_or_repeating(synth, tmp_path
         cfg = _cfg(synth, tmp_path, server, concurrency=2)
         # one full-text answer call's worst case is ~ (prompt · 0.10 + 1024 · 0.40) / 1e6 ≈ $0.0005
         stopped = run_benchmark(cfg.model_copy(update={"max_cost_usd": 0.004}), progress=False)
-        assert stopped.stopped and "budget of $0.0040 reached" in stopped.stopped
+        assert stopped.stopped and "budget of $0.0040 cannot cover the next" in stopped.stopped
         first = read_predictions(cfg.run_dir)
         assert 0 < len(first) < 60 and not any(p.failed for p in first)
         assert server.calls == len(first)  # every paid call is recorded

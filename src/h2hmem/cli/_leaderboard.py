@@ -141,7 +141,8 @@ def validate_cmd(
     verdict = "[green]VALID[/]" if report.ok else "[red]INVALID[/]"
     console.print(
         f"{verdict}: {len(report.errors)} error(s), {len(report.warnings)} warning(s); "
-        f"{len(report.matched)} of {report.rows} rows matched, {len(report.missing)} questions missing"
+        f"{len(report.matched)} of {report.rows} rows matched, {len(report.missing)} "
+        f"question{'' if len(report.missing) == 1 else 's'} missing"
     )
     raise typer.Exit(0 if report.ok else 1)
 

@@ -59,7 +59,8 @@ def from_model_error(exc: BaseException) -> GatewayError:
     ``ModelTimeoutError`` → 504; any other ``ModelError`` (server errors, connection failures,
     malformed replies, all after h2hmem's retries) → 502; a ``BaseException`` that is not an
     ``Exception`` (the spend guard's ``BudgetExhausted``) → 429 ``insufficient_quota``; anything
-    else → 502 naming the exception.
+    else → 502. The message names the exception's class, except for the two the caller can act on
+    from the text alone (a ``ValueError`` about the request, the spend guard's refusal).
     """
     text = f"{type(exc).__name__}: {exc}"
     if isinstance(exc, RateLimitError):
@@ -74,7 +75,7 @@ def from_model_error(exc: BaseException) -> GatewayError:
     if isinstance(exc, ModelError):
         return GatewayError(502, text, type="server_error", code="upstream_error")
     if isinstance(exc, ValueError):
-        return GatewayError(400, text)
+        return GatewayError(400, str(exc))
     if not isinstance(exc, Exception):
-        return GatewayError(429, text, type="insufficient_quota", code="insufficient_quota")
+        return GatewayError(429, str(exc), type="insufficient_quota", code="insufficient_quota")
     return GatewayError(502, text, type="server_error", code="upstream_error")

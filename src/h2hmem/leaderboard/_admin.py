@@ -19,7 +19,7 @@ from ._db import STATUSES, Entry
 from ._scoring import GROUP_ORDER, METRICS, group_label
 from ._security import authenticate, client_key, over_limit, record_event
 from ._sessions import AdminIdentity, revoke_session, start_session
-from ._store import TransitionError, entries_by_status, set_status
+from ._store import ReviewFormError, TransitionError, entries_by_status, set_status
 from ._views import METRIC_LABELS, subtype_chart
 from ._web import EntryId, PageError, checked_form, current_admin, form_text, get_db, render, require_admin
 
@@ -127,6 +127,8 @@ async def _act(request: Request, db: Session, entry_id: int, status: str, admin:
         entry = await run_in_threadpool(set_status, db, entry_id, status, admin.username, form_text(form, "reason"))
     except LookupError as e:
         raise PageError(404, str(e)) from None
+    except ReviewFormError as e:  # the form, not the entry's state
+        raise PageError(422, str(e)) from None
     except TransitionError as e:
         raise PageError(409, str(e)) from None
     judge = request.app.state.judge

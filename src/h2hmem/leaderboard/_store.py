@@ -72,6 +72,11 @@ class TransitionError(ValueError):
     """A review action not allowed from the entry's current status."""
 
 
+class ReviewFormError(ValueError):
+    """A review action whose form is incomplete or too long (a rejection without a reason, a reason
+    over :data:`MAX_REASON_CHARS`): the request, not the entry's state, is at fault."""
+
+
 def predictions_hash(report: SubmissionReport) -> str:
     """SHA-256 of the normalized predictions: the sorted ``(question_id, answer)`` pairs of the
     matched rows, each answer NFC-normalized with runs of white space collapsed and ends trimmed.
@@ -178,7 +183,8 @@ def set_status(db: Session, entry_id: int, status: str, admin: str, reason: str 
 
     Raises:
         LookupError: no such entry.
-        TransitionError: not allowed from the current status, or a rejection without a reason.
+        TransitionError: not allowed from the current status (or not scored yet, for an approval).
+        ReviewFormError: a rejection without a reason, or a reason over ``MAX_REASON_CHARS``.
     """
     entry = db.get(Entry, entry_id)
     if entry is None:
@@ -191,9 +197,9 @@ def set_status(db: Session, entry_id: int, status: str, admin: str, reason: str 
     if status == "approved" and entry.score_status != "scored":
         raise TransitionError(f"entry #{entry_id} is not scored yet ({entry.score_status}); approve it once scored")
     if status == "rejected" and not reason:
-        raise TransitionError("a rejection needs a reason")
+        raise ReviewFormError("a rejection needs a reason")
     if len(reason) > MAX_REASON_CHARS:
-        raise TransitionError(f"the reason is longer than {MAX_REASON_CHARS} characters")
+        raise ReviewFormError(f"the reason is longer than {MAX_REASON_CHARS} characters")
     entry.status = status
     entry.reason = reason
     entry.reviewed_at = utcnow()

@@ -92,8 +92,8 @@ class BudgetGuard(ChatWrapper):
             worst = call_cost(self.inner, prompt, config.max_tokens, self.prices) or 0.0
         if b.spent_usd + b.reserved_usd + worst > b.limit_usd:
             b.refused = (
-                f"budget of {_usd(b.limit_usd)} reached: {_usd(b.spent_usd)} spent, {_usd(b.reserved_usd)} in "
-                f"flight, the next {stage} call could cost up to {_usd(worst)}"
+                f"budget of {_usd(b.limit_usd)} cannot cover the next {stage} call: {_usd(b.spent_usd)} spent, "
+                f"{_usd(b.reserved_usd)} in flight, and the call could cost up to {_usd(worst)}"
             )
             raise BudgetExhausted(b.refused)
         b.reserved_usd += worst
