@@ -240,6 +240,7 @@ def test_upload_rate_limit(tmp_path, sample_root, files):
     assert upload(client, (b"{}", b"{}")).status_code == 400
     r = upload(client, files)
     assert r.status_code == 429 and "Too many uploads from your address: at most 2 per hour." in r.text
+    assert 3500 < int(r.headers["retry-after"]) <= 3600  # the first upload leaves the hour's window then
 
 
 def test_login_failures(tmp_path, sample_root):
@@ -249,6 +250,7 @@ def test_login_failures(tmp_path, sample_root):
     assert login(client, username="nobody").status_code == 401
     r = login(client)  # right password, but the address is locked out for 15 minutes
     assert r.status_code == 429 and "Too many failed logins" in r.text
+    assert 850 < int(r.headers["retry-after"]) <= 900  # the first failure leaves the 15 minutes' window then
 
 
 def test_unexpected_errors_are_a_page_not_a_traceback(client, monkeypatch):

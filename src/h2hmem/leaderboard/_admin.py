@@ -17,7 +17,7 @@ from starlette.concurrency import run_in_threadpool
 
 from ._db import STATUSES, Entry
 from ._scoring import GROUP_ORDER, METRICS, group_label
-from ._security import authenticate, client_key, over_limit, record_event
+from ._security import authenticate, client_key, over_limit, record_event, retry_after
 from ._sessions import AdminIdentity, revoke_session, start_session
 from ._store import ReviewFormError, TransitionError, entries_by_status, set_status
 from ._views import METRIC_LABELS, subtype_chart
@@ -37,14 +37,17 @@ async def login(request: Request, db: Session = Depends(get_db)):
     form = await checked_form(request)
     client = client_key(request.app.state.secret, request.client.host if request.client else "unknown")
     window = dt.timedelta(minutes=15)
-    if await run_in_threadpool(over_limit, db, "login-fail", client, s.logins_per_15min, window) is not None:
-        return render(
+    until = await run_in_threadpool(over_limit, db, "login-fail", client, s.logins_per_15min, window)
+    if until is not None:
+        page = render(
             request,
             "login.html",
             status_code=429,
             notice="",
             error="Too many failed logins from your address; wait 15 minutes.",
         )
+        page.headers.update(retry_after(until))
+        return page
     username, password = form_text(form, "username"), form_text(form, "password")
     admin = None
     if username and password and len(username) <= 64 and len(password) <= 1024:

@@ -7,6 +7,7 @@ import datetime as dt
 import functools
 import hashlib
 import hmac
+import math
 import os
 import re
 import secrets
@@ -140,6 +141,12 @@ def over_limit(db: Session, kind: str, client: str, limit: int, window: dt.timed
     )
     n, oldest = db.execute(q).one()
     return oldest + window if n >= limit else None
+
+
+def retry_after(until: dt.datetime) -> dict[str, str]:
+    """The ``Retry-After`` header (whole seconds, at least 1) of a refusal that lasts until ``until``
+    (naive UTC, as :func:`over_limit` returns it)."""
+    return {"Retry-After": str(max(1, math.ceil((until - utcnow()).total_seconds())))}
 
 
 EVENT_RETENTION = dt.timedelta(days=1)

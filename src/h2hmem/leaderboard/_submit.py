@@ -16,7 +16,7 @@ from ..data import Split
 from ._db import Entry
 from ._format import FILE_NAMES
 from ._scoring import GROUP_ORDER, METRICS, group_label
-from ._security import client_key, over_limit, record_event
+from ._security import client_key, over_limit, record_event, retry_after
 from ._store import EntryMeta, create_entry, entry_by_receipt, meta_errors, submitter_state
 from ._validate import UploadedFile
 from ._views import METRIC_LABELS
@@ -81,7 +81,7 @@ async def submit(request: Request, db: Session = Depends(get_db)):
     client = client_key(request.app.state.secret, request.client.host if request.client else "unknown")
     until = await run_in_threadpool(over_limit, db, "upload", client, s.uploads_per_hour, dt.timedelta(hours=1))
     if until is not None:
-        return _form_page(
+        page = _form_page(
             request,
             429,
             [
@@ -90,6 +90,8 @@ async def submit(request: Request, db: Session = Depends(get_db)):
             ],
             values=values,
         )
+        page.headers.update(retry_after(until))
+        return page
     await run_in_threadpool(record_event, db, "upload", client)
     errors: list[str] = []
     try:
