@@ -340,10 +340,16 @@ def test_a_subset_rejudged_by_another_judge_leaves_no_mixed_file(run):
     assert summary["metrics"]["judge"]["coverage"]["judged"] == len(preds)
 
 
-def test_a_subset_evaluation_does_not_need_the_other_questions_in_the_dataset(run):
+def test_a_subset_evaluation_does_not_need_the_other_questions_in_the_dataset(run, monkeypatch):
     """The other questions' gold is read from the dataset only to keep their judgments current; a
-    prediction the dataset lacks outside the selection does not stop the evaluation of the selection."""
+    prediction the dataset lacks outside the selection does not stop the evaluation of the selection.
+    The selection and the others are joined from one read of the dataset (it was read twice)."""
+    from h2hmem.metrics import _evaluate
     from h2hmem.run import Selection
+
+    reads: list[object] = []
+    real_load = _evaluate.load_dataset
+    monkeypatch.setattr(_evaluate, "load_dataset", lambda *a, **k: reads.append(a) or real_load(*a, **k))
 
     d, preds = run
     other = next(p for p in preds if p.task_type != preds[0].task_type)  # outside the selection below
@@ -353,3 +359,4 @@ def test_a_subset_evaluation_does_not_need_the_other_questions_in_the_dataset(ru
     subset = Selection(task_types=[preds[0].task_type])
     summary = evaluate_run(d, ["lexical"], n_boot=0, selection=subset)
     assert summary["run"]["n_predictions"] == sum(p.task_type == preds[0].task_type for p in preds)
+    assert len(reads) == 1

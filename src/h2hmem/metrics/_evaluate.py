@@ -29,7 +29,6 @@ present is summarised again over the scored predictions.
 
 from __future__ import annotations
 
-import contextlib
 import inspect
 import re
 from collections.abc import Mapping, Sequence
@@ -37,7 +36,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from .._aio import run_sync
-from ..data import load_dataset
+from ..data import Question, load_dataset
 from ..presets import DEFAULT_PRESET, Preset
 from ..records import (
     JUDGE_TRANSCRIPTS,
@@ -103,9 +102,17 @@ def read_score_file(path: Path) -> list[dict[str, Any]]:
     return [r for _, r in read_json_lines(path)]
 
 
-def _gold_from_dataset(preds: list[Prediction], root: Path, split: str) -> tuple[list[Prediction], dict, int, dict]:
+def _gold_from_dataset(
+    preds: list[Prediction], root: Path, split: str, others: Sequence[Prediction] = ()
+) -> tuple[list[Prediction], dict, int, dict, list[Prediction]]:
     """Replace each prediction's gold and labels by the dataset's (joined by question id); also
-    return the absent sessions of each dialogue (``"<split>/<dialogue>"`` → names)."""
+    return the absent sessions of each dialogue (``"<split>/<dialogue>"`` → names) and ``others``
+    (an evaluation's predictions outside its selection) joined the same way from the same read of
+    the dataset, where one the dataset lacks keeps its own gold instead of being refused.
+
+    Raises:
+        ValueError: a prediction of ``preds`` (not ``others``) is not in the dataset.
+    """
     ds = load_dataset(root, split if split in ("dyadic", "multi-party") else "all", strict=False)
     absent = {d.id: {s.name for s in d.sessions if s.absent} for d in ds.dialogues}
     by_id = {q.id: q for q in ds.questions}
@@ -115,18 +122,22 @@ def _gold_from_dataset(preds: list[Prediction], root: Path, split: str) -> tuple
         if q is None:
             raise ValueError(f"question id {p.question_id!r} of the run is not in the dataset at {root}")
         mismatches += p.gold.strip() != q.gold.strip()
-        out.append(
-            p.model_copy(
-                update={
-                    "gold": q.gold,
-                    "task_type": q.task_type.abbr,
-                    "main_category": q.main_category.value,
-                    "difficulty": q.difficulty,
-                }
-            )
-        )
+        out.append(_with_gold(p, q))
         gold[q.id] = list(q.answer_sessions)
-    return out, gold, mismatches, absent
+    joined = [p if (q := by_id.get(p.question_id)) is None else _with_gold(p, q) for p in others]
+    return out, gold, mismatches, absent, joined
+
+
+def _with_gold(p: Prediction, q: Question) -> Prediction:
+    """``p`` with the dataset question ``q``'s gold answer and labels."""
+    return p.model_copy(
+        update={
+            "gold": q.gold,
+            "task_type": q.task_type.abbr,
+            "main_category": q.main_category.value,
+            "difficulty": q.difficulty,
+        }
+    )
 
 
 def _components(done: list[Scorer], ctx: ScoringContext, summary: ScoresSummary) -> list[ComponentSpec]:
@@ -251,10 +262,10 @@ async def aevaluate_run(
     root = Path(data_root) if data_root is not None else manifest.dataset_root()
     gold, mismatches, absent = None, 0, None
     if root is not None:
-        preds, gold, mismatches, absent = _gold_from_dataset(preds, root, manifest.split or "all")
-        if unselected:  # the gold their judgments were made against (their own copies if one is not in the data)
-            with contextlib.suppress(ValueError):
-                unselected = _gold_from_dataset(unselected, root, manifest.split or "all")[0]
+        # the other questions get the gold their judgments were made against (their own if not in the data)
+        preds, gold, mismatches, absent, unselected = _gold_from_dataset(
+            preds, root, manifest.split or "all", unselected
+        )
 
     scores = run_dir / "scores"
     selected = {s.name for s in chosen}
