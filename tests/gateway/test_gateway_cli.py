@@ -3,6 +3,7 @@ transcripts, --max-cost, Ctrl-C."""
 
 from __future__ import annotations
 
+import base64
 import os
 import signal
 import subprocess
@@ -15,6 +16,8 @@ from typer.testing import CliRunner
 from h2hmem.cli import app
 from h2hmem.records import read_transcripts
 from h2hmem.testing import MockOpenAIServer, free_port
+
+PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n fake pixels").decode()
 
 
 def _start(args: list[str], tmp_path) -> subprocess.Popen:
@@ -52,16 +55,22 @@ def test_serves_caches_records_and_stops_on_ctrl_c(tmp_path):
                 )
                 assert reply.choices[0].message.content == "mock-b94d27b9934d3e08"
             assert upstream.calls == 1  # the second call came from the request cache
+            image = {"type": "image_url", "image_url": {"url": "data:image/png;base64," + PNG}}
+            client.chat.completions.create(model="m", messages=[{"role": "user", "content": [image]}])
         finally:
             proc.send_signal(signal.SIGINT)
             out, _ = proc.communicate(timeout=30)
     assert proc.returncode == 0, out
-    assert "served 2 chat requests (1 from the cache, 0 failed), 0 embedding requests" in out
+    assert "served 3 chat requests (1 from the cache, 0 failed), 0 embedding requests" in out
     records = read_transcripts(transcripts)
     assert [(r["cached"], r["dialogue"], r["stage"]) for r in records] == [
         (False, "dyadic/dialogue1", "answer"),
         (True, "dyadic/dialogue1", "answer"),
+        (False, None, "other"),
     ]
+    # the image is kept beside the transcripts (--image-dir's default with --transcripts)
+    (kept,) = (tmp_path / "gateway-images").iterdir()
+    assert kept.suffix == ".png" and kept.read_bytes() == base64.b64decode(PNG)
 
 
 def test_max_cost_refuses_calls_with_429(tmp_path):

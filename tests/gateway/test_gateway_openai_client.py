@@ -202,6 +202,21 @@ async def test_image_parts_are_stored_by_content_and_sent_on(tmp_path):
     assert image.detail == "low" and image.encoding == "raw" and image.path.suffix == ".png"
 
 
+async def test_the_default_image_folder_exists_only_from_the_first_image_until_stop(tmp_path, monkeypatch):
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))  # the system's temporary directory, here
+    png = base64.b64encode(b"\x89PNG\r\n\x1a\n fake pixels").decode()
+    scripted = ScriptedChatModel(default="a cat", supports_images=True)
+    async with ModelGateway(scripted) as gw:
+        await _client(gw).chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
+        assert list(tmp_path.iterdir()) == []  # no image, no folder: a killed process leaves nothing
+        image = {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{png}"}}
+        await _client(gw).chat.completions.create(model="m", messages=[{"role": "user", "content": [image]}])
+        (folder,) = tmp_path.iterdir()
+        assert folder == gw.image_dir and folder.name.startswith("h2hmem-gateway-images-")
+        assert folder.stat().st_mode & 0o777 == 0o700 and [p.suffix for p in folder.iterdir()] == [".png"]
+    assert list(tmp_path.iterdir()) == []  # removed on stop
+
+
 async def test_models_lists_the_served_model_and_embedder(gateway):
     models = await _client(gateway).models.list()
     assert [m.id for m in models.data] == ["openai:mock", "openai:mock-embed"]

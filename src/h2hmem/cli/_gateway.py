@@ -54,6 +54,12 @@ def gateway_cmd(
     default_stage: str = typer.Option(
         "other", "--default-stage", help="Stage of calls without an X-H2HMem-Tag header."
     ),
+    image_dir: Path | None = typer.Option(
+        None,
+        "--image-dir",
+        help="Folder for images sent as data URLs, named by SHA-256 (transcripts refer to them). Default: "
+        "gateway-images/ beside --transcripts; without it, a temporary folder removed when the gateway stops.",
+    ),
 ) -> None:
     """Serve an OpenAI-compatible endpoint (/v1/chat/completions, /v1/embeddings, /v1/models)
     backed by h2hmem's model layer: request cache, retries, concurrency limit, usage and cost,
@@ -86,6 +92,7 @@ def gateway_cmd(
                 refresh=refresh_cache,
                 transcripts=transcripts,
                 default_stage=default_stage,
+                image_dir=image_dir or (transcripts.parent / "gateway-images" if transcripts else None),
             )
         )
     except (ValueError, RuntimeError, OSError) as e:
@@ -130,6 +137,7 @@ async def _serve(gateway_cls: Any, **o: Any) -> None:
             port=o["port"],
             sink=writer.write if writer else None,
             default_stage=o["default_stage"],
+            image_dir=o["image_dir"],
         )
         async with gateway as gw:
             serving = o["model"] + (f" and {embedder.name}" if embedder is not None else "")

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import secrets
 import shutil
 import socket
 import tempfile
@@ -72,7 +73,9 @@ class ModelGateway(GatewayCore):
             gateway was started in (:func:`h2hmem.llm.record_calls`).
         default_stage: the stage of untagged requests.
         image_dir: where images sent as data URLs are stored (content-addressed; transcripts
-            refer to these files); None uses a temporary folder removed on :meth:`stop`.
+            refer to these files; created at the first image); None uses a folder of the system's
+            temporary directory, created only when an image comes and removed on :meth:`stop`
+            (a process killed before :meth:`stop` leaves it behind only if it received an image).
 
     Raises (from :meth:`start`): ``OSError`` when the port cannot be bound, ``RuntimeError``
     when the server does not start within 30 s.
@@ -95,7 +98,7 @@ class ModelGateway(GatewayCore):
             embedder,
             sink=sink,
             default_stage=default_stage,
-            image_dir=image_dir or Path(tempfile.mkdtemp(prefix="h2hmem-gateway-images-")),
+            image_dir=image_dir or Path(tempfile.gettempdir()) / f"h2hmem-gateway-images-{secrets.token_hex(8)}",
         )
         self.host = host
         self._listen_port = port

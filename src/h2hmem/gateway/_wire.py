@@ -256,7 +256,8 @@ def _content(content: str | list[Any] | None, where: str, image_dir: Path) -> st
 
 def save_image(image: ImageURL, image_dir: Path, where: str) -> ImagePart:
     """A data-URL image as an :class:`~h2hmem.llm.ImagePart` over ``image_dir/<sha256><ext>``
-    (written once; the file's bytes are sent on as they came, ``encoding="raw"``)."""
+    (written once; the folder is created at the first image, private to the user; the file's bytes
+    are sent on as they came, ``encoding="raw"``)."""
     m = _DATA_URL.match(image.url)
     if m is None:
         if image.url.startswith(("http://", "https://")):
@@ -277,7 +278,7 @@ def save_image(image: ImageURL, image_dir: Path, where: str) -> ImagePart:
     digest = hashlib.sha256(data).hexdigest()
     path = image_dir / f"{digest}{ext}"
     if not path.exists():
-        image_dir.mkdir(parents=True, exist_ok=True)
+        image_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         tmp = path.with_suffix(path.suffix + ".part")
         tmp.write_bytes(data)
         tmp.replace(path)

@@ -100,3 +100,36 @@ def test_evidence_lists_each_turn_once_at_its_best_rank():
         Evidence(session="session3", turn=4, score=0.7),
         Evidence(session="session1"),
     ]
+
+
+async def test_images_a_product_sends_are_kept_in_the_dialogues_state_folder(tmp_path):
+    """The gateway a run starts for a product stores data-URL images under the run's state folder,
+    where the transcripts that refer to them stay, not in a temporary folder removed at the end."""
+    import base64
+    from contextlib import AsyncExitStack
+
+    import httpx
+
+    from h2hmem.memory import MemoryContext
+    from h2hmem.memory.products._endpoint import product_endpoint
+    from h2hmem.testing import ScriptedChatModel
+
+    scripted = ScriptedChatModel(default="a cat", supports_images=True)
+    ctx = MemoryContext(
+        dialogue_id="dyadic/dialogue5", chat=scripted, state_dir=tmp_path / "state", embedder_factory=lambda: None
+    )
+    png = b"\x89PNG\r\n\x1a\n fake pixels"
+    url = f"data:image/png;base64,{base64.b64encode(png).decode()}"
+    async with AsyncExitStack() as stack:
+        endpoint = await product_endpoint(ctx, stack)
+        async with httpx.AsyncClient(base_url=endpoint.base_url) as http:
+            reply = await http.post(
+                "/chat/completions",
+                json={
+                    "model": "m",
+                    "messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": url}}]}],
+                },
+            )
+        assert reply.status_code == 200, reply.text
+    (image,) = scripted.last.images
+    assert image.path.parent == tmp_path / "state" / "gateway-images" and image.path.read_bytes() == png  # kept

@@ -90,7 +90,11 @@ async def product_endpoint(ctx: MemoryContext, stack: AsyncExitStack) -> Endpoin
         )
     model = ctx.build_chat or ctx.chat
     embedder = ctx.embedder_factory()
-    gateway = await stack.enter_async_context(ModelGateway(model, embedder, default_stage="memory_build"))
+    # images a product sends stay beside the run's transcripts, which refer to them
+    image_dir = ctx.state_dir / "gateway-images" if ctx.state_dir is not None else None
+    gateway = await stack.enter_async_context(
+        ModelGateway(model, embedder, default_stage="memory_build", image_dir=image_dir)
+    )
     return Endpoint(
         base_url=gateway.base_url,
         api_key="h2hmem",
