@@ -22,7 +22,7 @@ def _approve(client: TestClient, entry_id: int):
     )
 
 
-def test_upload_review_and_ranking(client, files, sample_dataset):
+def test_upload_review_and_ranking(client, files, sample_dataset, tmp_path):
     r = upload(client, files, method="Gold-ish RAG")
     assert r.status_code == 200 and "Entry #1 received" in r.text and "pending review" in r.text
     # pending: nowhere public
@@ -46,6 +46,20 @@ def test_upload_review_and_ranking(client, files, sample_dataset):
     assert set(entry["scores"]) >= {"main:Memory Recall", "sub:UPR", "sub:AR"}
     page = client.get("/")
     assert "Gold-ish RAG" in page.text and f"{want:.3f}" in page.text
+    # a server without a judge names no judge preset: no entry has judge scores
+    assert "This server runs no LLM judge: the LLM judge column is empty.</span>" in page.text
+    assert "judge preset" not in page.text
+    from h2hmem.leaderboard import open_database
+    from h2hmem.leaderboard._db import Entry
+
+    with open_database(f"sqlite:///{tmp_path / 'lb.db'}")() as db:  # as if judged while the server had a judge
+        e = db.get(Entry, 1)
+        e.judge_status, e.judge_preset = "done", "harmonized"
+        db.commit()
+    note = (
+        "the LLM judge column is empty except for entries judged before (their preset is shown when it is not paper)."
+    )
+    assert note in client.get("/").text
     detail = client.get("/entries/1")
     assert detail.status_code == 200 and "<svg" in detail.text and "UPR" in detail.text
     qs = client.get("/api/entries/1/questions").json()["questions"]
@@ -283,3 +297,13 @@ def test_page_modules_do_not_import_the_app_module():
         imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
         imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
         assert "_app" not in imported, name
+
+
+@pytest.mark.parametrize("field", ["max_file_bytes", "max_rows"])
+def test_a_size_limit_must_be_positive(field, sample_root):
+    from pydantic import ValidationError
+
+    from h2hmem.leaderboard import LeaderboardSettings
+
+    with pytest.raises(ValidationError, match=f"{field}\n  Input should be greater than 0"):
+        LeaderboardSettings(data_root=sample_root, **{field: 0})

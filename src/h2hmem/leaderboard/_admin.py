@@ -119,7 +119,6 @@ def entry_review(
         metric_labels=METRIC_LABELS,
         chart=subtype_chart(e.summary),
         admin_view=True,
-        judge_enabled=request.app.state.judge is not None,
         public_ids=set(),
     )
 

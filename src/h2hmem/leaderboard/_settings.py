@@ -37,9 +37,9 @@ class LeaderboardSettings(BaseModel):
     """OpenAI-compatible endpoint of the judge (default ``$OPENAI_BASE_URL``, then OpenAI)."""
     judge_chat: Any = Field(default=None, exclude=True)
     """A ready :class:`h2hmem.llm.ChatModel` used as the judge (overrides ``judge_model``)."""
-    max_file_bytes: int = 10_000_000
+    max_file_bytes: int = Field(default=10_000_000, gt=0)
     """Per uploaded file; the full dyadic split exported with long answers is ≈ 3 MB."""
-    max_rows: int = MAX_ROWS
+    max_rows: int = Field(default=MAX_ROWS, gt=0)
     uploads_per_hour: int = 10
     """Upload attempts per client address per rolling hour (counted in the database)."""
     logins_per_15min: int = 10

@@ -81,11 +81,12 @@ def get_db(request: Request) -> Iterator[Session]:
 
 
 def render(request: Request, template: str, status_code: int = 200, **ctx: Any) -> HTMLResponse:
-    """Render ``template`` with the common context (site title, the server's judge preset, admin
-    name, CSRF token)."""
+    """Render ``template`` with the common context (site title, the server's judge preset, whether
+    it runs a judge, admin name, CSRF token)."""
     env: jinja2.Environment = request.app.state.templates
     ctx.setdefault("site_title", request.app.state.settings.title)
     ctx.setdefault("judge_preset", request.app.state.settings.judge_preset)
+    ctx.setdefault("judge_enabled", request.app.state.judge is not None)
     identity = current_admin(request)
     ctx["admin"] = identity.username if identity else None
     ctx["csrf"] = csrf_token(request.session)
