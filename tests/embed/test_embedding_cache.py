@@ -48,6 +48,25 @@ def test_corrupt_file_is_moved_aside(tmp_path, caplog):
     assert "embedding cache" in caplog.text and len(cache) == 0
 
 
+async def test_damaged_vectors_are_computed_again_with_a_warning(tmp_path, caplog):
+    """Bytes changed inside a stored vector pass SQLite's checks; a vector that is not finite or has the
+    wrong length is treated as absent: computed again, replaced, and the damage logged and counted."""
+    import sqlite3
+
+    path = tmp_path / "e.sqlite"
+    first = await CountingEmbedder(path).embed(["ab", "b", "aaa"])
+    with sqlite3.connect(path) as db:  # "ab": 0xFF bytes (NaN); "b": cut to 2 floats; "aaa" untouched
+        db.execute("UPDATE embeddings SET vector = ? WHERE text_sha256 = ?", (b"\xff" * 12, text_digest("ab")))
+        db.execute("UPDATE embeddings SET vector = ? WHERE text_sha256 = ?", (b"\x00" * 8, text_digest("b")))
+    again = CountingEmbedder(path)
+    v = await again.embed(["ab", "b", "aaa"])
+    assert again.calls == [["ab", "b"]] and (again.stats.cache_hits, again.stats.computed) == (1, 2)
+    assert v.tobytes() == first.tobytes()
+    assert again.cache.damaged == 2 and "2 stored vectors of counting@v1 damaged" in caplog.text
+    third = CountingEmbedder(path)  # replaced: read back whole
+    assert (await third.embed(["ab", "b"])).tobytes() == first[:2].tobytes() and third.calls == []
+
+
 def test_default_path_beside_the_request_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("H2HMEM_CACHE_DIR", str(tmp_path))
     assert default_embedding_cache_path() == tmp_path / "embeddings.sqlite"

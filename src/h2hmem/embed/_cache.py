@@ -9,6 +9,7 @@ file lives beside the request cache (``$H2HMEM_CACHE_DIR/embeddings.sqlite`` or
 from __future__ import annotations
 
 import hashlib
+import logging
 import sqlite3
 import threading
 import time
@@ -17,6 +18,8 @@ from pathlib import Path
 import numpy as np
 
 from ..llm import default_cache_path, open_sqlite_store
+
+log = logging.getLogger(__name__)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS embeddings (
@@ -56,6 +59,8 @@ class EmbeddingCache:
     def __init__(self, path: str | Path, *, busy_timeout_s: float = 60.0):
         self.path = Path(path).expanduser()
         self._lock = threading.Lock()
+        self.damaged = 0
+        """Stored vectors found damaged by :meth:`get_many` (treated as absent) since this cache was opened."""
         self.moved_aside: Path | None
         self._conn, self.moved_aside = open_sqlite_store(
             self.path, _SCHEMA, "embeddings", _COLUMNS, busy_timeout_s=busy_timeout_s, what="embedding cache"
@@ -63,8 +68,12 @@ class EmbeddingCache:
 
     def get_many(self, model: str, digests: list[bytes], dim: int | None = None) -> dict[bytes, np.ndarray]:
         """Stored vectors (float32, shape ``(dim,)``) of the ``digests`` present for ``model``;
-        rows of another ``dim`` (when given) are treated as absent."""
+        rows of another ``dim`` (when given), of a length that is not ``4 × dim`` bytes, or holding a
+        value that is not finite (damaged bytes: SQLite's own checks pass over a changed value) are
+        treated as absent, so they are computed again and replaced; damaged rows are logged (a
+        warning naming the file and the count) and counted in :attr:`damaged`."""
         out: dict[bytes, np.ndarray] = {}
+        damaged = 0
         with self._lock:
             for lo in range(0, len(digests), _CHUNK):
                 part = digests[lo : lo + _CHUNK]
@@ -74,8 +83,23 @@ class EmbeddingCache:
                     (model, *part),
                 ).fetchall()
                 for digest, d, blob in rows:
-                    if (dim is None or d == dim) and len(blob) == 4 * d:
-                        out[bytes(digest)] = np.frombuffer(blob, dtype=np.float32).copy()
+                    if dim is not None and d != dim:
+                        continue
+                    vector = np.frombuffer(blob, dtype=np.float32) if len(blob) == 4 * d else None
+                    if vector is None or not np.isfinite(vector).all():
+                        damaged += 1
+                        continue
+                    out[bytes(digest)] = vector.copy()
+        if damaged:
+            self.damaged += damaged
+            log.warning(
+                "embedding cache %s: %d stored vector%s of %s damaged (wrong length or not finite); computing %s again",
+                self.path,
+                damaged,
+                "" if damaged == 1 else "s",
+                model,
+                "it" if damaged == 1 else "them",
+            )
         return out
 
     def put_many(self, model: str, vectors: dict[bytes, np.ndarray]) -> None:
