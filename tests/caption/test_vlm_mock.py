@@ -195,3 +195,53 @@ def test_text_only_model_is_refused(text_dataset, tmp_path):
         else:
             raise AssertionError("a text-only model must be refused")
         assert srv.calls == 0
+
+
+def test_a_full_disk_stops_the_captions_with_exit_4_and_a_rerun_resumes(text_dataset, tmp_path, monkeypatch):
+    """A caption file that cannot be written for want of space stops the command at once (no more paid
+    calls, exit 4 naming the file), not one failure per image; the captions written before it are kept
+    and a rerun captions only the rest (and writes caption_failures.json whole)."""
+    import errno
+
+    root, _ = text_dataset
+    caps = tmp_path / "caps"
+    real_put, written = CaptionStore.put, []
+
+    def put_until_full(self, image, record):
+        if len(written) == 2:
+            raise OSError(errno.ENOSPC, "No space left on device", str(self.caption_path(image)))
+        written.append(image)
+        return real_put(self, image, record)
+
+    monkeypatch.setattr(CaptionStore, "put", put_until_full)
+    monkeypatch.setenv("H2HMEM_CACHE_DIR", str(tmp_path / "cache"))
+    with MockOpenAIServer(responder=responder) as srv:
+        args = ["caption", str(root), "--model", "openai:gpt-4o", "--base-url", srv.base_url, "--concurrency", "1"]
+        result = CliRunner().invoke(app, [*args, "--captions-dir", str(caps), "--quiet"])
+        assert result.exit_code == 4, result.output
+        out = " ".join(result.output.split())
+        assert "local I/O error:" in out and "[Errno 28] No space left on device; free space and rerun" in out
+        assert srv.calls == 3  # concurrency 1: the third caption could not be written, none asked after it
+        assert not (caps / "caption_failures.json").exists()
+        monkeypatch.setattr(CaptionStore, "put", real_put)  # space freed
+        again = CliRunner().invoke(app, [*args, "--captions-dir", str(caps), "--quiet", "--json"])
+        assert again.exit_code == 0, again.output
+        summary = json.loads(again.output)
+        assert (summary["cached"], summary["captioned"]) == (2, 3)  # 2 kept; the 3rd from the request cache
+        assert srv.calls == 3 + 2 and json.loads((caps / "caption_failures.json").read_text())["failed"] == []
+
+
+def test_a_request_cache_that_cannot_be_opened_is_one_line(text_dataset, tmp_path, monkeypatch):
+    import h2hmem.llm._cache as cache_module
+
+    def unopenable(self, path, **kw):  # as on a read-only file system: SQLite cannot create the file
+        raise OSError(f"request cache {path} cannot be opened: unable to open database file")
+
+    monkeypatch.setattr(cache_module.RequestCache, "__init__", unopenable)
+    monkeypatch.setenv("H2HMEM_CACHE_DIR", str(tmp_path / "cache"))
+    root, _ = text_dataset
+    args = ["caption", str(root), "--model", "openai:gpt-4o", "--base-url", "http://127.0.0.1:9/v1"]
+    result = CliRunner().invoke(app, [*args, "--captions-dir", str(tmp_path / "caps"), "--quiet"])
+    out = " ".join(result.output.split())
+    assert result.exit_code == 2 and "requests.sqlite cannot be opened: unable to open database file" in out, out
+    assert "Traceback" not in out

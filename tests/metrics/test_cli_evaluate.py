@@ -72,6 +72,32 @@ def test_evaluate_errors_are_clean(run, tmp_path):  # noqa: F811
     assert res.exit_code == 2 and "invalid model spec" in res.output
 
 
+def test_a_judge_cache_that_cannot_be_opened_is_one_line(run, tmp_path, monkeypatch):  # noqa: F811
+    import h2hmem.llm._cache as cache_module
+
+    def unopenable(self, path, **kw):  # as on a read-only file system: SQLite cannot create the file
+        raise OSError(f"request cache {path} cannot be opened: unable to open database file")
+
+    monkeypatch.setattr(cache_module.RequestCache, "__init__", unopenable)
+    monkeypatch.setenv("H2HMEM_CACHE_DIR", str(tmp_path / "cache"))
+    d, _ = run
+    args = [
+        "evaluate",
+        str(d),
+        "--metrics",
+        "judge",
+        "--judge-model",
+        "openai:mock",
+        "--judge-base-url",
+        "http://127.0.0.1:9/v1",
+    ]
+    res = runner.invoke(app, args, env={"COLUMNS": "300"})
+    out = " ".join(res.output.split())
+    assert res.exit_code == 2 and "Traceback" not in out, out
+    assert "--judge-model openai:mock: request cache" in out and "cannot be opened: unable to open database file" in out
+    assert "(or judge without the cache: --no-cache)" in out
+
+
 def test_cli_default_judge_is_the_official_one():
     import inspect
 

@@ -24,6 +24,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from .. import defaults
 from .._aio import run_sync
+from .._atomic import atomic_write_text
+from .._localio import disk_error, local_io
 from .._version import __version__
 from ..data import ImageRef, IssueLog, load_dataset
 from ..llm import ChatModel, Usage, count_tokens, file_sha256
@@ -335,7 +337,14 @@ async def _run_jobs(
                 f"failed {summary.failed} · missing {summary.missing}",
             )
 
-        await asyncio.gather(*(one(j) for j in jobs))
+        tasks = [asyncio.ensure_future(one(j)) for j in jobs]
+        try:
+            await asyncio.gather(*tasks)
+        except BaseException:  # a full disk, an interrupt: stop the other captions now, not after paying for them
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
 
 
 @dataclass
@@ -424,6 +433,9 @@ async def _caption_one(
     try:
         await asyncio.to_thread(store.put, job.image, record)
     except OSError as e:
+        local = disk_error(e, store.write_dir)
+        if local is not None:  # a full disk is no fault of this image: stop the command (exit 4), rerun resumes
+            raise local from e
         return _Outcome("failed", f"cannot write the caption file: {e.strerror or e} ({e.filename or store.write_dir})")
     return _Outcome("captioned", record=record)
 
@@ -483,4 +495,5 @@ def _write_failures(folder: Path, summary: CaptionSummary) -> None:
         "failed": [f.model_dump() for f in summary.failures],
         "missing": summary.missing_images,
     }
-    (folder / FAILURES_FILE).write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
+    with local_io(folder / FAILURES_FILE):  # whole or not at all: a full disk leaves the previous file
+        atomic_write_text(folder / FAILURES_FILE, json.dumps(data, ensure_ascii=False, indent=1))

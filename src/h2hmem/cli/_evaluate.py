@@ -165,6 +165,8 @@ def evaluate_cmd(
             )
         except (ValueError, RuntimeError) as e:
             raise fail(f"--judge-model {judge_model}: {e}")
+        except OSError as e:  # the request cache cannot be opened: one line, as `h2hmem run` says it
+            raise fail(f"--judge-model {judge_model}: {e} (or judge without the cache: --no-cache)")
     try:
         with sigterm_as_interrupt():
             raw_summary = evaluate_run(
