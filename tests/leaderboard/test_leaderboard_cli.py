@@ -46,6 +46,50 @@ def test_cli_errors_are_messages(tmp_path, sample_root):
     assert r.exit_code == 2 and "cannot start the leaderboard" in r.output
 
 
+def test_export_failures_are_one_line_and_write_nothing_half(mixed_run, tmp_path, monkeypatch):
+    # --out under a regular file
+    (tmp_path / "afile").write_text("x")
+    r = runner.invoke(app, ["submission", "export", str(mixed_run), "--out", str(tmp_path / "afile" / "sub")])
+    out = " ".join(r.output.split())
+    assert r.exit_code == 2 and f"cannot write the submission: {tmp_path / 'afile'}" in out and "Not a directory" in out
+    assert "Traceback" not in out
+    # a damaged manifest: refused before any file is written
+    manifest = mixed_run / "manifest.json"
+    manifest.write_text('{"schema": "h2hmem.manifest/1", "run_id": ')  # cut short
+    r = runner.invoke(app, ["submission", "export", str(mixed_run)])
+    out = " ".join(r.output.split())
+    assert r.exit_code == 2 and f"{manifest}" in out and "Traceback" not in out and "wrote" not in out
+    assert not (mixed_run / "submission").exists()
+    manifest.unlink()
+
+    # a full disk: exit 4 naming the file, no half file left
+    monkeypatch.setattr("h2hmem._atomic.os.fdopen", lambda fd, mode: _Full(fd))
+    r = runner.invoke(app, ["submission", "export", str(mixed_run)])
+    out = " ".join(r.output.split())
+    assert r.exit_code == 4 and "local I/O error:" in out and "No space left on device; free space and rerun" in out
+    assert list((mixed_run / "submission").iterdir()) == []  # the temporary file removed
+
+
+class _Full:
+    """A file whose every write fails for want of space."""
+
+    def __init__(self, fd):
+        import os
+
+        os.close(fd)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def write(self, data):
+        import errno
+
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+
 def test_create_admin(tmp_path):
     db = f"sqlite:///{tmp_path / 'lb.db'}"
     r = runner.invoke(

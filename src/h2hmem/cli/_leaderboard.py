@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from rich.table import Table
 
 from .. import defaults
+from .._localio import LOCAL_IO_EXIT_CODE, disk_error
 from ._app import app, console, fail
 
 submission_app = typer.Typer(help="Export and validate leaderboard submission files.", no_args_is_help=True)
@@ -43,19 +44,27 @@ def export_cmd(
     """Write prediction_dyadic.json and/or prediction_multiparty.json, one per split the run answered
     (official fields + question_id)."""
     from ..leaderboard import export_submission
+    from ..records import RunStore
 
     if not (run_dir / "predictions.jsonl").is_file():
         raise fail(f"{run_dir}: no predictions.jsonl (is this a run directory?)")
+    where = out or run_dir / "submission"
     try:
+        RunStore(run_dir).read_manifest()  # a damaged manifest is refused before anything is written
         paths = export_submission(run_dir, out)
+        if not paths:
+            raise fail(f"{run_dir}: the run has no predictions")
+        for p in paths:
+            n = len(json.loads(p.read_text(encoding="utf-8"))["predictions"])
+            console.print(f"wrote {p} ({n} rows)", highlight=False)
+        _report_missing(run_dir, paths[0].parent)
     except (FileNotFoundError, ValueError) as e:
         raise fail(str(e))
-    if not paths:
-        raise fail(f"{run_dir}: the run has no predictions")
-    for p in paths:
-        n = len(json.loads(p.read_text(encoding="utf-8"))["predictions"])
-        console.print(f"wrote {p} ({n} rows)", highlight=False)
-    _report_missing(run_dir, paths[0].parent)
+    except OSError as e:  # a read-only or full disk, --out under a file: one line naming the file
+        local = disk_error(e, where)
+        if local is not None:
+            raise fail(str(local), LOCAL_IO_EXIT_CODE)
+        raise fail(f"cannot write the submission: {e.filename or where}: {e.strerror or e}")
 
 
 def _report_missing(run_dir: Path, out: Path) -> None:

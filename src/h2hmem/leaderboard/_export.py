@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 from typing import cast
 
+from .._atomic import atomic_write_text
 from ..data import SPLITS, Split, TaskType, image_field
 from ..records import Prediction, read_predictions
 from ._format import FILE_NAMES
@@ -50,6 +51,8 @@ def export_submission(run_dir: str | Path, out_dir: str | Path | None = None) ->
     Raises:
         FileNotFoundError: no predictions file.
         ValueError: a prediction record is invalid, has an unknown split or task type.
+        OSError: a file cannot be written (a full or read-only disk, ``out_dir`` under a file); a
+            file is written whole or not at all.
     """
     run_dir = Path(run_dir)
     preds = read_predictions(run_dir)
@@ -69,11 +72,8 @@ def export_submission(run_dir: str | Path, out_dir: str | Path | None = None) ->
             data = {"predictions": [submission_row(p) for p in rows]}
         except ValueError as e:
             raise ValueError(f"{run_dir}: {e}") from None
-        out.mkdir(parents=True, exist_ok=True)
         path = out / FILE_NAMES[cast(Split, split)]  # a key of SPLITS
-        tmp = path.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-        tmp.replace(path)
+        atomic_write_text(path, json.dumps(data, ensure_ascii=False, indent=1) + "\n")
         written.append(path)
     return written
 
