@@ -200,6 +200,17 @@ def test_runs_list_json_and_table(sample_runs, tmp_path):
     assert (row["recorded"], row["answered"], row["failed"]) == (289, 287, 2)
     res = CliRunner().invoke(app, ["runs", "list", "--out", str(copy.parent)], env={"COLUMNS": "250"})
     assert "287/289" in res.output
+    # the copy is named by its folder (what other commands are given), with the manifest's run id beside it
+    assert f"run (run {sample_runs.runs[0].name})" in res.output
+    # a damaged line (cut short, newline kept) is shown, as every other command refuses the file there
+    text = (copy / "predictions.jsonl").read_text().splitlines()
+    text[5] = text[5][:40]
+    (copy / "predictions.jsonl").write_text("".join(x + "\n" for x in text))
+    res = CliRunner().invoke(app, ["runs", "list", "--out", str(copy.parent), "--json"])
+    (row,) = json.loads(res.output)
+    assert row["damaged_lines"] == [6] and row["recorded"] == 288
+    res = CliRunner().invoke(app, ["runs", "list", "--out", str(copy.parent)], env={"COLUMNS": "250"})
+    assert "complete, 1 damaged line (line 6)" in res.output
 
 
 def test_runs_list_shows_a_retrieval_only_run_as_retrieved_with_its_evidence_headline(sample_runs, tmp_path):

@@ -46,7 +46,8 @@ def runs_list_cmd(
     out: Path = typer.Option(Path("runs"), "--out", help="Folder holding run directories."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON (one object per run) instead of a table."),
 ) -> None:
-    """Table of the runs in a folder: id, method, model, preset, status, answered/failed, headline score."""
+    """Table of the runs in a folder: folder name (and the manifest's run id when it differs), method,
+    model, preset, status (with damaged lines of predictions.jsonl), answered/failed, headline score."""
     from rich.measure import Measurement
     from rich.table import Table
     from rich.text import Text
@@ -65,7 +66,12 @@ def runs_list_cmd(
         total = f"/{i.questions}" if i.questions is not None else ""
         score = "not scored" if i.score is None else f"{i.metric} {i.score:.3f}" + (" (stale)" if i.stale else "")
         answered = f"{i.recorded}{total} retrieved" if i.retrieval_only else f"{i.answered}{total}"
-        rows.append((i.run_id, i.method, i.model, i.preset or "–", i.status, answered, str(i.failed), score))
+        name = i.name if i.run_id == i.name else f"{i.name} (run {i.run_id})"  # a copied or renamed folder
+        status = i.status
+        if i.damaged_lines:  # every other command refuses the file: say so here too
+            n = len(i.damaged_lines)
+            status += f", {n} damaged line{'s' if n > 1 else ''} (line {i.damaged_lines[0]})"
+        rows.append((name, i.method, i.model, i.preset or "–", status, answered, str(i.failed), score))
     table = Table(title=f"Runs in {out}", title_justify="left")
     for name, justify in (
         ("id", "left"),

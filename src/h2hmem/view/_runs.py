@@ -86,6 +86,15 @@ class RunInfo:
     """The manifest or predictions are newer than the scores, or a ``stale`` flag is set."""
     retrieval_only: bool = False
     """A ``--retrieval-only`` run: its records hold evidence, no answers."""
+    damaged_lines: list[int] = field(default_factory=list)
+    """Line numbers (1-based) of ``predictions.jsonl`` that are not prediction records: every other
+    command refuses the file, naming the first."""
+
+    @property
+    def name(self) -> str:
+        """The run folder's name (what other commands are given); ``run_id`` is the manifest's, which
+        differs in a copied or renamed folder."""
+        return self.dir.name
 
     @property
     def answered(self) -> int:
@@ -110,26 +119,35 @@ class RunInfo:
             "headline_score": self.score,
             "stale": self.stale,
             "retrieval_only": self.retrieval_only,
+            "damaged_lines": self.damaged_lines,
         }
 
 
-def _count_lines(path: Path) -> tuple[int, int]:
-    """(distinct question ids, failed among them) of a predictions file, cheaply (no validation)."""
+def _count_lines(path: Path) -> tuple[int, int, list[int]]:
+    """(distinct question ids, failed among them, numbers of the damaged lines) of a predictions file,
+    cheaply (no validation). A damaged line is a complete line that is not a JSON object with a
+    ``question_id`` (every other reader refuses the file there); a torn last line (no newline: a
+    killed writer) is not counted, a resume repairs it."""
     last: dict[str, bool] = {}
+    damaged: list[int] = []
     try:
         with path.open("rb") as f:
-            for line in f:
+            for n, line in enumerate(f, 1):
                 if not line.endswith(b"\n"):
                     break  # torn tail
+                if not line.strip():
+                    continue
                 try:
                     rec = json.loads(line)
                 except ValueError:
-                    continue
+                    rec = None
                 if isinstance(rec, dict) and "question_id" in rec:
                     last[str(rec["question_id"])] = rec.get("error") is not None
+                else:
+                    damaged.append(n)
     except OSError:
-        return 0, 0
-    return len(last), sum(last.values())
+        return 0, 0, []
+    return len(last), sum(last.values()), damaged
 
 
 def run_info(run_dir: Path) -> RunInfo:
@@ -142,7 +160,7 @@ def run_info(run_dir: Path) -> RunInfo:
     found = manifest is not None
     manifest = manifest or Manifest()
     summary = read_summary(d)
-    recorded, failed = _count_lines(d / PREDICTIONS)
+    recorded, failed, damaged = _count_lines(d / PREDICTIONS)
     metric, score = headline(summary)
     scores = d / "scores" / "summary.json"
     stale = summary is not None and summary.metrics.judge is not None and summary.metrics.judge.stale is not None
@@ -164,6 +182,7 @@ def run_info(run_dir: Path) -> RunInfo:
         score=score,
         stale=stale,
         retrieval_only=manifest.retrieval_only,
+        damaged_lines=damaged,
     )
 
 
