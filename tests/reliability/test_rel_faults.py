@@ -161,6 +161,44 @@ def test_answer_stage_records_a_lasting_fault_and_retry_failed_redoes_only_it(sr
     assert fixed.answer == default_responder(srv.requests[0]) and not fixed.failed
 
 
+@pytest.mark.parametrize(
+    "fault,error", [(Fault.reset(), "ConnectionFailure"), (Fault.http(401), "BadRequestError: HTTP 401")]
+)
+def test_a_server_that_refuses_every_call_stops_the_run(srv, tmp_path, fault, error):
+    """A server that resets every connection (after each call's retries), or refuses the key (401, not
+    retried), stops the run after UNREACHABLE_AFTER questions in a row with exit code 5, instead of
+    failing every question after minutes of retries; --retry-failed then finishes the run."""
+    from h2hmem.run import UNREACHABLE_AFTER, ModelUnreachableError
+
+    data = make_dataset(tmp_path / "data", dialogues=2, sessions=2, questions_per_session=5, multi_party=False)
+    srv.set_script([Rule(fault, path="chat")])
+    cfg = _config(data, tmp_path)
+    with pytest.raises(ModelUnreachableError, match=f"did not answer {UNREACHABLE_AFTER} questions in a row") as e:
+        run_benchmark(cfg, chat_model=_model(srv), progress=False)
+    assert error in str(e.value) and "rerun with --retry-failed" in str(e.value)
+    preds = read_predictions(cfg.run_dir)
+    assert len(preds) == UNREACHABLE_AFTER - 1 and all(error in p.error for p in preds)  # the 8th: not recorded
+    tries = MAX_RETRIES + 1 if error == "ConnectionFailure" else 1
+    in_flight = 4 - 1  # concurrency 4: at most 3 more questions were being asked when it stopped
+    assert len(srv.requests) <= (UNREACHABLE_AFTER + in_flight) * tries < len(data.question_ids) * tries
+    manifest = json.loads((cfg.run_dir / "manifest.json").read_text())
+    assert manifest["status"] == "incomplete" and manifest["counts"]["failed"] == UNREACHABLE_AFTER - 1
+
+    srv.set_script(None)  # the server is back: one rerun with --retry-failed finishes the run
+    again = run_benchmark(cfg.model_copy(update={"retry_failed": True}), chat_model=_model(srv), progress=False)
+    assert again.failed == 0 and again.answered_now == len(data.question_ids)
+
+
+def test_cli_exit_code_5_when_the_model_server_cannot_be_reached(srv, data, tmp_path):
+    srv.set_script([Rule(Fault.http(403), path="chat")])
+    data = make_dataset(tmp_path / "data10", dialogues=2, sessions=2, questions_per_session=3, multi_party=False)
+    args = ["run", "--data", data.root, "--method", "full-text", "--model", "openai:mock", "--base-url"]
+    res = cli(*args, srv.base_url, "--no-cache", "--out", tmp_path / "runs", "--quiet", "--concurrency", "1")
+    out = " ".join(res.output.split())
+    assert res.code == 5 and "Traceback" not in out, out
+    assert "the model server did not answer 8 questions in a row (the last: BadRequestError: HTTP 403" in out
+
+
 def test_failed_answer_is_scored_zero_and_flagged(srv, data, tmp_path):
     srv.set_script([Rule(Fault.http(500), when=TARGET_TEXT, path="chat")])
     cfg = _config(data, tmp_path)

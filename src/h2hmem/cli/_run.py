@@ -14,6 +14,10 @@ from ..presets import DEFAULT_PRESET, check_preset
 from . import _select as sel
 from ._app import app, console, err_console, fail, sigterm_as_interrupt
 
+UNREACHABLE_EXIT_CODE = 5
+"""Exit code of ``h2hmem run`` when it stops because the model server cannot be reached
+(:class:`h2hmem.run.ModelUnreachableError`)."""
+
 if TYPE_CHECKING:
     from pydantic import ValidationError
 
@@ -165,7 +169,7 @@ def run_cmd(
     from ..data import DatasetError, UnknownLabelError
     from ..llm import check_model_spec
     from ..memory import MethodOptionsError, UnknownMethodError, method_options, resolve_method
-    from ..run import RunConfig, RunConflictError, SelectionError, run_benchmark
+    from ..run import ModelUnreachableError, RunConfig, RunConflictError, SelectionError, run_benchmark
 
     try:
         selection = sel.selection_from_options(task_type, dialogue, question_id, difficulty, sample, seed)
@@ -228,6 +232,8 @@ def run_cmd(
             summary = run_benchmark(config, progress=not quiet)
     except LocalIOError as e:  # the run's own files: nothing recorded as failed for it, rerun resumes
         raise fail(str(e), LOCAL_IO_EXIT_CODE)
+    except ModelUnreachableError as e:  # a dead server or a refused key: stopped instead of failing everything
+        raise fail(str(e), UNREACHABLE_EXIT_CODE)
     except (
         DatasetError,
         RunConflictError,

@@ -7,7 +7,16 @@ from ._config import AnswerGeneration, Execution, RunConfig, RunModels
 from ._dryrun import CostEstimate, StageCost, aestimate_run, collect, counting_model, estimate_run
 from ._export import export_official
 from ._fingerprint import dataset_fingerprint
-from ._runner import MethodSetupError, RunConflictError, RunSummary, arun_benchmark, run_benchmark, select_questions
+from ._runner import (
+    UNREACHABLE_AFTER,
+    MethodSetupError,
+    ModelUnreachableError,
+    RunConflictError,
+    RunSummary,
+    arun_benchmark,
+    run_benchmark,
+    select_questions,
+)
 from ._selection import Selection, SelectionError, SelectionWarning, expand_id_args, stratified_sample
 from ._spend import BudgetExhausted, UnpricedModelError, guard_models
 
@@ -18,6 +27,8 @@ __all__ = [
     "BudgetExhausted",
     "CostEstimate",
     "MethodSetupError",
+    "ModelUnreachableError",
+    "UNREACHABLE_AFTER",
     "RunConfig",
     "RunConflictError",
     "RunSummary",

@@ -39,7 +39,7 @@ from .._aio import run_sync
 from .._localio import LocalIOError, disk_error, local_io
 from .._version import __version__
 from ..data import Dataset, Dialogue, Question, load_dataset
-from ..llm import ChatModel, GenerationConfig, Usage, record_calls, tag_calls
+from ..llm import BadRequestError, ChatModel, ConnectionFailure, GenerationConfig, Usage, record_calls, tag_calls
 from ..memory import (
     Answer,
     MemoryContext,
@@ -83,6 +83,24 @@ log = logging.getLogger(__name__)
 class RunConflictError(ValueError):
     """The run directory holds a run with different settings, or another process is writing it
     (use another ``--run-id``)."""
+
+
+UNREACHABLE_AFTER = 8
+"""Questions in a row that fail because the model server cannot be reached or refuses our key
+(:func:`_unreachable`) before the run stops with :class:`ModelUnreachableError`."""
+
+
+class ModelUnreachableError(RuntimeError):
+    """The model server could not be reached, or refused the credentials, for
+    :data:`UNREACHABLE_AFTER` questions in a row (after each call's retries): the run stopped instead
+    of failing every remaining question. The answers recorded so far are kept; the questions that
+    failed this way are recorded as failed (``--retry-failed`` redoes them)."""
+
+
+def _unreachable(e: BaseException) -> bool:
+    """A failure that says the model server is down or will refuse every call: no connection (after
+    retries), or HTTP 401/403 (the key)."""
+    return isinstance(e, ConnectionFailure) or (isinstance(e, BadRequestError) and e.status in (401, 403))
 
 
 class MethodSetupError(ValueError):
@@ -504,6 +522,7 @@ async def _drive(
             await asyncio.sleep(0)
     except Exception as e:
         state.stop_on_disk_error(e)  # e.g. a method's saved state on a full disk: not this dialogue's fault
+        state.stop_if_unreachable(e)  # a build model that cannot be reached fails every dialogue alike
         err = f"memory build failed: {_err(e)}"
         for q in (q for batch in by_session.values() for q in batch):
             state.record(_failed(q, state.method, err))
@@ -544,6 +563,7 @@ async def _answer(memory: MemoryMethod[Any], q: Question, state: _RunState) -> P
             q = state.asked.pop(view.key)
     except Exception as e:
         state.stop_on_disk_error(e)  # the machine's disk, not this question: the run stops
+        state.stop_if_unreachable(e)  # a dead server or a refused key: stop, not fail every question
         return _failed(q, method, _err(e), latency=_latency(t0, tally))
     # ranked evidence, no answer; a retrieval step's own calls (h2h's rewrite, rerank) are counted
     if state.retrieval_only:
@@ -642,10 +662,12 @@ class _RunState:
         self.bars = DialogueBars()
         self.tasks: list[asyncio.Future[None]] = []
         """The dialogue tasks of this invocation (cancelled by :meth:`halt`)."""
-        self.failure: LocalIOError | None = None
-        """The first local I/O error: once set, nothing more is written or asked."""
+        self.failure: LocalIOError | ModelUnreachableError | None = None
+        """The first local I/O error or unreachable model server: once set, nothing more is written or asked."""
+        self.unreachable_in_a_row = 0
+        """Questions recorded in a row that failed as :func:`_unreachable` (any other record resets it)."""
 
-    def halt(self, error: LocalIOError) -> LocalIOError:
+    def halt(self, error: LocalIOError | ModelUnreachableError) -> LocalIOError | ModelUnreachableError:
         """Stop the invocation on ``error`` (the first one wins): cancel every dialogue task, so no
         further model call is made; returns the error to raise."""
         if self.failure is None:
@@ -665,6 +687,23 @@ class _RunState:
         if failure is exc:
             raise failure
         raise failure from exc
+
+    def stop_if_unreachable(self, exc: BaseException) -> None:
+        """Count a question's failure: after :data:`UNREACHABLE_AFTER` in a row that say the model
+        server is unreachable (:func:`_unreachable`), stop the run (:meth:`halt`) by raising
+        :class:`ModelUnreachableError` (this question is then not recorded: a rerun asks it again);
+        any other failure, or an answer, resets the count."""
+        if not _unreachable(exc):
+            self.unreachable_in_a_row = 0
+            return
+        self.unreachable_in_a_row += 1
+        if self.unreachable_in_a_row >= UNREACHABLE_AFTER:
+            stop = ModelUnreachableError(
+                f"the model server did not answer {self.unreachable_in_a_row} questions in a row (the last: "
+                f"{_err(exc)}); the run stopped. Check the server (its --base-url, the API key), then rerun "
+                "with --retry-failed to redo the questions that failed this way; the answers recorded so far are kept"
+            )
+            raise self.halt(stop) from exc
 
     def transcript_sink(self, writer: Any) -> Any:
         """``writer.write`` for :func:`~h2hmem.llm.record_calls`, stopping the run on an OS error."""
@@ -704,6 +743,8 @@ class _RunState:
         except LocalIOError as e:
             raise self.halt(e) from e.__cause__
         self.latest[pred.question_id] = pred
+        if not pred.failed:
+            self.unreachable_in_a_row = 0
         self.done += 1
         self.errors += pred.failed
         self.cached += pred.cached
