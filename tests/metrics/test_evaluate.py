@@ -222,3 +222,17 @@ def test_errors_and_fallback_to_prediction_copies(run, tmp_path):
     assert lex[qs[1].id]["exact_match"] == 0.0  # scored against the record's (tampered) gold
     assert summary["metrics"]["evidence"]["excluded"] == {"no_gold_session": sum(q.is_cross_session for q in qs)}
     assert summary["metrics"]["lexical"]["aggregate"]["splits"]["all"]["overall"]["metrics"]["f1"]["ci"] is None
+
+
+def test_a_damaged_judgment_line_is_named_by_file_and_line(run):
+    """A line of scores/judge.jsonl that is not a judge record is refused with one message naming the
+    file, the line and the field (was "record 4" and pydantic's whole error text, links included)."""
+    d, _ = run
+    scores = d / "scores"
+    scores.mkdir(exist_ok=True)
+    (scores / "judge.jsonl").write_text('\n\n{"question_id": 5}\n')  # line 3 (blank lines skipped)
+    with pytest.raises(ValueError) as e:
+        evaluate_run(d, ["judge"], judge_model=judge_model(), n_boot=0, preset="harmonized")
+    message = str(e.value)
+    assert message.startswith(f"{scores / 'judge.jsonl'}: line 3 is not a judge record: question_id: ")
+    assert "errors.pydantic.dev" not in message and "\n" not in message

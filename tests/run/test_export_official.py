@@ -120,3 +120,24 @@ def test_a_results_folder_that_is_a_path_is_refused(sample_root, tmp_path):
     result = runner.invoke(app, ["export", str(run_dir), "--results-folder", "../elsewhere"])
     assert result.exit_code == 2
     assert "results_folder must be one folder name, got '../elsewhere'" in " ".join(result.output.split())
+
+
+def test_a_full_disk_is_a_local_io_error_exit_4(sample_root, tmp_path, monkeypatch):
+    """As run, evaluate and report: a disk failure while writing the export is exit 4 naming the file
+    (was exit 2, 'cannot write the export')."""
+    import errno
+
+    cfg = RunConfig(
+        data_root=sample_root, split="dyadic", method="full-text", out_dir=tmp_path / "runs", use_cache=False, limit=2
+    )
+    summary = run_benchmark(cfg, chat_model=fake_chat(), progress=False)
+
+    def full(path, text, **kw):
+        raise OSError(errno.ENOSPC, "No space left on device", str(path))
+
+    monkeypatch.setattr("h2hmem.run._export.atomic_write_text", full)
+    result = runner.invoke(app, ["export", str(summary.run_dir)])
+    out = " ".join(result.output.split())
+    assert (
+        result.exit_code == 4 and "local I/O error:" in out and "No space left on device; free space and rerun" in out
+    )

@@ -428,7 +428,10 @@ def export_cmd(
         paths = export_official(run_dir, out, results_folder=results_folder)
     except (FileNotFoundError, ValueError) as e:
         raise fail(str(e))
-    except OSError as e:
+    except OSError as e:  # a full or read-only disk is a local I/O error (exit 4), as in run, evaluate, report
+        local = disk_error(e, out or run_dir / "official")
+        if local is not None:
+            raise fail(str(local), LOCAL_IO_EXIT_CODE)
         raise fail(f"cannot write the export: {e}")
     where = paths[0].parents[5] if paths else (out or run_dir / "official")
     console.print(

@@ -25,6 +25,7 @@ from ..records import (
     MetricSection,
     Prediction,
     TranscriptWriter,
+    describe_error,
     prediction_hash,
     read_json_lines,
 )
@@ -52,11 +53,11 @@ def _current(rec: JudgeRecord, p: Prediction) -> bool:
 
 def _judge_records(path: Path) -> list[JudgeRecord]:
     out = []
-    for i, (_, r) in enumerate(read_json_lines(path)):
+    for n, r in read_json_lines(path):
         try:
             out.append(JudgeRecord.model_validate(r))
-        except ValueError as e:
-            raise ValueError(f"{path}: record {i + 1} is not a judge record ({e})") from None
+        except ValueError as e:  # one line per field, without pydantic's boilerplate (as for predictions)
+            raise ValueError(f"{path}: line {n} is not a judge record: {describe_error(e)}") from None
     return out
 
 
