@@ -245,3 +245,29 @@ def test_a_request_cache_that_cannot_be_opened_is_one_line(text_dataset, tmp_pat
     out = " ".join(result.output.split())
     assert result.exit_code == 2 and "requests.sqlite cannot be opened: unable to open database file" in out, out
     assert "Traceback" not in out
+
+
+def test_a_second_captioning_of_the_same_folder_is_refused_before_any_call(text_dataset, tmp_path, monkeypatch):
+    """Two caption commands on one folder at once paid for every image twice (no lock, unlike run and
+    evaluate); the second is now refused at once, naming the first (the lock is a flock: released by
+    the operating system however the holder ends)."""
+    import pytest
+
+    from h2hmem.caption import CAPTION_LOCK, CaptionConflictError
+    from h2hmem.records import exclusive_lock
+
+    root, _ = text_dataset
+    caps = tmp_path / "caps"
+    monkeypatch.setenv("H2HMEM_CACHE_DIR", str(tmp_path / "cache"))
+    with MockOpenAIServer(responder=responder) as srv:
+        with exclusive_lock(caps / CAPTION_LOCK, "h2hmem caption (openai:gpt-4o) since noon") as held:
+            assert held is None  # this test holds it, as a running caption command would
+            with pytest.raises(CaptionConflictError, match="is being captioned by another process \\(pid "):
+                caption_dataset(root, _model(srv), out_dir=caps, progress=False)
+            args = ["caption", str(root), "--model", "openai:gpt-4o", "--base-url", srv.base_url]
+            result = CliRunner().invoke(app, [*args, "--captions-dir", str(caps), "--quiet"])
+            out = " ".join(result.output.split())
+            assert result.exit_code == 2 and "h2hmem caption (openai:gpt-4o) since noon); wait for it to end" in out
+            assert srv.calls == 0
+        s = caption_dataset(root, _model(srv), out_dir=caps, progress=False)  # released: it runs
+        assert s.captioned == 5 and srv.calls == 5

@@ -5,7 +5,9 @@ from ._image import SCREENSHOT_RATIO, ImageFacts, image_facts, open_image
 from ._ocr import OCRCaptioner, OCRSetupError, clean_ocr_text
 from ._protocol import Captioner, CaptionError, CaptionOutput
 from ._run import (
+    CAPTION_LOCK,
     FAILURES_FILE,
+    CaptionConflictError,
     CaptionFailure,
     CaptionSummary,
     acaption_dataset,
@@ -29,6 +31,7 @@ from ._store import CaptionRecord, CaptionStore, DialogueCaptions, ImageId, Toke
 from ._vlm import VLMCaptioner, caption_request
 
 __all__ = [
+    "CAPTION_LOCK",
     "CAPTION_PRESETS",
     "OFFICIAL_TRUNCATION_MARKER",
     "OPTION_NAMES",
@@ -39,6 +42,7 @@ __all__ = [
     "FAILURES_FILE",
     "OCR_MODEL",
     "SCREENSHOT_RATIO",
+    "CaptionConflictError",
     "CaptionError",
     "CaptionFailure",
     "CaptionOutput",

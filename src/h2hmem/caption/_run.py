@@ -30,6 +30,7 @@ from .._version import __version__
 from ..data import ImageRef, IssueLog, load_dataset
 from ..llm import ChatModel, Usage, count_tokens, file_sha256
 from ..presets import DEFAULT_PRESET, Preset
+from ..records import exclusive_lock, now_iso
 from ._protocol import Captioner, CaptionError
 from ._settings import OCR_MODEL, OPTION_NAMES, TOKEN_ENCODING, CaptionSettings, cache_key, cut_caption
 from ._store import CaptionRecord, CaptionStore, ImageId, TokenStats
@@ -253,6 +254,8 @@ async def acaption_dataset(
         ValueError: bad ``split``, ``max_tokens``, ``concurrency``, preset or option, a model that
             cannot see images, or ``replace_official`` with an ``out_dir`` other than the dataset root.
         PermissionError: the captions folder cannot be written (a read-only dataset root needs ``out_dir``).
+        CaptionConflictError: another process is captioning into the same folder (a ``ValueError``).
+        LocalIOError: a caption file cannot be written for a full or read-only disk (the command stops).
         OCRSetupError: ``"ocr"`` without Tesseract installed.
     """
     if concurrency < 1:
@@ -291,15 +294,35 @@ async def acaption_dataset(
         dataset_errors=len(log.errors),
     )
     try:
-        await _run_jobs(jobs, store, captioner, settings, summary, use_cache, concurrency, progress, replace_official)
+        # one captioning per folder at a time: a second would pay for every image the first is paying for
+        with exclusive_lock(
+            store.write_dir / CAPTION_LOCK, f"h2hmem caption ({captioner.spec}) since {now_iso()}"
+        ) as holder:
+            if holder is not None:
+                raise CaptionConflictError(
+                    f"{store.write_dir} is being captioned by another process ({holder}); wait for it to end, "
+                    "then rerun: the captions it writes are kept and not paid for again"
+                )
+            await _run_jobs(
+                jobs, store, captioner, settings, summary, use_cache, concurrency, progress, replace_official
+            )
+            summary.failures.sort(key=lambda f: f.image)
+            summary.missing_images.sort()
+            summary.elapsed_s = round(time.perf_counter() - started, 3)
+            _write_failures(store.write_dir, summary)
     finally:
         if owned:
             await captioner.aclose()
-    summary.failures.sort(key=lambda f: f.image)
-    summary.missing_images.sort()
-    summary.elapsed_s = round(time.perf_counter() - started, 3)
-    _write_failures(store.write_dir, summary)
     return summary
+
+
+CAPTION_LOCK = ".h2hmem-caption.lock"
+"""The file in the captions folder a running ``caption_dataset`` holds locked (``flock``, released by
+the operating system however the process ends)."""
+
+
+class CaptionConflictError(ValueError):
+    """Another process is writing captions into the same folder."""
 
 
 async def _run_jobs(
