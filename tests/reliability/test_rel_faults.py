@@ -548,3 +548,22 @@ def test_reply_with_a_lone_surrogate_is_kept_with_a_cache(srv, data, tmp_path):
     finally:
         srv.responder = judge_aware
     assert summary.failed == 0, summary.failed_questions
+
+
+def test_an_unreachable_server_is_recognised_through_a_methods_own_error():
+    from h2hmem.llm import BadRequestError, ConnectionFailure, ServerError
+    from h2hmem.run._runner import _unreachable
+
+    def wrapped(inner: BaseException) -> RuntimeError:
+        try:
+            try:
+                raise inner
+            except Exception as e:
+                raise RuntimeError("note writer failed") from e
+        except RuntimeError as outer:
+            return outer
+
+    assert _unreachable(ConnectionFailure("refused")) and _unreachable(wrapped(ConnectionFailure("refused")))
+    assert _unreachable(wrapped(BadRequestError("bad key", status=401)))
+    assert not _unreachable(wrapped(BadRequestError("bad parameter", status=400)))
+    assert not _unreachable(ServerError("overloaded", status=503)) and not _unreachable(RuntimeError("x"))

@@ -99,8 +99,15 @@ class ModelUnreachableError(RuntimeError):
 
 def _unreachable(e: BaseException) -> bool:
     """A failure that says the model server is down or will refuse every call: no connection (after
-    retries), or HTTP 401/403 (the key)."""
-    return isinstance(e, ConnectionFailure) or (isinstance(e, BadRequestError) and e.status in (401, 403))
+    retries), or HTTP 401/403 (the key) — raised as it is or as the cause of a method's own error."""
+    seen: BaseException | None = e
+    for _ in range(5):  # the error itself and the causes a method wrapped it in
+        if seen is None:
+            return False
+        if isinstance(seen, ConnectionFailure) or (isinstance(seen, BadRequestError) and seen.status in (401, 403)):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 class MethodSetupError(ValueError):
