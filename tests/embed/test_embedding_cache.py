@@ -67,6 +67,19 @@ async def test_damaged_vectors_are_computed_again_with_a_warning(tmp_path, caplo
     assert (await third.embed(["ab", "b"])).tobytes() == first[:2].tobytes() and third.calls == []
 
 
+def test_a_vector_that_is_not_finite_is_not_stored(tmp_path, caplog):
+    """A model that returns NaN would otherwise have its vector called damaged, and computed again, on
+    every read."""
+    cache = EmbeddingCache(tmp_path / "e.sqlite")
+    good, bad = np.array([0.6, 0.8], dtype=np.float32), np.array([np.nan, 1.0], dtype=np.float32)
+    cache.put_many("m", {text_digest("x"): good, text_digest("y"): bad})
+    assert cache.count("m") == 1 and list(cache.get_many("m", [text_digest("x"), text_digest("y")])) == [
+        text_digest("x")
+    ]
+    assert "1 vector(s) of m not stored: the model returned values that are not finite" in caplog.text
+    assert cache.damaged == 0
+
+
 def test_default_path_beside_the_request_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("H2HMEM_CACHE_DIR", str(tmp_path))
     assert default_embedding_cache_path() == tmp_path / "embeddings.sqlite"

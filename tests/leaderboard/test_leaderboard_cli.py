@@ -51,7 +51,9 @@ def test_export_failures_are_one_line_and_write_nothing_half(mixed_run, tmp_path
     (tmp_path / "afile").write_text("x")
     r = runner.invoke(app, ["submission", "export", str(mixed_run), "--out", str(tmp_path / "afile" / "sub")])
     out = " ".join(r.output.split())
-    assert r.exit_code == 2 and f"cannot write the submission: {tmp_path / 'afile'}" in out and "Not a directory" in out
+    assert (
+        r.exit_code == 2 and f"cannot export the submission: {tmp_path / 'afile'}" in out and "Not a directory" in out
+    )
     assert "Traceback" not in out
     # a damaged manifest: refused before any file is written
     manifest = mixed_run / "manifest.json"

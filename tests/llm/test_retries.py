@@ -159,3 +159,33 @@ async def test_bad_request_is_not_retried():
         with pytest.raises(BadRequestError, match="unknown parameter"):
             await ask(srv)
     assert srv.calls == 1
+
+
+async def test_a_connect_timeout_is_a_connection_failure_not_a_slow_reply():
+    """A host that is switched off or drops packets never completes the TCP handshake: aiohttp raises
+    ConnectionTimeoutError (also a TimeoutError). It is a ConnectionFailure — the server cannot be
+    reached, which the runner's unreachable-server stop counts — not a ModelTimeoutError."""
+    import aiohttp
+
+    from h2hmem.llm import ConnectionFailure, ModelTimeoutError
+    from h2hmem.llm._errors import RequestInfo
+    from h2hmem.llm._http import post_json
+
+    class Pool:
+        def __init__(self, exc):
+            self.exc = exc
+
+        async def session(self):
+            exc = self.exc
+
+            class Session:
+                def post(self, *a, **kw):
+                    raise exc
+
+            return Session()
+
+    info = RequestInfo("m", "http://10.255.255.1/v1", "test")
+    with pytest.raises(ConnectionFailure, match="no connection within 30 s"):
+        await post_json(Pool(aiohttp.ConnectionTimeoutError()), "u", {}, timeout_s=60, info=info)
+    with pytest.raises(ModelTimeoutError, match="no reply within 60 s"):  # connected, no reply in time
+        await post_json(Pool(aiohttp.ServerTimeoutError()), "u", {}, timeout_s=60, info=info)

@@ -173,7 +173,7 @@ def test_a_server_that_refuses_every_call_stops_the_run(srv, tmp_path, fault, er
     data = make_dataset(tmp_path / "data", dialogues=2, sessions=2, questions_per_session=5, multi_party=False)
     srv.set_script([Rule(fault, path="chat")])
     cfg = _config(data, tmp_path)
-    with pytest.raises(ModelUnreachableError, match=f"did not answer {UNREACHABLE_AFTER} questions in a row") as e:
+    with pytest.raises(ModelUnreachableError, match=f"could not be reached {UNREACHABLE_AFTER} times in a row") as e:
         run_benchmark(cfg, chat_model=_model(srv), progress=False)
     assert error in str(e.value) and "rerun with --retry-failed" in str(e.value)
     preds = read_predictions(cfg.run_dir)
@@ -196,7 +196,10 @@ def test_cli_exit_code_5_when_the_model_server_cannot_be_reached(srv, data, tmp_
     res = cli(*args, srv.base_url, "--no-cache", "--out", tmp_path / "runs", "--quiet", "--concurrency", "1")
     out = " ".join(res.output.split())
     assert res.code == 5 and "Traceback" not in out, out
-    assert "the model server did not answer 8 questions in a row (the last: BadRequestError: HTTP 403" in out
+    assert (
+        "the model server could not be reached 8 times in a row (questions or memory builds; the last: BadRequestError: HTTP 403"
+        in out
+    )
 
 
 def test_failed_answer_is_scored_zero_and_flagged(srv, data, tmp_path):

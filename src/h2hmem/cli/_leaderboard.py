@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from rich.table import Table
 
 from .. import defaults
+from .._atomic import atomic_write_text
 from .._localio import LOCAL_IO_EXIT_CODE, disk_error
 from ._app import app, console, fail
 
@@ -64,7 +65,7 @@ def export_cmd(
         local = disk_error(e, where)
         if local is not None:
             raise fail(str(local), LOCAL_IO_EXIT_CODE)
-        raise fail(f"cannot write the submission: {e.filename or where}: {e.strerror or e}")
+        raise fail(f"cannot export the submission: {e.filename or where}: {e.strerror or e}")
 
 
 def _report_missing(run_dir: Path, out: Path) -> None:
@@ -88,7 +89,7 @@ def _report_missing(run_dir: Path, out: Path) -> None:
     if not ids:
         console.print("every benchmark question has an answer")
         return
-    (out / "missing.txt").write_text("".join(q + "\n" for q in ids), encoding="utf-8")
+    atomic_write_text(out / "missing.txt", "".join(q + "\n" for q in ids))
     per_split = ", ".join(f"{len(v)} {k}" for k, v in missing.items() if v)
     failed = {p.question_id for p in read_predictions(run_dir) if p.failed}
     n_failed = sum(1 for q in ids if q in failed)

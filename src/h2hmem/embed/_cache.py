@@ -103,14 +103,24 @@ class EmbeddingCache:
         return out
 
     def put_many(self, model: str, vectors: dict[bytes, np.ndarray]) -> None:
-        """Store (replacing) every ``digest → vector`` of ``model`` in one transaction."""
-        if not vectors:
-            return
+        """Store (replacing) every ``digest → vector`` of ``model`` in one transaction. A vector holding
+        a value that is not finite is not stored (logged): :meth:`get_many` would call it damaged on
+        every read and have it computed, and paid for, again."""
         now = time.time()
         rows = [
             (model, d, int(v.shape[-1]), np.ascontiguousarray(v, dtype=np.float32).tobytes(), now)
             for d, v in vectors.items()
+            if np.isfinite(v).all()
         ]
+        if len(rows) < len(vectors):
+            log.warning(
+                "embedding cache %s: %d vector(s) of %s not stored: the model returned values that are not finite",
+                self.path,
+                len(vectors) - len(rows),
+                model,
+            )
+        if not rows:
+            return
         with self._lock:
             self._conn.execute("BEGIN IMMEDIATE")
             try:

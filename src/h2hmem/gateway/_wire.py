@@ -30,6 +30,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from .._atomic import atomic_write_text
 from ..llm import ContentPart, GenerationConfig, ImagePart, Message, TextPart
 from ._errors import invalid
 
@@ -279,7 +280,5 @@ def save_image(image: ImageURL, image_dir: Path, where: str) -> ImagePart:
     path = image_dir / f"{digest}{ext}"
     if not path.exists():
         image_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-        tmp = path.with_suffix(path.suffix + ".part")
-        tmp.write_bytes(data)
-        tmp.replace(path)
+        atomic_write_text(path, data)  # a temporary file of its own: two requests with one image may race
     return ImagePart(name=f"{digest[:12]}{ext}", path=path, encoding="raw", detail=image.detail)

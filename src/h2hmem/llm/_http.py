@@ -108,14 +108,18 @@ async def _close_at_shutdown(
 async def post_json(
     pool: SessionPool, url: str, body: dict[str, Any], *, timeout_s: float, info: RequestInfo
 ) -> HttpReply:
-    """POST ``body`` as compact UTF-8 JSON; raise :class:`ModelTimeoutError` / :class:`ConnectionFailure` for
-    transport failures (timeouts, refused/reset connections, bodies cut short)."""
-    timeout = aiohttp.ClientTimeout(total=timeout_s, sock_connect=min(timeout_s, 30.0))
+    """POST ``body`` as compact UTF-8 JSON; raise :class:`ModelTimeoutError` (no reply within ``timeout_s``)
+    / :class:`ConnectionFailure` (refused, reset or timed-out connections — a server that cannot be
+    reached —, bodies cut short) for transport failures."""
+    connect_s = min(timeout_s, 30.0)
+    timeout = aiohttp.ClientTimeout(total=timeout_s, sock_connect=connect_s)
     try:
         data = dumps_bytes(body, default=None)  # aiohttp's json= would run the standard encoder
         async with (await pool.session()).post(url, data=data, headers=_JSON_TYPE, timeout=timeout) as resp:
             raw = await resp.read()
             return HttpReply(resp.status, resp.headers, raw.decode("utf-8", errors="replace"))
+    except aiohttp.ConnectionTimeoutError as exc:  # a host that is off or drops packets: unreachable, not slow
+        raise ConnectionFailure(f"no connection within {connect_s:g} s", info) from exc
     except asyncio.TimeoutError as exc:  # aiohttp.ServerTimeoutError is a subclass
         raise ModelTimeoutError(f"no reply within {timeout_s:g} s", info) from exc
     except aiohttp.ClientError as exc:

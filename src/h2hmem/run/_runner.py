@@ -86,15 +86,16 @@ class RunConflictError(ValueError):
 
 
 UNREACHABLE_AFTER = 8
-"""Questions in a row that fail because the model server cannot be reached or refuses our key
-(:func:`_unreachable`) before the run stops with :class:`ModelUnreachableError`."""
+"""Failures in a row — questions, or dialogues' memory builds — because the model server cannot be
+reached or refuses our key (:func:`_unreachable`) before the run stops with :class:`ModelUnreachableError`."""
 
 
 class ModelUnreachableError(RuntimeError):
-    """The model server could not be reached, or refused the credentials, for
-    :data:`UNREACHABLE_AFTER` questions in a row (after each call's retries): the run stopped instead
-    of failing every remaining question. The answers recorded so far are kept; the questions that
-    failed this way are recorded as failed (``--retry-failed`` redoes them)."""
+    """The model server could not be reached, or refused the credentials, :data:`UNREACHABLE_AFTER`
+    times in a row (questions, or dialogues' memory builds; after each call's retries): the run
+    stopped instead of failing every remaining question. The answers recorded so far are kept; the
+    failures before the stop are recorded as failed (``--retry-failed`` redoes them), the one that
+    tripped it and the questions in flight are not recorded (a rerun asks them)."""
 
 
 def _unreachable(e: BaseException) -> bool:
@@ -461,8 +462,10 @@ async def _run_locked(
             with local_io(store.manifest_path):
                 store.write_manifest(manifest)
         except LocalIOError:
-            if state.failure is None:
-                raise  # else the first error (already propagating) is the one to report
+            if not isinstance(state.failure, LocalIOError):
+                raise  # else the first disk error (already propagating) is the one to report
+        if close_error is not None and isinstance(state.failure, ModelUnreachableError):
+            raise close_error  # the predictions may not be on disk: that is what to report (exit 4)
     if close_error is not None:
         raise close_error
     return RunSummary(
@@ -706,9 +709,10 @@ class _RunState:
         self.unreachable_in_a_row += 1
         if self.unreachable_in_a_row >= UNREACHABLE_AFTER:
             stop = ModelUnreachableError(
-                f"the model server did not answer {self.unreachable_in_a_row} questions in a row (the last: "
-                f"{_err(exc)}); the run stopped. Check the server (its --base-url, the API key), then rerun "
-                "with --retry-failed to redo the questions that failed this way; the answers recorded so far are kept"
+                f"the model server could not be reached {self.unreachable_in_a_row} times in a row (questions or "
+                f"memory builds; the last: {_err(exc)}); the run stopped. Check the server (its --base-url, the API "
+                "key), then rerun with --retry-failed to redo the questions that failed this way; the answers "
+                "recorded so far are kept"
             )
             raise self.halt(stop) from exc
 

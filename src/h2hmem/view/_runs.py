@@ -87,8 +87,8 @@ class RunInfo:
     retrieval_only: bool = False
     """A ``--retrieval-only`` run: its records hold evidence, no answers."""
     damaged_lines: list[int] = field(default_factory=list)
-    """Line numbers (1-based) of ``predictions.jsonl`` that are not prediction records: every other
-    command refuses the file, naming the first."""
+    """Line numbers (1-based) of ``predictions.jsonl`` that are not JSON objects with a ``question_id``
+    (a quick check; the other commands validate every field and refuse the file at its first bad line)."""
 
     @property
     def name(self) -> str:
