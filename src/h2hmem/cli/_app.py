@@ -13,6 +13,8 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from .._localio import LOCAL_IO_EXIT_CODE, disk_error
+
 app = typer.Typer(
     name="h2hmem",
     help="H2HMem benchmark: data, captions, memory methods, runs, metrics, reports, leaderboard.",
@@ -44,6 +46,14 @@ def fail(message: str, code: int = 2) -> typer.Exit:
     """
     err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, markup=True, soft_wrap=True)
     return typer.Exit(code)
+
+
+def fail_os(e: OSError, where: str | os.PathLike[str], message: str) -> typer.Exit:
+    """The Exit for an OS error ``e``: a local disk failure (:func:`~h2hmem._localio.disk_error`: a
+    full or read-only disk, a file-size limit, an I/O error; the file is ``e.filename``, else
+    ``where``) as a local I/O error with exit code 4, any other as ``message`` with exit code 2."""
+    local = disk_error(e, where)
+    return fail(str(local), LOCAL_IO_EXIT_CODE) if local is not None else fail(message)
 
 
 @contextmanager

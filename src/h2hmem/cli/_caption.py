@@ -10,8 +10,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from .. import defaults
-from .._localio import LOCAL_IO_EXIT_CODE, LocalIOError, disk_error
-from ._app import app, console, err_console, fail, sigterm_as_interrupt
+from .._localio import LOCAL_IO_EXIT_CODE, LocalIOError
+from ._app import app, console, err_console, fail, fail_os, sigterm_as_interrupt
 
 
 @app.command("caption")
@@ -128,10 +128,9 @@ def caption_cmd(
     except (FileNotFoundError, ValueError, PermissionError, OCRSetupError, ModelError, ImportError) as e:
         raise fail(str(e))
     except OSError as e:  # the request cache cannot be opened, …: one line, as `h2hmem run` says it
-        local = disk_error(e, captions_dir or root)
-        if local is not None:
-            raise fail(str(local), LOCAL_IO_EXIT_CODE)
-        raise fail(str(e) if e.errno is None else f"{e.filename or root}: {e.strerror or e}")
+        raise fail_os(
+            e, captions_dir or root, str(e) if e.errno is None else f"{e.filename or root}: {e.strerror or e}"
+        )
     except KeyboardInterrupt:
         err_console.print(
             "[yellow]interrupted[/]: the captions made so far are kept; rerun the same command to caption the rest.",

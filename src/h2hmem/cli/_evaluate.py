@@ -11,10 +11,10 @@ import typer
 from rich.markup import escape
 
 from .. import defaults
-from .._localio import LOCAL_IO_EXIT_CODE, LocalIOError, disk_error
+from .._localio import LOCAL_IO_EXIT_CODE, LocalIOError
 from ..records import ScoresSummary, read_manifest
 from . import _select as sel
-from ._app import app, console, err_console, fail, sigterm_as_interrupt
+from ._app import app, console, err_console, fail, fail_os, sigterm_as_interrupt
 
 if TYPE_CHECKING:
     from ..metrics import JudgeMode
@@ -166,10 +166,8 @@ def evaluate_cmd(
         except (ValueError, RuntimeError) as e:
             raise fail(f"--judge-model {judge_model}: {e}")
         except OSError as e:  # the request cache cannot be opened: one line, as `h2hmem run` says it
-            local = disk_error(e, default_cache_path())
-            if local is not None:  # a full or read-only disk: exit 4, as run maps it
-                raise fail(str(local), LOCAL_IO_EXIT_CODE)
-            raise fail(f"--judge-model {judge_model}: {e} (or judge without the cache: --no-cache)")
+            message = f"--judge-model {judge_model}: {e} (or judge without the cache: --no-cache)"
+            raise fail_os(e, default_cache_path(), message)  # a full or read-only disk: exit 4, as run maps it
     try:
         with sigterm_as_interrupt():
             raw_summary = evaluate_run(

@@ -15,8 +15,7 @@ from rich.table import Table
 
 from .. import defaults
 from .._atomic import atomic_write_text
-from .._localio import LOCAL_IO_EXIT_CODE, disk_error
-from ._app import app, console, fail
+from ._app import app, console, fail, fail_os
 
 submission_app = typer.Typer(help="Export and validate leaderboard submission files.", no_args_is_help=True)
 leaderboard_app = typer.Typer(
@@ -62,10 +61,7 @@ def export_cmd(
     except (FileNotFoundError, ValueError) as e:
         raise fail(str(e))
     except OSError as e:  # a read-only or full disk, --out under a file: one line naming the file
-        local = disk_error(e, where)
-        if local is not None:
-            raise fail(str(local), LOCAL_IO_EXIT_CODE)
-        raise fail(f"cannot export the submission: {e.filename or where}: {e.strerror or e}")
+        raise fail_os(e, where, f"cannot export the submission: {e.filename or where}: {e.strerror or e}")
 
 
 def _report_missing(run_dir: Path, out: Path) -> None:

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from .. import defaults
-from .._localio import LOCAL_IO_EXIT_CODE, LocalIOError, disk_error
+from .._localio import LOCAL_IO_EXIT_CODE, LocalIOError
 from ..presets import DEFAULT_PRESET, check_preset
 from . import _select as sel
-from ._app import app, console, err_console, fail, sigterm_as_interrupt
+from ._app import app, console, err_console, fail, fail_os, sigterm_as_interrupt
 
 UNREACHABLE_EXIT_CODE = 5
 """Exit code of ``h2hmem run`` when it stops because the model server cannot be reached
@@ -245,11 +245,8 @@ def run_cmd(
         raise fail(str(e))
     except ValueError as e:  # e.g. a damaged manifest or predictions line: the message names file and line
         raise fail(str(e))
-    except OSError as e:  # --out under a file, …: say which file, not a traceback
-        local = disk_error(e, config.run_dir)  # a full disk before the runner's own checks (the lock file)
-        if local is not None:
-            raise fail(str(local), LOCAL_IO_EXIT_CODE)
-        raise fail(f"{e.filename or config.run_dir}: {e.strerror or e}")
+    except OSError as e:  # --out under a file, a full disk before the runner's own checks (the lock file), …
+        raise fail_os(e, config.run_dir, f"{e.filename or config.run_dir}: {e.strerror or e}")
     except KeyboardInterrupt:
         err_console.print(
             f"[yellow]interrupted[/]: the answers recorded so far are kept in "
@@ -429,10 +426,7 @@ def export_cmd(
     except (FileNotFoundError, ValueError) as e:
         raise fail(str(e))
     except OSError as e:  # a full or read-only disk is a local I/O error (exit 4), as in run, evaluate, report
-        local = disk_error(e, out or run_dir / "official")
-        if local is not None:
-            raise fail(str(local), LOCAL_IO_EXIT_CODE)
-        raise fail(f"cannot write the export: {e}")
+        raise fail_os(e, out or run_dir / "official", f"cannot write the export: {e}")
     where = paths[0].parents[5] if paths else (out or run_dir / "official")
     console.print(
         f"wrote {len(paths)} per-session results files under {where} (official evaluators: base path {where}/<split>)",
