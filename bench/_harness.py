@@ -115,12 +115,14 @@ def _import_run_modules(method: str) -> None:
     """Import what a run imports on first use (the method's module, captions, embeddings, Pillow's
     image plugins) before the clock starts: a step's time excludes imports (bench/README.md), and
     a CLI run pays them once per process, not per question."""
-    import bm25s  # noqa: F401 - h2h and A-Mem import it at their first BM25 query
     from PIL import Image
 
     import h2hmem.caption
     import h2hmem.embed  # noqa: F401
     from h2hmem.memory import resolve_method
+    from h2hmem.memory._bm25s_import import import_bm25s
+
+    import_bm25s()  # h2h and A-Mem import it at their first BM25 query (without JAX: that module's docstring)
 
     resolve_method(method)
     Image.init()

@@ -21,15 +21,18 @@ import itertools
 import math
 from typing import Any
 
-import bm25s
 import numpy as np
+
+from ._bm25s_import import import_bm25s
+
+_BM25: Any = import_bm25s().BM25  # not `import bm25s`: that starts JAX's GPU back-end where JAX is installed
 
 _NUMPY_2 = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
 """bm25s's division runs in float64 under NumPy 2's promotion rules (a NumPy float64 scalar plus a float32
 array); NumPy 1 did it in float32. The arrays below follow NumPy 2, so NumPy 1 keeps bm25s's build."""
 
 
-class ArrayBuiltBM25(bm25s.BM25):  # type: ignore[misc]  # bm25s ships no type information
+class ArrayBuiltBM25(_BM25):  # type: ignore[misc]  # bm25s ships no type information
     """``bm25s.BM25`` whose index build runs on arrays (module docstring). Anything the arrays below do
     not reproduce exactly is left to ``bm25s``: another variant or sparse back-end, NumPy 1, parameters
     that are NumPy scalars other than float64, word ids outside ``0 … n_vocab − 1`` (``bm25s`` raises),
@@ -77,7 +80,7 @@ class ArrayBuiltBM25(bm25s.BM25):  # type: ignore[misc]  # bm25s ships no type i
         return lengths, flat
 
 
-def bm25_retriever() -> bm25s.BM25:
+def bm25_retriever() -> ArrayBuiltBM25:
     """A new ``bm25s.BM25`` (its defaults: Lucene, k1 = 1.5, b = 0.75) with the array-built index."""
     return ArrayBuiltBM25()
 

@@ -49,9 +49,9 @@ _BM25_TOKEN = re.compile(r"(?u)\b\w\w+\b")
 
 @functools.lru_cache(maxsize=1)
 def _bm25_stopwords() -> frozenset[str]:
-    from bm25s.stopwords import STOPWORDS_EN
+    from ._bm25s_import import import_bm25s
 
-    return frozenset(STOPWORDS_EN)
+    return frozenset(import_bm25s().stopwords.STOPWORDS_EN)
 
 
 def query_words(query: str) -> list[str]:
@@ -66,9 +66,10 @@ class BM25Scorer:
     """BM25 scores of a query against a fixed list of documents (rebuild when documents change)."""
 
     def __init__(self, documents: list[str]):
-        import bm25s
-
         from ._bm25_index import bm25_retriever
+        from ._bm25s_import import import_bm25s
+
+        bm25s = import_bm25s()
 
         self.n = len(documents)
         self.retriever = bm25_retriever()  # bm25s, its index built on arrays (same index, ~5× less CPU)
