@@ -17,7 +17,10 @@ per 2,236-question run (0.25–0.34 s) against none; the run imports ``bm25s`` b
 import (a ``None`` entry in ``sys.modules``: the import system's documented way to make ``import x``
 raise ``ModuleNotFoundError``), which ``bm25s`` catches and then uses NumPy alone; the entries are
 removed afterwards, so the rest of the process imports JAX and numba as usual. A process that has
-imported JAX (or numba) *before* is left as it is: ``bm25s`` then sees the module it already has.
+imported JAX (or numba) *before* is left as it is: ``bm25s`` then sees the module it already has. The window is
+the one ``bm25s`` import (under a second; 0.6 s with h2hmem's memory package): another thread
+that imports JAX for the first time in that window sees it missing; h2hmem's own threads (the embedder's
+worker) import neither.
 """
 
 from __future__ import annotations
