@@ -23,6 +23,7 @@ CONTRACTS = (
     "Readers of a run directory use records, not the runner",
     "No private imports across packages",
     "No import cycles between sibling modules",
+    "bm25s only through memory._bm25s_import",
 )
 LINT = "import sys; from importlinter.cli import lint_imports_command; sys.exit(lint_imports_command())"
 
@@ -97,6 +98,14 @@ BROKEN_BY = [
         {"Readers of a run directory use records, not the runner"},
         ["h2hmem.view._z -> h2hmem.run"],
         id="reader-imports-runner",
+    ),
+    # bm25s's stopwords imported directly: the import of bm25s that brings JAX in (issue 26)
+    pytest.param(
+        "memory/_retrieval.py",
+        "from bm25s.stopwords import STOPWORDS_EN  # noqa: E402",
+        {"bm25s only through memory._bm25s_import"},
+        ["h2hmem.memory._retrieval -> bm25s"],
+        id="bm25s-imported-directly",
     ),
     # the cycle issue 14 names: _app imports the route modules; a route module importing _app again
     pytest.param(
