@@ -10,7 +10,7 @@ from rich.console import Console
 
 from ._core import RESULTS_DIR
 from ._procs import StepError
-from ._profile import PROFILES
+from ._profile import PROFILES, with_overrides
 from ._workloads import WORKLOADS, run_workloads
 
 app = typer.Typer(add_completion=False, help="h2hmem performance benchmarks (see bench/README.md).")
@@ -22,9 +22,18 @@ def main(
     quick: bool = typer.Option(False, "--quick", help="reduced version (a few minutes on 2 cores)"),
     profile: str | None = typer.Option(None, "--profile", help="full | quick | tiny (overrides --quick)"),
     results_dir: Path | None = typer.Option(
-        None, "--results-dir", help="default: bench/results (full), bench/results/<profile> (others)"
+        None,
+        "--results-dir",
+        help="default: bench/results (full), bench/results/<profile> (others, and any profile with a size replaced)",
     ),
     data_dir: Path | None = typer.Option(None, "--data-dir", help="datasets and run dirs (default bench/.data)"),
+    concurrency: list[int] | None = typer.Option(
+        None, "--concurrency", "-C", help="replace the profile's concurrencies (repeat the option for several)"
+    ),
+    repeats: int | None = typer.Option(None, "--repeats", help="replace the profile's runs per median step"),
+    reference_questions: int | None = typer.Option(
+        None, "--reference-questions", help="replace the profile's questions at C = 1 and for the sequential reference"
+    ),
 ) -> None:
     name = profile or ("quick" if quick else "full")
     if name not in PROFILES:
@@ -36,11 +45,20 @@ def main(
             f"unknown workload(s) {', '.join(unknown)}; choose all or from {', '.join(WORKLOADS)}",
             param_hint="WORKLOAD",
         )
-    out = results_dir or (RESULTS_DIR if name == "full" else RESULTS_DIR / name)
+    try:
+        chosen = with_overrides(
+            PROFILES[name],
+            concurrencies=tuple(concurrency) if concurrency else None,
+            repeats=repeats,
+            reference_questions=reference_questions,
+        )
+    except ValueError as e:
+        raise typer.BadParameter(str(e)) from None
+    out = results_dir or (RESULTS_DIR if chosen.name == "full" else RESULTS_DIR / chosen.name)
     # wide tables when the output is a file or a pipe (the log of a benchmark run)
     console = Console() if sys.stdout.isatty() else Console(width=220)
     try:
-        run_workloads(names, PROFILES[name], results_dir=out, data_dir=data_dir, console=console)
+        run_workloads(names, chosen, results_dir=out, data_dir=data_dir, console=console)
     except StepError as e:
         typer.echo(f"error: a benchmark step failed: {e}", err=True)
         raise typer.Exit(1) from None

@@ -3,7 +3,7 @@ version for a few minutes on 2 cores; ``tiny`` is what the smoke test runs."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 
 @dataclass(frozen=True)
@@ -98,3 +98,31 @@ TINY = Profile(
 )
 
 PROFILES = {p.name: p for p in (FULL, QUICK, TINY)}
+
+
+def with_overrides(
+    p: Profile,
+    *,
+    concurrencies: tuple[int, ...] | None = None,
+    repeats: int | None = None,
+    reference_questions: int | None = None,
+) -> Profile:
+    """``p`` with some of its sizes replaced (``python -m bench --concurrency/--repeats/--reference-questions``),
+    renamed ``<name>-c<C>[_<C>…]-r<repeats>-ref<N>`` so its rows, run dirs and default results folder
+    never pass for the profile's own. ``p`` itself when nothing is replaced.
+
+    Raises:
+        ValueError: a concurrency, ``repeats`` or ``reference_questions`` below 1.
+    """
+    if concurrencies is None and repeats is None and reference_questions is None:
+        return p
+    if concurrencies is not None and (not concurrencies or min(concurrencies) < 1):
+        raise ValueError(f"concurrencies must be ≥ 1, got {concurrencies}")
+    for label, value in (("repeats", repeats), ("reference_questions", reference_questions)):
+        if value is not None and value < 1:
+            raise ValueError(f"{label} must be ≥ 1, got {value}")
+    cs = tuple(sorted(set(concurrencies))) if concurrencies is not None else p.concurrencies
+    r = repeats if repeats is not None else p.repeats
+    ref = reference_questions if reference_questions is not None else p.c1_questions
+    name = f"{p.name}-c{'_'.join(map(str, cs))}-r{r}-ref{ref}"
+    return replace(p, name=name, concurrencies=cs, repeats=r, c1_questions=ref)

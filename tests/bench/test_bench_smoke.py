@@ -190,3 +190,19 @@ def test_cpu_workload_runs_h2h_with_a_remote_embedder_against_the_same_floor(tmp
 
     texts = ["the copper lock", "Old Tea's health records"]
     assert (asyncio.run(RemoteHashedEmbedder().embed(texts)) == asyncio.run(HashedEmbedder().embed(texts))).all()
+
+
+def test_profile_overrides_replace_sizes_under_a_name_of_their_own():
+    from bench._profile import with_overrides
+
+    full = PROFILES["full"]
+    assert with_overrides(full) is full  # nothing replaced: the profile itself, its results where they were
+    p = with_overrides(full, concurrencies=(64, 32, 32), repeats=1, reference_questions=30)
+    assert (p.concurrencies, p.repeats, p.c1_questions) == ((32, 64), 1, 30)
+    assert p.name == "full-c32_64-r1-ref30"  # never "full": bench/results/cpu.json is not overwritten
+    assert (p.latency_s, p.run_questions, p.data_scale) == (full.latency_s, full.run_questions, full.data_scale)
+    only_repeats = with_overrides(PROFILES["quick"], repeats=5)
+    assert only_repeats.name == "quick-c1_8_32_64-r5-ref30" and only_repeats.concurrencies == (1, 8, 32, 64)
+    for bad in ({"concurrencies": (0,)}, {"concurrencies": ()}, {"repeats": 0}, {"reference_questions": -1}):
+        with pytest.raises(ValueError, match="must be ≥ 1"):
+            with_overrides(full, **bad)
