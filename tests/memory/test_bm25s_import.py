@@ -162,5 +162,7 @@ def test_the_benchmarks_import_bm25s_only_through_h2hmem():
         for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
         if line.strip().startswith(("import bm25s", "from bm25s"))
     ]
-    assert direct == []
+    # bench/hostcheck.py's "plain" arm imports bm25s directly on purpose: the A/B's control, in its own child process
+    assert [d for d in direct if not d.startswith("hostcheck.py:")] == []
+    assert len([d for d in direct if d.startswith("hostcheck.py:")]) == 1
     assert "import_bm25s()" in (bench / "_harness.py").read_text(encoding="utf-8")
