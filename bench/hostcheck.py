@@ -14,8 +14,10 @@ Two measurements, each step in a child process of its own (``bench/_procs.py``):
    without retrieval, wall s, peak RSS, the collector's seconds and collections per generation, OS threads at the
    end, and whether ``jax`` / ``numba`` were imported.
 
-Results: ``--out`` (default ``bench/results/hostcheck.json``: machine, settings, rows) and a table on stdout.
-About 3 minutes with ``--repeats 2`` on 16 cores (~4 on this 2-core VM).
+Results: ``--out`` (default ``bench/results/hostcheck.json``: machine, settings, rows), and each row as a JSON line on
+stdout. About 1.5 minutes with ``--repeats 2`` on the 2-core development VM. On a GPU host the ``plain`` arm's JAX
+takes 75% of the GPU's memory for its child process (JAX's default preallocation): run it where no model server
+shares the card; a step that fails stops the check with its error (exit status 1).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from ._core import now_iso
 from ._data import ensure_dataset
 from ._env import machine_info
 from ._mock import MockServerProcess
-from ._procs import REPO, run_step
+from ._procs import REPO, StepError, run_step
 
 IMPORTS = ("h2hmem", "plain")
 """How ``bm25s`` is imported before the run (see the module's notes)."""
@@ -165,7 +167,10 @@ def main(argv: list[str] | None = None) -> None:
     if args.repeats < 1:
         p.error("--repeats must be ≥ 1")
     args.work_dir.mkdir(parents=True, exist_ok=True)
-    result = measure(args.repeats, args.work_dir)
+    try:
+        result = measure(args.repeats, args.work_dir)
+    except StepError as e:  # e.g. the plain arm's JAX failing to take GPU memory on a busy card
+        sys.exit(f"error: a hostcheck step failed: {e}")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     print(f"wrote {args.out}")
