@@ -12,6 +12,18 @@ import sys
 from pathlib import Path
 
 
+def proc_status(field: str) -> int | None:
+    """The first number of ``field`` in ``/proc/self/status`` (``VmHWM`` in KiB, ``Threads``…); None
+    where that file or field is missing (not Linux)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith(f"{field}:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
 def peak_rss_kib() -> int | None:
     """``VmHWM`` of this process (KiB): the high-water mark of its own address space since exec.
 
@@ -19,13 +31,7 @@ def peak_rss_kib() -> int | None:
     forked child's RSS is its parent's, so a parent that once held a large dataset would show up
     in every child's figure.
     """
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1])
-    except OSError:
-        pass
-    return None
+    return proc_status("VmHWM")
 
 
 def main() -> None:

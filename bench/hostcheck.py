@@ -34,6 +34,7 @@ from ._data import ensure_dataset
 from ._env import machine_info
 from ._mock import MockServerProcess
 from ._procs import REPO, StepError, run_step
+from ._step import proc_status
 
 IMPORTS = ("h2hmem", "plain")
 """How ``bm25s`` is imported before the run (see the module's notes)."""
@@ -90,20 +91,10 @@ def harness_with_imports(spec: dict[str, Any]) -> dict[str, Any]:
     from ._harness import harness_step
 
     result = harness_step(spec)
-    result["os_threads"] = _os_threads()
+    result["os_threads"] = proc_status("Threads")
     result["jax"] = "jax" in sys.modules
     result["numba"] = "numba" in sys.modules
     return result
-
-
-def _os_threads() -> int | None:
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("Threads:"):
-                return int(line.split()[1])
-    except OSError:
-        pass
-    return None
 
 
 def measure(repeats: int, work_dir: Path, *, scale: str = "full", latency_s: float = LATENCY_S) -> dict[str, Any]:
