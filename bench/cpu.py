@@ -72,7 +72,9 @@ def _cpu_excl(row: dict[str, Any]) -> float:
     return float(row["cpu_s"] - (row.get("retrieval_s") or 0.0))
 
 
-def _per_question(row: dict[str, Any]) -> dict[str, Any]:
+def per_question(row: dict[str, Any]) -> dict[str, Any]:
+    """``row`` (a harness step's result) with its CPU ms per question, with and without retrieval, and its full
+    collections (``gc_full``) added where the step reported them."""
     n = row.get("questions") or 0
     if n and row.get("cpu_s") is not None:
         row["cpu_ms_per_q"] = round(1000 * row["cpu_s"] / n, 3)
@@ -137,7 +139,7 @@ def measure(b: Bench) -> WorkloadResult:
                     row = median_of(runs)
                     row["step"] = "harness cold"
                     row["preset"] = preset
-                    res.rows.append(_per_question(row))
+                    res.rows.append(per_question(row))
                     if floors:
                         floor = median_of(floors)
                         floor["preset"] = preset
@@ -162,7 +164,7 @@ def measure(b: Bench) -> WorkloadResult:
                             wipe=("run",),
                         )
                         rerun["preset"] = preset
-                        res.rows.append(_per_question(rerun))
+                        res.rows.append(per_question(rerun))
         for method in REFERENCE_METHODS:
             ref = reference_row(b, srv, root, method, p.c1_questions)
             ref["preset"] = "paper"
@@ -193,7 +195,7 @@ def _remote_row(b: Bench, srv: MockServerProcess, root: Any, c: int, like: dict[
         )
         for i in range(p.repeats)
     ]
-    row = _per_question(median_of(runs))
+    row = per_question(median_of(runs))
     row.update(
         step="harness cold, remote embedder",
         preset="paper",

@@ -35,6 +35,7 @@ from ._env import machine_info
 from ._mock import MockServerProcess
 from ._procs import REPO, StepError, run_step
 from ._step import proc_status
+from .cpu import per_question
 
 IMPORTS = ("h2hmem", "plain")
 """How ``bm25s`` is imported before the run (see the module's notes)."""
@@ -126,10 +127,7 @@ def measure(repeats: int, work_dir: Path, *, scale: str = "full", latency_s: flo
                         "preset": "paper",
                         "imports": mode,
                     }
-                    r = run_step("bench.hostcheck:harness_with_imports", spec)
-                    n = r.get("questions") or 0
-                    if n and r.get("cpu_s") is not None:
-                        r["cpu_ms_per_q_excl"] = round(1000 * (r["cpu_s"] - (r.get("retrieval_s") or 0.0)) / n, 3)
+                    r = per_question(run_step("bench.hostcheck:harness_with_imports", spec))
                     rows.append({"imports": mode, "step": step, "repeat": i + 1, **r})
                     print(json.dumps({k: rows[-1].get(k) for k in COLUMNS}), flush=True)
     return {
